@@ -1,0 +1,89 @@
+/**
+ * sock_diag constants, named as in /usr/include/linux/{sock_diag,inet_diag,unix_diag}.h and in.h.
+ */
+
+export const NETLINK_SOCK_DIAG = 4;
+export const SOCK_DIAG_BY_FAMILY = 20;
+export const SOCK_DESTROY = 21;
+
+export const AF_UNIX = 1;
+export const AF_INET = 2;
+export const AF_INET6 = 10;
+
+export const IPPROTO_TCP = 6;
+export const IPPROTO_UDP = 17;
+export const IPPROTO_RAW = 255;
+export const IPPROTO_SCTP = 132;
+export const IPPROTO_UDPLITE = 136;
+export const IPPROTO_MPTCP = 262;
+
+/** Request attributes (enum { INET_DIAG_REQ_NONE, ... }). */
+export const INET_DIAG_REQ_BYTECODE = 1;
+export const INET_DIAG_REQ_PROTOCOL = 3;
+
+/** Response attributes (enum { INET_DIAG_NONE, ... }). */
+export const INET_DIAG_MEMINFO = 1;
+export const INET_DIAG_INFO = 2;
+export const INET_DIAG_VEGASINFO = 3;
+export const INET_DIAG_CONG = 4;
+export const INET_DIAG_TOS = 5;
+export const INET_DIAG_TCLASS = 6;
+export const INET_DIAG_SKMEMINFO = 7;
+export const INET_DIAG_SHUTDOWN = 8;
+export const INET_DIAG_PROTOCOL = 12;
+export const INET_DIAG_SKV6ONLY = 13;
+export const INET_DIAG_MARK = 15;
+export const INET_DIAG_CGROUP_ID = 21;
+
+/** #define INET_DIAG_NOCOOKIE (~0U): both cookie words set means "do not check the cookie". */
+export const INET_DIAG_NOCOOKIE = 0xffffffff;
+
+/** Bytecode ops (enum { INET_DIAG_BC_NOP, ... }). */
+export const INET_DIAG_BC_NOP = 0;
+export const INET_DIAG_BC_JMP = 1;
+export const INET_DIAG_BC_S_GE = 2;
+export const INET_DIAG_BC_S_LE = 3;
+export const INET_DIAG_BC_D_GE = 4;
+export const INET_DIAG_BC_D_LE = 5;
+export const INET_DIAG_BC_AUTO = 6;
+export const INET_DIAG_BC_S_COND = 7;
+export const INET_DIAG_BC_D_COND = 8;
+export const INET_DIAG_BC_DEV_COND = 9;
+export const INET_DIAG_BC_MARK_COND = 10;
+export const INET_DIAG_BC_S_EQ = 11;
+export const INET_DIAG_BC_D_EQ = 12;
+export const INET_DIAG_BC_CGROUP_COND = 13;
+
+/** unix_diag_req.udiag_show bits (#define UDIAG_SHOW_*). */
+export const UDIAG_SHOW_NAME = 0x01;
+export const UDIAG_SHOW_VFS = 0x02;
+export const UDIAG_SHOW_PEER = 0x04;
+export const UDIAG_SHOW_ICONS = 0x08;
+export const UDIAG_SHOW_RQLEN = 0x10;
+export const UDIAG_SHOW_MEMINFO = 0x20;
+export const UDIAG_SHOW_UID = 0x40;
+
+/** unix_diag attributes (enum { UNIX_DIAG_NAME, ... }): they start at 0. */
+export const UNIX_DIAG_NAME = 0;
+export const UNIX_DIAG_VFS = 1;
+export const UNIX_DIAG_PEER = 2;
+export const UNIX_DIAG_ICONS = 3;
+export const UNIX_DIAG_RQLEN = 4;
+export const UNIX_DIAG_MEMINFO = 5;
+export const UNIX_DIAG_SHUTDOWN = 6;
+export const UNIX_DIAG_UID = 7;
+
+/** Socket states (include/net/tcp_states.h), by their number. */
+export const TCP_ESTABLISHED = 1;
+export const TCP_SYN_SENT = 2;
+export const TCP_SYN_RECV = 3;
+export const TCP_FIN_WAIT1 = 4;
+export const TCP_FIN_WAIT2 = 5;
+export const TCP_TIME_WAIT = 6;
+export const TCP_CLOSE = 7;
+export const TCP_CLOSE_WAIT = 8;
+export const TCP_LAST_ACK = 9;
+export const TCP_LISTEN = 10;
+export const TCP_CLOSING = 11;
+export const TCP_NEW_SYN_RECV = 12;
+export const TCP_BOUND_INACTIVE = 13;

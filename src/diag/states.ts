@@ -1,0 +1,122 @@
+/**
+ * Socket state names and groups exactly as ss's filter language spells them (misc/ss.c sstate_name
+ * and the `state` word), and the kernel bit masks they stand for.
+ */
+import {
+  TCP_BOUND_INACTIVE,
+  TCP_CLOSE,
+  TCP_CLOSE_WAIT,
+  TCP_CLOSING,
+  TCP_ESTABLISHED,
+  TCP_FIN_WAIT1,
+  TCP_FIN_WAIT2,
+  TCP_LAST_ACK,
+  TCP_LISTEN,
+  TCP_NEW_SYN_RECV,
+  TCP_SYN_RECV,
+  TCP_SYN_SENT,
+  TCP_TIME_WAIT,
+} from "./constants.js";
+
+/** A socket state by its ss name. UDP reports "established" when connected and "close" when not. */
+export type StateName =
+  | "unknown"
+  | "established"
+  | "syn-sent"
+  | "syn-recv"
+  | "fin-wait-1"
+  | "fin-wait-2"
+  | "time-wait"
+  | "close"
+  | "close-wait"
+  | "last-ack"
+  | "listening"
+  | "closing"
+  | "new-syn-recv"
+  | "bound-inactive";
+
+/** STATE_NAMES[state] is the ss name of kernel state number `state`. */
+export const STATE_NAMES: readonly StateName[] = [
+  "unknown",
+  "established",
+  "syn-sent",
+  "syn-recv",
+  "fin-wait-1",
+  "fin-wait-2",
+  "time-wait",
+  "close",
+  "close-wait",
+  "last-ack",
+  "listening",
+  "closing",
+  "new-syn-recv",
+  "bound-inactive",
+];
+
+/** stateName returns the ss name of a kernel state number ("unknown" past the table). */
+export function stateName(state: number): StateName {
+  return STATE_NAMES[state] ?? "unknown";
+}
+
+const bit = (s: number) => 1 << s;
+
+/** Every state bit the kernel knows (ss's SS_ALL). */
+export const ALL_STATES = (1 << (TCP_BOUND_INACTIVE + 1)) - 2;
+
+// ss: SS_CONN = SS_ALL & ~(LISTEN | CLOSE | TIME_WAIT | SYN_RECV); the two states newer than ss's
+// table (NEW_SYN_RECV is reported as SYN_RECV anyway, BOUND_INACTIVE is never connected) are left out too.
+const CONNECTED =
+  ALL_STATES &
+  ~(
+    bit(TCP_LISTEN) |
+    bit(TCP_CLOSE) |
+    bit(TCP_TIME_WAIT) |
+    bit(TCP_SYN_RECV) |
+    bit(TCP_NEW_SYN_RECV) |
+    bit(TCP_BOUND_INACTIVE)
+  );
+
+/** The state groups ss accepts after `state`/`exclude`, with the masks ss gives them. */
+export const STATE_GROUPS: Readonly<Record<string, number>> = {
+  all: ALL_STATES,
+  connected: CONNECTED,
+  synchronized: CONNECTED & ~bit(TCP_SYN_SENT),
+  bucket: bit(TCP_SYN_RECV) | bit(TCP_TIME_WAIT),
+  big: ALL_STATES & ~(bit(TCP_SYN_RECV) | bit(TCP_TIME_WAIT)),
+};
+
+const aliases: Readonly<Record<string, number>> = {
+  unconnected: TCP_CLOSE,
+  unconn: TCP_CLOSE,
+  listen: TCP_LISTEN,
+};
+
+/** The bit mask for one ss state word (a name, alias or group), or undefined when unknown. */
+export function stateMask(word: string): number | undefined {
+  const group = STATE_GROUPS[word];
+  if (group !== undefined) return group;
+  const alias = aliases[word];
+  if (alias !== undefined) return bit(alias);
+  const index = STATE_NAMES.indexOf(word as StateName);
+  return index > 0 ? bit(index) : undefined;
+}
+
+/** Every word stateMask accepts, for messages and completion. */
+export function stateWords(): string[] {
+  return [...STATE_NAMES.slice(1), ...Object.keys(aliases), ...Object.keys(STATE_GROUPS)];
+}
+
+export {
+  TCP_CLOSE,
+  TCP_CLOSE_WAIT,
+  TCP_CLOSING,
+  TCP_ESTABLISHED,
+  TCP_FIN_WAIT1,
+  TCP_FIN_WAIT2,
+  TCP_LAST_ACK,
+  TCP_LISTEN,
+  TCP_NEW_SYN_RECV,
+  TCP_SYN_RECV,
+  TCP_SYN_SENT,
+  TCP_TIME_WAIT,
+};

@@ -1,0 +1,74 @@
+import { constants } from "node:os";
+
+const errnoNames = new Map<number, string>();
+for (const [name, value] of Object.entries(constants.errno)) {
+  // Keep the first name for aliases (EAGAIN before EWOULDBLOCK, as Node lists them).
+  if (!errnoNames.has(value)) errnoNames.set(value, name);
+}
+
+/** errnoName returns the symbolic name of an errno number ("EPERM"), or "E<number>" when unknown. */
+export function errnoName(errno: number): string {
+  return errnoNames.get(errno) ?? `E${errno}`;
+}
+
+/** Errno numbers this project tests for by name, from the Linux asm-generic/errno headers. */
+export const Errno = {
+  EPERM: constants.errno.EPERM,
+  ENOENT: constants.errno.ENOENT,
+  EINTR: constants.errno.EINTR,
+  EAGAIN: constants.errno.EAGAIN,
+  EACCES: constants.errno.EACCES,
+  EBUSY: constants.errno.EBUSY,
+  EINVAL: constants.errno.EINVAL,
+  ENOBUFS: constants.errno.ENOBUFS,
+  EOPNOTSUPP: constants.errno.EOPNOTSUPP,
+  ECONNABORTED: constants.errno.ECONNABORTED,
+  EDESTADDRREQ: constants.errno.EDESTADDRREQ,
+  EPROTONOSUPPORT: constants.errno.EPROTONOSUPPORT,
+  EAFNOSUPPORT: constants.errno.EAFNOSUPPORT,
+} as const;
+
+/**
+ * SysError is a failed system call: which call, and the errno the kernel returned.
+ * Every OS failure in sockdiag surfaces as this type (or wraps it), never as a bare number.
+ */
+export class SysError extends Error {
+  override readonly name = "SysError";
+  /** The errno number, e.g. 1. */
+  readonly errno: number;
+  /** The errno name, e.g. "EPERM". */
+  readonly code: string;
+  /** The system call that failed, e.g. "setns". */
+  readonly syscall: string;
+
+  constructor(syscall: string, errno: number, detail?: string) {
+    const code = errnoName(errno);
+    const what = detail ? `${syscall}(${detail})` : syscall;
+    super(`${what} failed: ${code} (${describeErrno(errno)})`);
+    this.errno = errno;
+    this.code = code;
+    this.syscall = syscall;
+  }
+}
+
+const descriptions: Record<string, string> = {
+  EPERM: "operation not permitted",
+  ENOENT: "no such file, directory or socket",
+  EACCES: "permission denied",
+  EINVAL: "invalid argument",
+  EAGAIN: "resource temporarily unavailable",
+  EBUSY: "device or resource busy",
+  ENOBUFS: "no buffer space available",
+  EOPNOTSUPP: "operation not supported",
+  EPROTONOSUPPORT: "protocol not supported",
+  EAFNOSUPPORT: "address family not supported",
+  ECONNABORTED: "connection aborted",
+  EDESTADDRREQ: "destination address required",
+  EMFILE: "too many open files",
+  EBADF: "bad file descriptor",
+};
+
+/** describeErrno gives a short human description of an errno, for messages. */
+export function describeErrno(errno: number): string {
+  return descriptions[errnoName(errno)] ?? `errno ${errno}`;
+}

@@ -1,0 +1,3 @@
+export * from "./errors.js";
+export * from "./namespace.js";
+export * from "./socket.js";

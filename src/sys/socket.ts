@@ -1,0 +1,146 @@
+/**
+ * Socket system calls. Each wrapper returns a plain number or fills a caller's Buffer, and throws
+ * SysError on failure. Calls interrupted by a signal (EINTR) are retried.
+ */
+
+import { Errno, SysError } from "./errors.js";
+import { errno, native } from "./libc.js";
+
+export const AF_UNIX = 1;
+export const AF_INET = 2;
+export const AF_INET6 = 10;
+export const AF_NETLINK = 16;
+export const SOCK_STREAM = 1;
+export const SOCK_DGRAM = 2;
+export const SOCK_RAW = 3;
+export const SOCK_SEQPACKET = 5;
+export const SOCK_NONBLOCK = 0o4000;
+export const SOCK_CLOEXEC = 0o2000000;
+export const SOL_SOCKET = 1;
+export const SO_SNDBUF = 7;
+export const SO_RCVBUF = 8;
+export const SO_RCVTIMEO = 20;
+export const SO_SNDBUFFORCE = 32;
+export const SO_RCVBUFFORCE = 33;
+export const SO_COOKIE = 57;
+export const MSG_PEEK = 0x2;
+export const MSG_TRUNC = 0x20;
+export const MSG_DONTWAIT = 0x40;
+
+function check(syscall: string, result: number | bigint, detail?: string): number {
+  const n = Number(result);
+  if (n < 0) throw new SysError(syscall, errno(), detail);
+  return n;
+}
+
+function retrying(syscall: string, call: () => number | bigint): number {
+  for (;;) {
+    const n = Number(call());
+    if (n >= 0) return n;
+    const e = errno();
+    if (e !== Errno.EINTR) throw new SysError(syscall, e);
+  }
+}
+
+/** socket(2); the caller owns the returned descriptor and must close it. SOCK_CLOEXEC is always added. */
+export function socket(domain: number, type: number, protocol: number): number {
+  return check(
+    "socket",
+    native.socket(domain, type | SOCK_CLOEXEC, protocol),
+    `${domain}, ${type}, ${protocol}`,
+  );
+}
+
+/** socketpair(2); returns both descriptors, owned by the caller. */
+export function socketpair(domain: number, type: number, protocol = 0): [number, number] {
+  const sv = [0, 0];
+  check("socketpair", native.socketpair(domain, type | SOCK_CLOEXEC, protocol, sv));
+  return [sv[0] as number, sv[1] as number];
+}
+
+/** bind(2) to a sockaddr already encoded in `addr`. */
+export function bind(fd: number, addr: Buffer): void {
+  check("bind", native.bind(fd, addr, addr.length));
+}
+
+/** connect(2) to a sockaddr already encoded in `addr`. */
+export function connect(fd: number, addr: Buffer): void {
+  retrying("connect", () => native.connect(fd, addr, addr.length));
+}
+
+/** listen(2). */
+export function listen(fd: number, backlog: number): void {
+  check("listen", native.listen(fd, backlog));
+}
+
+/** accept4(2) without the peer address; the caller owns the new descriptor. */
+export function accept(fd: number): number {
+  return retrying("accept4", () => native.accept4(fd, null, null, SOCK_CLOEXEC));
+}
+
+/** getsockname(2) into `addr`; returns the address length the kernel reported. */
+export function getsockname(fd: number, addr: Buffer): number {
+  const len = [addr.length];
+  check("getsockname", native.getsockname(fd, addr, len));
+  return len[0] as number;
+}
+
+/** sendto(2) of `len` bytes of `buf`; `addr` null for a connected socket. Returns bytes sent. */
+export function sendto(fd: number, buf: Buffer, len: number, flags: number, addr: Buffer | null): number {
+  return retrying("sendto", () => native.sendto(fd, buf, len, flags, addr, addr ? addr.length : 0));
+}
+
+/**
+ * recvfrom(2) into `buf`, with the sender's address written into `addr`. Returns the datagram
+ * length, which exceeds `buf.length` when MSG_TRUNC was passed and the datagram did not fit.
+ */
+export function recvfrom(fd: number, buf: Buffer, flags: number, addr: Buffer): number {
+  const alen = [addr.length];
+  return retrying("recvfrom", () => native.recvfrom(fd, buf, buf.length, flags, addr, alen));
+}
+
+/**
+ * recv(2) that returns the negated errno instead of throwing: test helpers probe sockets for
+ * ECONNABORTED and EAGAIN many times a second, where an exception per call would be the cost.
+ */
+export function recvErrno(fd: number, buf: Buffer, flags: number): number {
+  const n = Number(native.recv(fd, buf, buf.length, flags));
+  return n < 0 ? -errno() : n;
+}
+
+/** setsockopt(2) with an int value. */
+export function setsockoptInt(fd: number, level: number, name: number, value: number): void {
+  const b = Buffer.alloc(4);
+  b.writeInt32LE(value);
+  check("setsockopt", native.setsockopt(fd, level, name, b, 4), `${level}, ${name}`);
+}
+
+/** setsockopt(2) with raw bytes. */
+export function setsockopt(fd: number, level: number, name: number, value: Buffer): void {
+  check("setsockopt", native.setsockopt(fd, level, name, value, value.length), `${level}, ${name}`);
+}
+
+/** getsockopt(2) into `out`; returns the length the kernel wrote. */
+export function getsockopt(fd: number, level: number, name: number, out: Buffer): number {
+  const len = [out.length];
+  check("getsockopt", native.getsockopt(fd, level, name, out, len), `${level}, ${name}`);
+  return len[0] as number;
+}
+
+/** The socket's cookie (SO_COOKIE), as the kernel reports it in inet_diag_sockid. */
+export function socketCookie(fd: number): bigint {
+  const out = Buffer.alloc(8);
+  getsockopt(fd, SOL_SOCKET, SO_COOKIE, out);
+  return out.readBigUInt64LE();
+}
+
+/** shutdown(2). */
+export function shutdown(fd: number, how: number): void {
+  check("shutdown", native.shutdown(fd, how));
+}
+
+/** close(2). EINTR is not retried: on Linux the descriptor is released even then. */
+export function close(fd: number): void {
+  const n = Number(native.close(fd));
+  if (n < 0 && errno() !== Errno.EINTR) throw new SysError("close", errno());
+}
