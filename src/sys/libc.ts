@@ -34,6 +34,7 @@ export const native = {
   ),
   umount2: libc.func("int umount2(const char *target, int flags)"),
   gettid: libc.func("int gettid()"),
+  if_nametoindex: libc.func("unsigned int if_nametoindex(const char *name)"),
 };
 
 /** errno returns the calling thread's errno, read right after a failed call. */

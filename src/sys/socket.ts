@@ -144,3 +144,11 @@ export function close(fd: number): void {
   const n = Number(native.close(fd));
   if (n < 0 && errno() !== Errno.EINTR) throw new SysError("close", errno());
 }
+
+/**
+ * if_nametoindex(3) in the calling thread's network namespace; returns 0 when no interface has the
+ * name (errno ENODEV), like the C function.
+ */
+export function ifNameToIndex(name: string): number {
+  return native.if_nametoindex(name);
+}
