@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+/**
+ * sockdiag: list and destroy sockets through netlink sock_diag, in any network namespace.
+ * Dispatches to one command per file; turns errors into messages and exit codes in one place.
+ */
+import { LS, runLs } from "./commands/ls.js";
+import { type CommandSpec, renderHelp } from "./options.js";
+import { EXIT_OK, EXIT_USAGE, UsageError, reportError } from "./usage.js";
+
+interface Command {
+  spec: CommandSpec;
+  run: (argv: readonly string[]) => number;
+}
+
+const COMMANDS: readonly Command[] = [{ spec: LS, run: runLs }];
+
+function mainHelp(): string {
+  const lines = ["Usage: sockdiag COMMAND [OPTIONS]", "", "Commands:"];
+  for (const { spec } of COMMANDS) lines.push(`  ${spec.name.padEnd(20)}${spec.summary.split(". ")[0]}`);
+  lines.push("", "Run 'sockdiag COMMAND --help' for a command's options.");
+  return `${lines.join("\n")}\n`;
+}
+
+export function main(argv: readonly string[]): number {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "-h" || name === "--help" || name === "help") {
+    process.stdout.write(mainHelp());
+    return name === undefined ? EXIT_USAGE : EXIT_OK;
+  }
+  const command = COMMANDS.find((c) => c.spec.name === name);
+  try {
+    if (!command) throw new UsageError(`unknown command "${name}"`, "run 'sockdiag --help' for the list");
+    if (rest.includes("-h") || rest.includes("--help")) {
+      process.stdout.write(renderHelp(command.spec));
+      return EXIT_OK;
+    }
+    return command.run(rest);
+  } catch (err) {
+    return reportError(err);
+  }
+}
+
+process.exitCode = main(process.argv.slice(2));

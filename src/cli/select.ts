@@ -1,0 +1,115 @@
+/**
+ * SELECT: the socket selection flags shared by `ls` and `kill`, as ss spells them, and the
+ * `state`/`exclude` words and filter words that follow them on the command line.
+ */
+import { readFileSync } from "node:fs";
+import type { Extension, InetFamily, Protocol } from "../diag/socket.js";
+import type { SocketQuery } from "../sockets/index.js";
+import type { OptionSpec, ParsedValues } from "./options.js";
+import { UsageError } from "./usage.js";
+
+export const SELECT_OPTIONS: readonly OptionSpec[] = [
+  { name: "tcp", short: "t", help: "TCP sockets" },
+  { name: "udp", short: "u", help: "UDP sockets" },
+  { name: "udplite", help: "UDP-Lite sockets" },
+  { name: "raw", short: "w", help: "raw sockets" },
+  { name: "unix", short: "x", help: "unix domain sockets" },
+  { name: "mptcp", short: "M", help: "MPTCP sockets" },
+  { name: "sctp", short: "S", help: "SCTP sockets" },
+  { name: "ipv4", short: "4", help: "IPv4 sockets only" },
+  { name: "ipv6", short: "6", help: "IPv6 sockets only" },
+  { name: "all", short: "a", help: "sockets in every state (default: connected only, as ss)" },
+  { name: "listening", short: "l", help: "listening and unconnected sockets only" },
+  { name: "extended", short: "e", help: "show uid, inode and cookie" },
+  { name: "memory", short: "m", help: "show socket memory (skmem)" },
+  { name: "info", short: "i", help: "show TCP info and congestion control" },
+  { name: "processes", short: "p", help: "show the processes holding each socket" },
+  { name: "numeric", short: "n", help: "accepted for ss compatibility: output is always numeric" },
+  { name: "filter", short: "F", value: "FILE", help: "read the filter from FILE ('-' for stdin)" },
+];
+
+const PROTOCOL_FLAGS: readonly [string, Protocol][] = [
+  ["tcp", "tcp"],
+  ["udp", "udp"],
+  ["udplite", "udplite"],
+  ["raw", "raw"],
+  ["unix", "unix"],
+  ["mptcp", "mptcp"],
+  ["sctp", "sctp"],
+];
+
+/** What to show beyond the basic columns. */
+export interface Display {
+  extended: boolean;
+  memory: boolean;
+  info: boolean;
+  processes: boolean;
+}
+
+export interface Selection {
+  query: SocketQuery;
+  /** The filter expression, as the words given (or the text of -F FILE); empty when none. */
+  filter: string;
+  display: Display;
+  /** Whether the protocols were chosen explicitly (else protocols the kernel lacks are skipped). */
+  explicitProtocols: boolean;
+}
+
+/**
+ * Build the selection from parsed flags and the positional words: leading `state WORD` /
+ * `exclude WORD` pairs (as ss accepts them), then the filter.
+ */
+export function selectionFromArgs(values: ParsedValues, positionals: readonly string[]): Selection {
+  let protocols = PROTOCOL_FLAGS.filter(([flag]) => values[flag]).map(([, p]) => p);
+  const explicitProtocols = protocols.length > 0;
+  const families: InetFamily[] = [];
+  if (values.ipv4) families.push("inet");
+  if (values.ipv6) families.push("inet6");
+  if (!explicitProtocols) protocols = families.length > 0 ? ["tcp", "udp"] : ["tcp", "udp", "unix"];
+  else if (families.length > 0 && protocols.includes("unix") && protocols.length === 1) {
+    throw new UsageError("-4/-6 select IP sockets; they cannot be combined with -x alone");
+  }
+
+  const states: string[] = [];
+  const exclude: string[] = [];
+  let i = 0;
+  while (i < positionals.length && (positionals[i] === "state" || positionals[i] === "exclude" || positionals[i] === "excl")) {
+    const word = positionals[i + 1];
+    if (word === undefined) throw new UsageError(`"${positionals[i]}" needs a state name after it`);
+    (positionals[i] === "state" ? states : exclude).push(word);
+    i += 2;
+  }
+  let filterWords = positionals.slice(i);
+  if (typeof values.filter === "string") {
+    if (filterWords.length > 0) throw new UsageError("give the filter either with -F FILE or as words, not both");
+    filterWords = [readFilterFile(values.filter)];
+  }
+
+  const query: SocketQuery = { protocols };
+  if (families.length > 0) query.families = families;
+  if (states.length > 0) query.states = states;
+  else if (values.all) query.states = ["all"];
+  else if (values.listening) query.states = ["listening", "close"];
+  else query.states = ["connected"];
+  if (exclude.length > 0) query.exclude = exclude;
+
+  const display: Display = {
+    extended: Boolean(values.extended),
+    memory: Boolean(values.memory),
+    info: Boolean(values.info),
+    processes: Boolean(values.processes),
+  };
+  const extensions: Extension[] = [];
+  if (display.memory) extensions.push("skmem");
+  if (display.info) extensions.push("tcpinfo", "cong");
+  if (extensions.length > 0) query.extensions = extensions;
+  return { query, filter: filterWords.join(" ").trim(), display, explicitProtocols };
+}
+
+function readFilterFile(path: string): string {
+  try {
+    return readFileSync(path === "-" ? 0 : path, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read filter file "${path}": ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * inet_diag wire formats (/usr/include/linux/inet_diag.h): struct inet_diag_req_v2 with its
+ * struct inet_diag_sockid, written into a caller's MessageWriter, and struct inet_diag_msg with its
+ * attributes, decoded into an InetSocket.
+ */
+import { AttributeReader, DecodeError, type MessageWriter, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST } from "../netlink/index.js";
+import {
+  AF_INET,
+  AF_INET6,
+  INET_DIAG_CGROUP_ID,
+  INET_DIAG_CONG,
+  INET_DIAG_INFO,
+  INET_DIAG_MARK,
+  INET_DIAG_MEMINFO,
+  INET_DIAG_NOCOOKIE,
+  INET_DIAG_PROTOCOL,
+  INET_DIAG_REQ_BYTECODE,
+  INET_DIAG_REQ_PROTOCOL,
+  INET_DIAG_SHUTDOWN,
+  INET_DIAG_SKMEMINFO,
+  INET_DIAG_SKV6ONLY,
+  INET_DIAG_TCLASS,
+  INET_DIAG_TOS,
+  SOCK_DESTROY,
+  SOCK_DIAG_BY_FAMILY,
+} from "./constants.js";
+import { decodeSkMemInfo } from "./meminfo.js";
+import { type InetProtocol, InetSocket } from "./socket.js";
+import { decodeTcpInfo } from "./tcpinfo.js";
+
+/** sizeof(struct inet_diag_req_v2). */
+export const INET_DIAG_REQ_V2_LEN = 56;
+/** sizeof(struct inet_diag_msg). */
+export const INET_DIAG_MSG_LEN = 72;
+/** sizeof(struct inet_diag_sockid). */
+export const INET_DIAG_SOCKID_LEN = 48;
+
+/** The fields of struct inet_diag_req_v2 a dump needs. */
+export interface InetDumpRequest {
+  /** AF_INET or AF_INET6. */
+  family: number;
+  /** IPPROTO_*; values above 255 (MPTCP) travel in an INET_DIAG_REQ_PROTOCOL attribute. */
+  protocol: number;
+  /** idiag_ext: bit (1 << (attr - 1)) for each INET_DIAG_* extension wanted. */
+  ext: number;
+  /** idiag_states: bit (1 << state) for each state wanted. */
+  states: number;
+  /** INET_DIAG_REQ_BYTECODE program, if any. */
+  bytecode?: Buffer | undefined;
+}
+
+/**
+ * Write struct inet_diag_req_v2 at `o` (56 zeroed bytes, reserved by the caller):
+ *   __u8 sdiag_family; __u8 sdiag_protocol; __u8 idiag_ext; __u8 pad; __u32 idiag_states;
+ *   struct inet_diag_sockid id;
+ * The id is left zero with the cookie set to INET_DIAG_NOCOOKIE, as a dump wants.
+ */
+function writeReqHeader(b: Buffer, o: number, family: number, protocol: number, ext: number, states: number): void {
+  b[o] = family;
+  b[o + 1] = protocol & 0xff;
+  b[o + 2] = ext;
+  b.writeUInt32LE(states >>> 0, o + 4);
+}
+
+/** Append a complete SOCK_DIAG_BY_FAMILY dump request to `w`. Allocates nothing. */
+export function writeInetDumpRequest(w: MessageWriter, seq: number, req: InetDumpRequest): void {
+  w.begin(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, seq);
+  const o = w.reserve(INET_DIAG_REQ_V2_LEN);
+  writeReqHeader(w.buf, o, req.family, req.protocol, req.ext, req.states);
+  w.buf.writeUInt32LE(INET_DIAG_NOCOOKIE, o + 8 + 40);
+  w.buf.writeUInt32LE(INET_DIAG_NOCOOKIE, o + 8 + 44);
+  if (req.bytecode) w.attr(INET_DIAG_REQ_BYTECODE, req.bytecode);
+  if (req.protocol > 0xff) w.attrU32(INET_DIAG_REQ_PROTOCOL, req.protocol);
+  w.end();
+}
+
+/**
+ * Append a SOCK_DESTROY request for exactly `s` (with NLM_F_ACK): family, protocol and the full
+ * struct inet_diag_sockid including the cookie, so a socket that replaced it is never hit.
+ */
+export function writeDestroyRequest(w: MessageWriter, seq: number, s: InetSocket, protocol: number): void {
+  w.begin(SOCK_DESTROY, NLM_F_REQUEST | NLM_F_ACK, seq);
+  const o = w.reserve(INET_DIAG_REQ_V2_LEN);
+  const b = w.buf;
+  writeReqHeader(b, o, s.family === "inet" ? AF_INET : AF_INET6, protocol, 0, 0);
+  writeSockId(b, o + 8, s);
+  if (protocol > 0xff) w.attrU32(INET_DIAG_REQ_PROTOCOL, protocol);
+  w.end();
+}
+
+/**
+ * struct inet_diag_sockid {
+ *   __be16 idiag_sport; __be16 idiag_dport; __be32 idiag_src[4]; __be32 idiag_dst[4];
+ *   __u32 idiag_if; __u32 idiag_cookie[2]; };
+ */
+function writeSockId(b: Buffer, o: number, s: InetSocket): void {
+  b.writeUInt16BE(s.sport, o);
+  b.writeUInt16BE(s.dport, o + 2);
+  b.writeUInt32BE(s.src0, o + 4);
+  b.writeUInt32BE(s.src1, o + 8);
+  b.writeUInt32BE(s.src2, o + 12);
+  b.writeUInt32BE(s.src3, o + 16);
+  b.writeUInt32BE(s.dst0, o + 20);
+  b.writeUInt32BE(s.dst1, o + 24);
+  b.writeUInt32BE(s.dst2, o + 28);
+  b.writeUInt32BE(s.dst3, o + 32);
+  b.writeUInt32LE(s.ifindex, o + 36);
+  b.writeUInt32LE(s.cookieLo, o + 40);
+  b.writeUInt32LE(s.cookieHi, o + 44);
+}
+
+/** How much of an inet_diag_msg to decode. */
+export interface InetDecodeOptions {
+  /** The protocol the dump asked for (the message does not say). */
+  protocol: InetProtocol;
+  /** Decode the attributes after the fixed struct (extensions, mark, cgroup, ...); skipped otherwise. */
+  attributes: boolean;
+}
+
+const attrs = new AttributeReader();
+
+/**
+ * Decode struct inet_diag_msg at buf[o, o + len) into a new InetSocket:
+ *   __u8 idiag_family, idiag_state, idiag_timer, idiag_retrans; struct inet_diag_sockid id;
+ *   __u32 idiag_expires, idiag_rqueue, idiag_wqueue, idiag_uid, idiag_inode;
+ * then attributes. Throws DecodeError when the bytes are too short or an attribute is malformed.
+ */
+export function decodeInetDiagMsg(buf: Buffer, o: number, len: number, options: InetDecodeOptions): InetSocket {
+  if (len < INET_DIAG_MSG_LEN || o + len > buf.length) {
+    throw new DecodeError("inet_diag_msg", o, `${len} bytes, needs ${INET_DIAG_MSG_LEN}`);
+  }
+  const s = new InetSocket();
+  s.protocol = options.protocol;
+  s.family = buf[o] === AF_INET ? "inet" : "inet6";
+  s.stateCode = buf[o + 1]!;
+  s.timer = buf[o + 2]!;
+  s.retrans = buf[o + 3]!;
+  s.sport = buf.readUInt16BE(o + 4);
+  s.dport = buf.readUInt16BE(o + 6);
+  s.src0 = buf.readUInt32BE(o + 8);
+  s.src1 = buf.readUInt32BE(o + 12);
+  s.src2 = buf.readUInt32BE(o + 16);
+  s.src3 = buf.readUInt32BE(o + 20);
+  s.dst0 = buf.readUInt32BE(o + 24);
+  s.dst1 = buf.readUInt32BE(o + 28);
+  s.dst2 = buf.readUInt32BE(o + 32);
+  s.dst3 = buf.readUInt32BE(o + 36);
+  s.ifindex = buf.readUInt32LE(o + 40);
+  s.cookieLo = buf.readUInt32LE(o + 44);
+  s.cookieHi = buf.readUInt32LE(o + 48);
+  s.expires = buf.readUInt32LE(o + 52);
+  s.rqueue = buf.readUInt32LE(o + 56);
+  s.wqueue = buf.readUInt32LE(o + 60);
+  s.uid = buf.readUInt32LE(o + 64);
+  s.inode = buf.readUInt32LE(o + 68);
+  if (options.attributes && len > INET_DIAG_MSG_LEN) decodeInetAttributes(buf, o + INET_DIAG_MSG_LEN, o + len, s);
+  return s;
+}
+
+function decodeInetAttributes(buf: Buffer, start: number, end: number, s: InetSocket): void {
+  const a = attrs.reset(buf, start, end, "inet_diag_msg attributes");
+  while (a.next()) {
+    switch (a.type) {
+      case INET_DIAG_MEMINFO:
+        // struct inet_diag_meminfo { __u32 idiag_rmem, idiag_wmem, idiag_fmem, idiag_tmem; }
+        if (a.need(16)) {
+          s.meminfo = {
+            rmem: buf.readUInt32LE(a.offset),
+            wmem: buf.readUInt32LE(a.offset + 4),
+            fmem: buf.readUInt32LE(a.offset + 8),
+            tmem: buf.readUInt32LE(a.offset + 12),
+          };
+        }
+        break;
+      case INET_DIAG_SKMEMINFO:
+        if (a.need(32)) s.skmem = decodeSkMemInfo(buf, a.offset, a.length);
+        break;
+      case INET_DIAG_INFO:
+        // Only TCP and MPTCP subflows send struct tcp_info here; other protocols' INFO is left alone.
+        if (s.protocol === "tcp") s.tcpinfo = decodeTcpInfo(buf, a.offset, a.length);
+        break;
+      case INET_DIAG_CONG:
+        s.cong = a.string();
+        break;
+      case INET_DIAG_TOS:
+        s.tos = a.u8();
+        break;
+      case INET_DIAG_TCLASS:
+        s.tclass = a.u8();
+        break;
+      case INET_DIAG_SHUTDOWN:
+        s.shutdown = a.u8();
+        break;
+      case INET_DIAG_MARK:
+        s.mark = a.u32();
+        break;
+      case INET_DIAG_CGROUP_ID:
+        s.cgroupId = a.u64();
+        break;
+      case INET_DIAG_SKV6ONLY:
+        s.v6only = a.u8() !== 0;
+        break;
+      case INET_DIAG_PROTOCOL:
+        s.rawProtocol = a.u8();
+        break;
+    }
+  }
+  if (a.error) throw a.error;
+}

@@ -1,0 +1,115 @@
+/**
+ * unix_diag wire formats (/usr/include/linux/unix_diag.h): struct unix_diag_req, and
+ * struct unix_diag_msg with its attributes decoded into a UnixSocket.
+ */
+import { AttributeReader, DecodeError, type MessageWriter, NLM_F_DUMP, NLM_F_REQUEST } from "../netlink/index.js";
+import {
+  AF_UNIX,
+  SOCK_DIAG_BY_FAMILY,
+  UNIX_DIAG_ICONS,
+  UNIX_DIAG_MEMINFO,
+  UNIX_DIAG_NAME,
+  UNIX_DIAG_PEER,
+  UNIX_DIAG_RQLEN,
+  UNIX_DIAG_SHUTDOWN,
+  UNIX_DIAG_UID,
+  UNIX_DIAG_VFS,
+} from "./constants.js";
+import { decodeSkMemInfo } from "./meminfo.js";
+import { UnixSocket, type UnixType } from "./socket.js";
+
+/** sizeof(struct unix_diag_req). */
+export const UNIX_DIAG_REQ_LEN = 24;
+/** sizeof(struct unix_diag_msg). */
+export const UNIX_DIAG_MSG_LEN = 16;
+
+/**
+ * Append a unix_diag dump request:
+ *   __u8 sdiag_family; __u8 sdiag_protocol; __u16 pad; __u32 udiag_states; __u32 udiag_ino;
+ *   __u32 udiag_show; __u32 udiag_cookie[2];
+ * `show` is a set of UDIAG_SHOW_* bits. Allocates nothing.
+ */
+export function writeUnixDumpRequest(w: MessageWriter, seq: number, states: number, show: number): void {
+  w.begin(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, seq);
+  const o = w.reserve(UNIX_DIAG_REQ_LEN);
+  const b = w.buf;
+  b[o] = AF_UNIX;
+  b.writeUInt32LE(states >>> 0, o + 4);
+  b.writeUInt32LE(show >>> 0, o + 12);
+  // udiag_cookie = INET_DIAG_NOCOOKIE: not used by dumps, set as ss does.
+  b.writeUInt32LE(0xffffffff, o + 16);
+  b.writeUInt32LE(0xffffffff, o + 20);
+  w.end();
+}
+
+const TYPES: Readonly<Record<number, UnixType>> = { 1: "stream", 2: "dgram", 5: "seqpacket" };
+
+const attrs = new AttributeReader();
+
+/**
+ * Decode struct unix_diag_msg at buf[o, o + len):
+ *   __u8 udiag_family, udiag_type, udiag_state, pad; __u32 udiag_ino; __u32 udiag_cookie[2];
+ * then the attributes that were asked for. Throws DecodeError on malformed bytes.
+ */
+export function decodeUnixDiagMsg(buf: Buffer, o: number, len: number): UnixSocket {
+  if (len < UNIX_DIAG_MSG_LEN || o + len > buf.length) {
+    throw new DecodeError("unix_diag_msg", o, `${len} bytes, needs ${UNIX_DIAG_MSG_LEN}`);
+  }
+  const s = new UnixSocket();
+  const type = TYPES[buf[o + 1]!];
+  if (!type) throw new DecodeError("unix_diag_msg", o + 1, `unknown socket type ${buf[o + 1]}`);
+  s.type = type;
+  s.stateCode = buf[o + 2]!;
+  s.inode = buf.readUInt32LE(o + 4);
+  s.cookieLo = buf.readUInt32LE(o + 8);
+  s.cookieHi = buf.readUInt32LE(o + 12);
+  const a = attrs.reset(buf, o + UNIX_DIAG_MSG_LEN, o + len, "unix_diag_msg attributes");
+  while (a.next()) {
+    switch (a.type) {
+      case UNIX_DIAG_NAME:
+        s.name = decodeName(buf, a.offset, a.length);
+        break;
+      case UNIX_DIAG_VFS:
+        // struct unix_diag_vfs { __u32 udiag_vfs_ino; __u32 udiag_vfs_dev; }
+        if (a.need(8)) s.vfs = { ino: buf.readUInt32LE(a.offset), dev: buf.readUInt32LE(a.offset + 4) };
+        break;
+      case UNIX_DIAG_PEER:
+        s.peer = a.u32();
+        break;
+      case UNIX_DIAG_ICONS: {
+        const icons: number[] = [];
+        for (let i = 0; i + 4 <= a.length; i += 4) icons.push(buf.readUInt32LE(a.offset + i));
+        s.icons = icons;
+        break;
+      }
+      case UNIX_DIAG_RQLEN:
+        // struct unix_diag_rqlen { __u32 udiag_rqueue; __u32 udiag_wqueue; }
+        if (a.need(8)) {
+          s.rqueue = buf.readUInt32LE(a.offset);
+          s.wqueue = buf.readUInt32LE(a.offset + 4);
+        }
+        break;
+      case UNIX_DIAG_MEMINFO:
+        if (a.need(32)) s.skmem = decodeSkMemInfo(buf, a.offset, a.length);
+        break;
+      case UNIX_DIAG_SHUTDOWN:
+        s.shutdown = a.u8();
+        break;
+      case UNIX_DIAG_UID:
+        s.uid = a.u32();
+        break;
+    }
+  }
+  if (a.error) throw a.error;
+  return s;
+}
+
+/**
+ * A sun_path as ss prints it: an abstract name (leading NUL) as "@" + the rest, with embedded NULs
+ * also shown as "@"; a path name up to its terminating NUL.
+ */
+function decodeName(buf: Buffer, o: number, len: number): string {
+  if (len > 0 && buf[o] === 0) return `@${buf.toString("latin1", o + 1, o + len).replaceAll("\0", "@")}`;
+  const nul = buf.indexOf(0, o);
+  return buf.toString("utf8", o, nul >= 0 && nul < o + len ? nul : o + len);
+}

@@ -1,0 +1,148 @@
+/**
+ * NetlinkSocket: one netlink socket of one protocol, with a reused receive buffer, a receive
+ * timeout so no call can hang, and the checks every answer must pass (sender is the kernel,
+ * nothing truncated). A netlink socket belongs for life to the network namespace of the thread that
+ * created it; netns/ opens sockets inside other namespaces by calling `open` there.
+ */
+import {
+  AF_NETLINK,
+  MSG_TRUNC,
+  SOCK_RAW,
+  SOL_SOCKET,
+  SO_RCVBUF,
+  SO_RCVBUFFORCE,
+  SO_RCVTIMEO,
+  SO_SNDBUF,
+  close,
+  recvfrom,
+  sendto,
+  setsockopt,
+  setsockoptInt,
+  socket,
+} from "../sys/socket.js";
+import { Errno, SysError } from "../sys/errors.js";
+import { NETLINK_CAP_ACK, SOL_NETLINK } from "./constants.js";
+import { NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
+
+/** Options for NetlinkSocket.open. */
+export interface NetlinkOptions {
+  /** Give up on an answer after this long (SO_RCVTIMEO). Default 5000 ms. */
+  receiveTimeoutMs?: number;
+  /** Kernel receive queue size (SO_RCVBUF, forced when privileged). Default 4 MiB: room for batched acks. */
+  receiveQueueBytes?: number;
+  /** Size of the reused receive buffer. Default 64 KiB: dump chunks are at most 32 KiB. */
+  receiveBufferBytes?: number;
+}
+
+// struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
+const SOCKADDR_NL_LEN = 12;
+
+function kernelAddress(): Buffer {
+  const addr = Buffer.alloc(SOCKADDR_NL_LEN);
+  addr.writeUInt16LE(AF_NETLINK, 0);
+  return addr;
+}
+
+export class NetlinkSocket implements Disposable {
+  /** The socket's file descriptor; owned by this object. */
+  readonly fd: number;
+  /** The reused receive buffer: message views handed out are valid until the next receive. */
+  readonly recvBuf: Buffer;
+  readonly timeoutMs: number;
+  private readonly kernel = kernelAddress();
+  private readonly from = Buffer.alloc(SOCKADDR_NL_LEN);
+  private seq: number;
+  private closed = false;
+
+  private constructor(fd: number, options: NetlinkOptions) {
+    this.fd = fd;
+    this.timeoutMs = options.receiveTimeoutMs ?? 5000;
+    this.recvBuf = Buffer.allocUnsafe(options.receiveBufferBytes ?? 64 * 1024);
+    // Start at a random sequence number so answers meant for an earlier socket are never mistaken for ours.
+    this.seq = (Math.random() * 0x7fffffff) >>> 0;
+  }
+
+  /**
+   * Open a netlink socket of `protocol` (e.g. NETLINK_SOCK_DIAG = 4) in the calling thread's network
+   * namespace. The caller owns it and must close it. Throws SysError.
+   */
+  static open(protocol: number, options: NetlinkOptions = {}): NetlinkSocket {
+    const fd = socket(AF_NETLINK, SOCK_RAW, protocol);
+    try {
+      const conn = new NetlinkSocket(fd, options);
+      conn.configure(options.receiveQueueBytes ?? 4 * 1024 * 1024);
+      return conn;
+    } catch (err) {
+      close(fd);
+      throw err;
+    }
+  }
+
+  private configure(queueBytes: number): void {
+    setsockoptInt(this.fd, SOL_SOCKET, SO_SNDBUF, 1024 * 1024);
+    try {
+      setsockoptInt(this.fd, SOL_SOCKET, SO_RCVBUFFORCE, queueBytes);
+    } catch (err) {
+      // Without CAP_NET_ADMIN the kernel caps SO_RCVBUF at net.core.rmem_max; that is still usable.
+      if (!(err instanceof SysError) || err.errno !== Errno.EPERM) throw err;
+      setsockoptInt(this.fd, SOL_SOCKET, SO_RCVBUF, queueBytes);
+    }
+    setsockoptInt(this.fd, SOL_NETLINK, NETLINK_CAP_ACK, 1);
+    const tv = Buffer.alloc(16); // struct timeval { time_t tv_sec; suseconds_t tv_usec; }
+    tv.writeBigInt64LE(BigInt(Math.floor(this.timeoutMs / 1000)), 0);
+    tv.writeBigInt64LE(BigInt((this.timeoutMs % 1000) * 1000), 8);
+    setsockopt(this.fd, SOL_SOCKET, SO_RCVTIMEO, tv);
+  }
+
+  /** The next request sequence number. */
+  nextSeq(): number {
+    this.seq = (this.seq + 1) >>> 0;
+    return this.seq;
+  }
+
+  /** Send bytes [0, len) of `buf` (one or more complete messages) to the kernel in one write. */
+  send(buf: Buffer, len: number): void {
+    this.assertOpen();
+    const sent = sendto(this.fd, buf, len, 0, this.kernel);
+    if (sent !== len) throw new NetlinkProtocolError(`short netlink write: ${sent} of ${len} bytes`);
+  }
+
+  /**
+   * Receive one datagram into recvBuf and return its length. Throws NetlinkTimeoutError when
+   * nothing arrives in time, NetlinkProtocolError when the datagram did not fit (data would be lost)
+   * or did not come from the kernel, SysError otherwise (e.g. ENOBUFS: the kernel dropped answers).
+   */
+  receive(op: string): number {
+    this.assertOpen();
+    for (;;) {
+      let n: number;
+      try {
+        n = recvfrom(this.fd, this.recvBuf, MSG_TRUNC, this.from);
+      } catch (err) {
+        if (err instanceof SysError && err.errno === Errno.EAGAIN) throw new NetlinkTimeoutError(op, this.timeoutMs);
+        throw err;
+      }
+      if (n > this.recvBuf.length) {
+        throw new NetlinkProtocolError(`${op}: ${n}-byte answer truncated to ${this.recvBuf.length} bytes`);
+      }
+      // nl_pid 0 is the kernel; anything else is another process talking to us: drop it.
+      if (this.from.readUInt32LE(4) !== 0) continue;
+      return n;
+    }
+  }
+
+  /** Close the socket. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    close(this.fd);
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new NetlinkProtocolError("netlink socket used after close()");
+  }
+}

@@ -1,0 +1,57 @@
+import { SysError, describeErrno, errnoName } from "../sys/errors.js";
+
+/**
+ * NetlinkError is an error the kernel answered in an NLMSG_ERROR message (or in NLMSG_DONE's
+ * status): the request reached the kernel, which refused it. Distinct from a SysError, where the
+ * system call itself failed.
+ */
+export class NetlinkError extends Error {
+  override readonly name = "NetlinkError";
+  readonly errno: number;
+  readonly code: string;
+  /** Sequence number of the request the kernel refused. */
+  readonly seq: number;
+
+  constructor(op: string, errno: number, seq: number) {
+    const code = errnoName(errno);
+    super(`${op}: kernel answered ${code} (${describeErrno(errno)})`);
+    this.errno = errno;
+    this.code = code;
+    this.seq = seq;
+  }
+}
+
+/** NetlinkProtocolError: the kernel's answer broke the netlink rules (truncated, malformed, wrong sender). */
+export class NetlinkProtocolError extends Error {
+  override readonly name = "NetlinkProtocolError";
+}
+
+/** NetlinkTimeoutError: no answer within the connection's receive timeout (SO_RCVTIMEO). */
+export class NetlinkTimeoutError extends Error {
+  override readonly name = "NetlinkTimeoutError";
+  readonly timeoutMs: number;
+  constructor(op: string, timeoutMs: number) {
+    super(`${op}: no answer from the kernel within ${timeoutMs} ms`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+export { SysError };
+
+/**
+ * DecodeError: bytes that do not hold what their layout says (too short, a length field pointing
+ * past the end). Every decoder in sockdiag reports malformed input with this type and nothing else.
+ */
+export class DecodeError extends Error {
+  override readonly name = "DecodeError";
+  /** The struct or attribute being decoded, e.g. "inet_diag_msg". */
+  readonly what: string;
+  /** Byte offset in the buffer where decoding failed. */
+  readonly offset: number;
+
+  constructor(what: string, offset: number, detail: string) {
+    super(`malformed ${what} at byte ${offset}: ${detail}`);
+    this.what = what;
+    this.offset = offset;
+  }
+}

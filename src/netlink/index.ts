@@ -1,0 +1,7 @@
+export { AttributeReader } from "./attributes.js";
+export { collectAcks } from "./batch.js";
+export { type NetlinkOptions, NetlinkSocket } from "./connection.js";
+export * from "./constants.js";
+export { DumpCursor } from "./dump.js";
+export { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
+export { MessageWriter } from "./writer.js";

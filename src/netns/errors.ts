@@ -1,0 +1,140 @@
+/**
+ * The errors of the namespace layer. Every failure names the namespace (by name or path) and, when
+ * the OS refused, carries the SysError (or the kernel's NetlinkError) as `cause`. Two of them are
+ * fatal: NetnsRestoreError (the thread could not go back to its namespace) and NetnsPoisonedError
+ * (every call after that).
+ */
+import { constants } from "node:os";
+import type { NetlinkError } from "../netlink/errors.js";
+import { Errno, SysError } from "../sys/errors.js";
+
+/** What the OS or the kernel answered when a namespace operation failed. */
+export type NetnsCause = SysError | NetlinkError;
+
+/**
+ * capabilityHint says which privilege was missing for a refused call, since "EPERM" alone does not:
+ * setns(2), unshare(2) and mount(2) check CAP_SYS_ADMIN; opening /proc/PID/ns/net checks ptrace
+ * read access to PID (fs/proc/namespaces.c, proc_ns_get_link -> ptrace_may_access).
+ */
+function capabilityHint(cause: NetnsCause): string {
+  if (!(cause instanceof SysError)) return "";
+  if (cause.errno === Errno.EPERM) return " (needs CAP_SYS_ADMIN)";
+  if (cause.errno === Errno.EACCES && cause.syscall === "open") {
+    return " (needs CAP_SYS_PTRACE, or the same user as the process that owns it)";
+  }
+  return "";
+}
+
+/**
+ * NetnsError is a failed operation on one network namespace. `netns` is the name or path the caller
+ * gave (a directory for a directory that could not be read); `cause` is the OS error, if any.
+ */
+export class NetnsError extends Error {
+  override readonly name: string = "NetnsError";
+  /** The namespace (name or path) the operation was about. */
+  readonly netns: string;
+  /** The system call or kernel answer that failed, when there was one. */
+  override readonly cause: NetnsCause | undefined;
+
+  constructor(netns: string, what: string, cause?: NetnsCause) {
+    const why = cause ? `: ${cause.message}${capabilityHint(cause)}` : "";
+    super(`netns ${JSON.stringify(netns)}: ${what}${why}`);
+    this.netns = netns;
+    this.cause = cause;
+  }
+}
+
+/** InvalidNetnsNameError: a namespace name that cannot name a file in the pin directory. Nothing was touched. */
+export class InvalidNetnsNameError extends NetnsError {
+  override readonly name = "InvalidNetnsNameError";
+}
+
+/** NetnsNotFoundError: no namespace file at that name or path (ENOENT), or no such process. */
+export class NetnsNotFoundError extends NetnsError {
+  override readonly name = "NetnsNotFoundError";
+}
+
+/** NetnsExistsError: add() found a file of that name already in the pin directory (EEXIST). */
+export class NetnsExistsError extends NetnsError {
+  override readonly name = "NetnsExistsError";
+}
+
+/**
+ * NotANetnsError: the path opened, but is not a network namespace (a regular file, a directory, an
+ * empty pin file whose bind mount is gone, another kind of namespace). `actual` is what it is.
+ */
+export class NotANetnsError extends NetnsError {
+  override readonly name = "NotANetnsError";
+  /** What /proc/self/fd/N said the file is, e.g. "mnt:[4026531841]" or "/tmp/x". */
+  readonly actual: string;
+
+  constructor(netns: string, actual: string) {
+    super(netns, `not a network namespace (it is ${JSON.stringify(actual)})`);
+    this.actual = actual;
+  }
+}
+
+/**
+ * NetnsAsyncCallbackError: runIn() was given a function that returned a Promise (or thenable). Only
+ * its synchronous part ran inside the namespace; the rest would run wherever the thread is later.
+ * The thread was restored before this was thrown.
+ */
+export class NetnsAsyncCallbackError extends NetnsError {
+  override readonly name = "NetnsAsyncCallbackError";
+
+  constructor(netns: string) {
+    super(netns, "runIn() needs a synchronous function, this one returned a Promise");
+  }
+}
+
+/**
+ * NetnsRestoreError is fatal: after running in `entered`, the thread could not go back to `netns`
+ * and is still in the wrong namespace. The namespace layer is poisoned from then on (every later
+ * operation throws NetnsPoisonedError); the process should exit.
+ */
+export class NetnsRestoreError extends NetnsError {
+  override readonly name = "NetnsRestoreError";
+  /** The namespace the thread is stuck in. */
+  readonly entered: string;
+
+  constructor(netns: string, entered: string, cause: NetnsCause | undefined, detail?: string) {
+    super(netns, `FATAL: cannot return the thread here from ${JSON.stringify(entered)}${detail ?? ""}`, cause);
+    this.entered = entered;
+  }
+}
+
+/** NetnsPoisonedError: a namespace operation after a NetnsRestoreError, refused; `restoreError` is that error. */
+export class NetnsPoisonedError extends NetnsError {
+  override readonly name = "NetnsPoisonedError";
+  /** The failed restore that poisoned the layer. */
+  readonly restoreError: NetnsRestoreError;
+
+  constructor(restoreError: NetnsRestoreError) {
+    super(
+      restoreError.netns,
+      `namespace operations are disabled since a failed restore left this thread in the wrong namespace (${restoreError.message})`,
+    );
+    this.restoreError = restoreError;
+  }
+}
+
+/**
+ * sysErrorOf turns an error thrown by node:fs into a SysError (node reports libuv's negative errno
+ * and a code); a SysError passes through. Anything else is not an OS error and is rethrown.
+ */
+export function sysErrorOf(err: unknown, detail?: string): SysError {
+  if (err instanceof SysError) return err;
+  const e = err as NodeJS.ErrnoException;
+  if (e instanceof Error && typeof e.code === "string" && typeof e.errno === "number") {
+    const errno = (constants.errno as Record<string, number>)[e.code] ?? Math.abs(e.errno);
+    return new SysError(e.syscall ?? "fs", errno, detail ?? e.path);
+  }
+  throw err;
+}
+
+/** fsError wraps a node:fs failure on `netns` as NetnsNotFoundError (ENOENT, ESRCH) or NetnsError. */
+export function fsError(netns: string, what: string, err: unknown): NetnsError {
+  const cause = sysErrorOf(err);
+  if (cause.errno === Errno.ENOENT || cause.code === "ESRCH") return new NetnsNotFoundError(netns, what, cause);
+  return new NetnsError(netns, what, cause);
+}

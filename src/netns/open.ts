@@ -1,0 +1,33 @@
+/**
+ * Opening namespaces that already exist: the calling thread's, one at a path, one a process is in.
+ * Every call refuses to run once a failed restore has poisoned the layer.
+ */
+import { NetnsError } from "./errors.js";
+import { threadNetns } from "./enter.js";
+import { NetNS } from "./handle.js";
+
+/** current opens the calling thread's network namespace (/proc/thread-self/ns/net). The caller owns it. */
+export function current(): NetNS {
+  threadNetns.assertUsable();
+  return NetNS.open("/proc/thread-self/ns/net");
+}
+
+/**
+ * fromPath opens the network namespace file at `path` (/proc/PID/ns/net, a pinned file such as
+ * /run/netns/NAME, /proc/self/fd/N). The caller owns it. Throws NetnsNotFoundError, NotANetnsError,
+ * NetnsError.
+ */
+export function fromPath(path: string): NetNS {
+  threadNetns.assertUsable();
+  return NetNS.open(path);
+}
+
+/**
+ * fromPid opens the network namespace of process `pid` (/proc/PID/ns/net: its main thread's). The
+ * caller owns it. Throws NetnsError for a pid that is not a positive integer, NetnsNotFoundError when
+ * no such process exists, NetnsError with EACCES when not allowed to look at it.
+ */
+export function fromPid(pid: number): NetNS {
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new NetnsError(`pid ${pid}`, "not a process id");
+  return fromPath(`/proc/${pid}/ns/net`);
+}

@@ -1,0 +1,123 @@
+/**
+ * SocketQuery: what a caller asks for, and its translation into the sock_diag dump requests that
+ * answer it. Every name is checked here, before anything is sent to the kernel.
+ */
+import {
+  INET_DIAG_CONG,
+  INET_DIAG_INFO,
+  INET_DIAG_MEMINFO,
+  INET_DIAG_SKMEMINFO,
+  INET_DIAG_TCLASS,
+  INET_DIAG_TOS,
+  UDIAG_SHOW_ICONS,
+  UDIAG_SHOW_MEMINFO,
+  UDIAG_SHOW_NAME,
+  UDIAG_SHOW_PEER,
+  UDIAG_SHOW_RQLEN,
+  UDIAG_SHOW_UID,
+  UDIAG_SHOW_VFS,
+} from "../diag/constants.js";
+import type { Extension, InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
+import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
+import { QueryError } from "./errors.js";
+import { FAMILY_NAMES, INET_PROTOCOLS, PROTOCOL_NAMES, familyNumber, isProtocol } from "./protocols.js";
+
+/** Which sockets to list. Every field is optional. */
+export interface SocketQuery {
+  /** Protocols to list. Default: tcp and udp. */
+  protocols?: readonly Protocol[];
+  /** Address families for inet protocols. Default: both. */
+  families?: readonly InetFamily[];
+  /**
+   * States, by ss name or group ("established", "listening", "close", "connected", "all", ...), or a
+   * ready bit mask (1 << state). Default: all states.
+   */
+  states?: readonly string[] | number;
+  /** States to leave out, as ss's `exclude` word: applied after `states`. */
+  exclude?: readonly string[];
+  /** Extra information to ask the kernel for. */
+  extensions?: readonly Extension[];
+}
+
+/** One inet dump to send. */
+export interface InetDump {
+  protocol: InetProtocol;
+  family: number;
+  ext: number;
+  states: number;
+}
+
+/** The requests a query turns into. */
+export interface QueryPlan {
+  inet: InetDump[];
+  /** unix_diag dump, if unix sockets were asked for. */
+  unix?: { states: number; show: number };
+  /** Whether inet attributes must be decoded (extensions asked for). */
+  attributes: boolean;
+}
+
+const EXTENSION_BITS: Readonly<Record<Extension, number>> = {
+  meminfo: 1 << (INET_DIAG_MEMINFO - 1),
+  tcpinfo: 1 << (INET_DIAG_INFO - 1),
+  cong: 1 << (INET_DIAG_CONG - 1),
+  tos: 1 << (INET_DIAG_TOS - 1),
+  tclass: 1 << (INET_DIAG_TCLASS - 1),
+  skmem: 1 << (INET_DIAG_SKMEMINFO - 1),
+};
+
+/** The extension names a query accepts. */
+export const EXTENSION_NAMES = Object.keys(EXTENSION_BITS) as Extension[];
+
+const UNIX_SHOW =
+  UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_ICONS | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID;
+
+/** The state mask a list of ss state words stands for; throws QueryError naming an unknown word. */
+export function statesFromWords(words: readonly string[], field = "states"): number {
+  let mask = 0;
+  for (const word of words) {
+    const bits = stateMask(word);
+    if (bits === undefined) {
+      throw new QueryError(field, word, `unknown state; known: ${stateWords().join(", ")}`);
+    }
+    mask |= bits;
+  }
+  return mask;
+}
+
+/** Check a query and turn it into dump requests. Throws QueryError; sends nothing. */
+export function planQuery(query: SocketQuery): QueryPlan {
+  const protocols = query.protocols ?? ["tcp", "udp"];
+  for (const p of protocols) {
+    if (!isProtocol(p)) throw new QueryError("protocols", String(p), `unknown protocol; known: ${PROTOCOL_NAMES.join(", ")}`);
+  }
+  const families = query.families ?? FAMILY_NAMES;
+  for (const f of families) {
+    if (!FAMILY_NAMES.includes(f)) throw new QueryError("families", String(f), "expected inet or inet6");
+  }
+  let states =
+    query.states === undefined
+      ? ALL_STATES
+      : typeof query.states === "number"
+        ? query.states
+        : statesFromWords(query.states);
+  if (query.exclude) states &= ~statesFromWords(query.exclude, "exclude");
+  let ext = 0;
+  for (const e of query.extensions ?? []) {
+    const bit = EXTENSION_BITS[e];
+    if (bit === undefined) throw new QueryError("extensions", String(e), `unknown extension; known: ${EXTENSION_NAMES.join(", ")}`);
+    ext |= bit;
+  }
+  const plan: QueryPlan = { inet: [], attributes: ext !== 0 };
+  for (const protocol of new Set(protocols)) {
+    if (protocol === "unix") {
+      plan.unix = { states, show: UNIX_SHOW | (query.extensions?.includes("skmem") ? UDIAG_SHOW_MEMINFO : 0) };
+      continue;
+    }
+    for (const family of new Set(families)) {
+      plan.inet.push({ protocol, family: familyNumber(family), ext, states });
+    }
+  }
+  return plan;
+}
+
+export { INET_PROTOCOLS };

@@ -1,0 +1,274 @@
+/**
+ * Opening sockets in the holder child, from a SocketSpec, with the raw system calls of src/sys/
+ * (not node's net/dgram), so one process can hold ~19,000 descriptors and learn each one's inode and
+ * cookie. A batch is all or nothing: on the first failure every socket it opened is closed again.
+ */
+import { fstatSync } from "node:fs";
+import { IPPROTO_MPTCP, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_UDPLITE } from "../../src/diag/constants.js";
+import type { StateName } from "../../src/diag/states.js";
+import {
+  AF_INET,
+  AF_INET6,
+  AF_UNIX,
+  accept,
+  bind,
+  connect,
+  Errno,
+  getsockname,
+  listen,
+  SOCK_DGRAM,
+  SOCK_NONBLOCK,
+  SOCK_SEQPACKET,
+  SOCK_STREAM,
+  SysError,
+  socket,
+  socketCookie,
+  socketpair,
+} from "../../src/sys/index.js";
+import type { HeldEntry, SocketTable } from "./holder-table.js";
+import type {
+  BindSpec,
+  ConnectionSpec,
+  DatagramSpec,
+  HeldSocket,
+  ListenerSpec,
+  PairSpec,
+  SocketSpec,
+  UnixSpec,
+  UnixType,
+} from "./holder-protocol.js";
+import {
+  canonicalAddress,
+  decodeSockaddr,
+  familyOf,
+  type InetFamily,
+  SOCKADDR_UN_SIZE,
+  sockaddrInet,
+  sockaddrUn,
+  unixDisplayName,
+  v4Mapped,
+} from "./sockaddr.js";
+
+const UNIX_TYPES: Record<UnixType, number> = { stream: SOCK_STREAM, dgram: SOCK_DGRAM, seqpacket: SOCK_SEQPACKET };
+const WILDCARD: Record<InetFamily, string> = { inet: "0.0.0.0", inet6: "::" };
+const LOOPBACK: Record<InetFamily, string> = { inet: "127.0.0.1", inet6: "::1" };
+/** How long an accept waits for a loopback connection that connect(2) already reported complete. */
+const ACCEPT_TIMEOUT_MS = 5000;
+
+/** A descriptor opened by the current batch; its record is filled in once the socket is complete. */
+type Pending = Omit<HeldEntry, "record"> & { record?: HeldSocket };
+
+/** Opener turns specs into held sockets in one SocketTable. */
+export class Opener {
+  private readonly nameBuf = Buffer.alloc(SOCKADDR_UN_SIZE);
+  private batch: Pending[] = [];
+
+  constructor(private readonly table: SocketTable) {}
+
+  /** open creates `count` sockets (pairs and connections give two records each) as `spec` says. */
+  open(spec: SocketSpec, count: number): HeldSocket[] {
+    if (!Number.isInteger(count) || count < 1) throw new Error(`open: bad count ${count}`);
+    this.batch = [];
+    let i = 0;
+    try {
+      for (; i < count; i++) this.openOne(spec, i, count);
+    } catch (err) {
+      for (const e of this.batch) this.table.release(e);
+      if (err instanceof Error) err.message = `open ${spec.kind} #${i} of ${count}: ${err.message}`;
+      throw err;
+    }
+    const entries = this.batch as HeldEntry[];
+    for (const e of entries) this.table.add(e);
+    return entries.map((e) => e.record);
+  }
+
+  private openOne(spec: SocketSpec, i: number, count: number): void {
+    switch (spec.kind) {
+      case "udp":
+        return this.datagram(spec, i);
+      case "listener":
+        return this.listener(spec, i);
+      case "unix":
+        return this.unix(spec, count > 1 && spec.name !== undefined ? `${spec.name}${i}` : spec.name);
+      case "connection":
+        return this.connection(spec);
+      case "pair":
+        return this.pair(spec);
+      default:
+        throw new Error(`unknown spec kind ${JSON.stringify((spec as { kind: unknown }).kind)}`);
+    }
+  }
+
+  private datagram(spec: DatagramSpec, i: number): void {
+    const family = spec.family ?? familyOf(spec.bind?.address ?? spec.connect?.address ?? "0.0.0.0");
+    const protocol = spec.protocol ?? "udp";
+    const fd = this.track(
+      socket(domainOf(family), SOCK_DGRAM | SOCK_NONBLOCK, protocol === "udp" ? IPPROTO_UDP : IPPROTO_UDPLITE),
+    );
+    if (spec.bind) bind(fd, bindAddress(family, spec.bind, i));
+    let dst = WILDCARD[family];
+    if (spec.connect) {
+      dst = addressFor(family, spec.connect.address);
+      connect(fd, sockaddrInet(family, dst, spec.connect.port));
+    }
+    const connected = spec.connect !== undefined;
+    this.finish(fd, { family, protocol, dst, dport: spec.connect?.port ?? 0 }, connected ? "established" : "close", {
+      listed: connected || spec.bind !== undefined,
+    });
+  }
+
+  private listener(spec: ListenerSpec, i: number): void {
+    const family = spec.family ?? familyOf(spec.bind?.address ?? "0.0.0.0");
+    const protocol = spec.protocol ?? "tcp";
+    const fd = this.track(
+      socket(domainOf(family), SOCK_STREAM | SOCK_NONBLOCK, protocol === "tcp" ? IPPROTO_TCP : IPPROTO_MPTCP),
+    );
+    if (spec.bind) bind(fd, bindAddress(family, spec.bind, i));
+    listen(fd, spec.backlog ?? 4096);
+    this.finish(fd, { family, protocol, dst: WILDCARD[family], dport: 0 }, "listening");
+  }
+
+  private unix(spec: UnixSpec, name: string | undefined): void {
+    const fd = this.track(socket(AF_UNIX, UNIX_TYPES[spec.type] | SOCK_NONBLOCK, 0));
+    if (name !== undefined) {
+      bind(fd, sockaddrUn(name));
+      (this.batch.at(-1) as Pending).unixName = name;
+    }
+    if (spec.listen) listen(fd, 4096);
+    this.finish(
+      fd,
+      { family: "unix", protocol: "unix", type: spec.type, dst: "*", dport: 0, peer: 0 },
+      spec.listen ? "listening" : "close",
+    );
+  }
+
+  private connection(spec: ConnectionSpec): void {
+    const target = this.table.get(spec.listener);
+    const t = target.record;
+    if (t.family === "unix") return this.unixConnection(target);
+    if (t.state !== "listening") throw new Error(`socket ${t.id} is not a listener`);
+    const family = spec.family ?? t.family;
+    const dst = reachAddress(t.family, t.src, family);
+    const protocol = t.protocol === "mptcp" ? IPPROTO_MPTCP : IPPROTO_TCP;
+    const client = this.track(socket(domainOf(family), SOCK_STREAM, protocol));
+    connect(client, sockaddrInet(family, dst, t.sport));
+    const c = this.finish(client, { family, protocol: t.protocol, dst, dport: t.sport }, "established");
+    const server = this.track(acceptSoon(target.fd));
+    const cdst = c.record.family === t.family ? c.record.src : addressFor(t.family, unmapped(c.record.src));
+    this.finish(server, { family: t.family, protocol: t.protocol, dst: cdst, dport: c.record.sport }, "established");
+  }
+
+  private unixConnection(target: HeldEntry): void {
+    const t = target.record;
+    const type = t.type ?? "stream";
+    if (target.unixName === undefined) throw new Error(`socket ${t.id} has no name to connect to`);
+    if (type !== "dgram" && t.state !== "listening") throw new Error(`socket ${t.id} is not a listener`);
+    const client = this.track(socket(AF_UNIX, UNIX_TYPES[type], 0));
+    connect(client, sockaddrUn(target.unixName));
+    const base = { family: "unix", protocol: "unix", type, dport: 0 } as const;
+    const dst = unixDisplayName(target.unixName);
+    if (type === "dgram") {
+      this.finish(client, { ...base, dst, peer: t.inode }, "established");
+      return;
+    }
+    const c = this.finish(client, { ...base, dst, peer: 0 }, "established");
+    const s = this.finish(this.track(acceptSoon(target.fd)), { ...base, dst: "*", peer: c.record.inode }, "established");
+    c.record.peer = s.record.inode;
+  }
+
+  private pair(spec: PairSpec): void {
+    const [a, b] = socketpair(AF_UNIX, UNIX_TYPES[spec.type]);
+    this.track(a);
+    this.track(b);
+    const base = { family: "unix", protocol: "unix", type: spec.type, dst: "*", dport: 0, peer: 0 } as const;
+    const ea = this.finish(a, base, "established");
+    const eb = this.finish(b, { ...base, peer: ea.record.inode }, "established");
+    ea.record.peer = eb.record.inode;
+  }
+
+  /** track remembers a new descriptor at once, so a failure later in the batch closes it. */
+  private track(fd: number): number {
+    this.batch.push({ fd });
+    return fd;
+  }
+
+  /** finish reads the kernel's view of `fd` (local address, inode, cookie) and completes its record. */
+  private finish(
+    fd: number,
+    known: Pick<HeldSocket, "family" | "protocol" | "dst" | "dport"> & Partial<HeldSocket>,
+    state: StateName,
+    extra: Partial<HeldSocket> = {},
+  ): HeldEntry {
+    const local = decodeSockaddr(this.nameBuf, getsockname(fd, this.nameBuf));
+    const record: HeldSocket = {
+      id: this.table.newId(),
+      ...known,
+      src: local.family === "unix" ? local.name : local.address,
+      sport: local.family === "unix" ? 0 : local.port,
+      inode: fstatSync(fd).ino,
+      cookie: socketCookie(fd).toString(),
+      state,
+      listed: true,
+      ...extra,
+    };
+    // The descriptor was tracked moments ago: search from the end, so a batch stays linear.
+    for (let k = this.batch.length - 1; k >= 0; k--) {
+      const entry = this.batch[k] as Pending;
+      if (entry.fd !== fd) continue;
+      entry.record = record;
+      return entry as HeldEntry;
+    }
+    throw new Error(`internal: descriptor ${fd} was not tracked`);
+  }
+}
+
+function domainOf(family: InetFamily): number {
+  return family === "inet" ? AF_INET : AF_INET6;
+}
+
+function bindAddress(family: InetFamily, spec: BindSpec, i: number): Buffer {
+  const range = spec.port;
+  let port = 0;
+  if (typeof range === "number") port = range;
+  else if (range) {
+    port = range.from + i;
+    if (port > range.to) throw new Error(`port range ${range.from}-${range.to} has no port for socket #${i}`);
+  }
+  return sockaddrInet(family, addressFor(family, spec.address ?? WILDCARD[family]), port);
+}
+
+/** addressFor renders `address` for a socket of `family`: IPv4 on "inet6" becomes v4-mapped. */
+function addressFor(family: InetFamily, address: string): string {
+  const own = familyOf(address);
+  if (own === family) return canonicalAddress(address);
+  if (family === "inet6") return v4Mapped(address);
+  throw new Error(`an IPv4 socket cannot use IPv6 address ${address}`);
+}
+
+/** unmapped turns ::ffff:a.b.c.d back into a.b.c.d. */
+function unmapped(address: string): string {
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}
+
+/** reachAddress is where a `client` family socket connects to reach a listener bound to `src`. */
+function reachAddress(listener: InetFamily, src: string, client: InetFamily): string {
+  const bound = src === WILDCARD[listener] ? LOOPBACK[listener === "inet6" && client === "inet" ? "inet" : listener] : src;
+  return addressFor(client, client === "inet" ? unmapped(bound) : bound);
+}
+
+/**
+ * acceptSoon accepts from a non-blocking listener a connection that connect(2) already completed:
+ * on loopback the handshake's last step may still sit in a softirq, so EAGAIN is retried briefly.
+ */
+function acceptSoon(listener: number): number {
+  const deadline = Date.now() + ACCEPT_TIMEOUT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return accept(listener);
+    } catch (err) {
+      if (!(err instanceof SysError) || err.errno !== Errno.EAGAIN || Date.now() > deadline) throw err;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The holder's wire protocol: what the parent (holder.ts) and the child (holder-main.ts) say to each
+ * other, one JSON object per line. Also the socket specs and the record each held socket is reported as.
+ */
+import type { StateName } from "../../src/diag/states.js";
+import type { Endpoint, InetFamily } from "./sockaddr.js";
+
+/** Where an inet socket binds. A port range gives socket i of a batch the port `from + i`. */
+export interface BindSpec {
+  /** Local address; default the family's wildcard ("0.0.0.0" or "::"). */
+  address?: string;
+  /** 0 or absent: the kernel picks an ephemeral port. */
+  port?: number | { from: number; to: number };
+}
+
+/**
+ * A UDP or UDP-Lite socket (IPPROTO_UDPLITE 136), bound or not, connected or not. The family defaults
+ * to the family of the bind or connect address, else "inet"; an IPv4 connect address on an "inet6"
+ * socket is used in its v4-mapped form ::ffff:a.b.c.d.
+ */
+export interface DatagramSpec {
+  kind: "udp";
+  protocol?: "udp" | "udplite";
+  family?: InetFamily;
+  bind?: BindSpec;
+  connect?: Endpoint;
+}
+
+/** A TCP or MPTCP (IPPROTO_MPTCP 262) listener. */
+export interface ListenerSpec {
+  kind: "listener";
+  protocol?: "tcp" | "mptcp";
+  family?: InetFamily;
+  bind?: BindSpec;
+  /** listen(2) backlog; default 4096. */
+  backlog?: number;
+}
+
+/** A unix socket, named (a path, or "\0abstract") or unnamed, listening or not. */
+export interface UnixSpec {
+  kind: "unix";
+  type: UnixType;
+  /** With count > 1, socket i binds `name + i`. Absent: unnamed. */
+  name?: string;
+  /** listen(2) (stream and seqpacket only). */
+  listen?: boolean;
+}
+
+/**
+ * Connections to a listener this holder holds (`listener` is its id): each yields the client and the
+ * accepted server socket, in that order. For a unix dgram target (a bound dgram socket) only the
+ * connected client exists. `family` chooses the client's family ("inet6" reaches an IPv4 listener
+ * through ::ffff:a.b.c.d); a wildcard listener is reached through loopback.
+ */
+export interface ConnectionSpec {
+  kind: "connection";
+  listener: number;
+  family?: InetFamily;
+}
+
+/** A socketpair(2) of unix sockets: two records per pair. */
+export interface PairSpec {
+  kind: "pair";
+  type: UnixType;
+}
+
+/** Every socket spec the holder understands. */
+export type SocketSpec = DatagramSpec | ListenerSpec | UnixSpec | ConnectionSpec | PairSpec;
+
+export type UnixType = "stream" | "dgram" | "seqpacket";
+export type HeldProtocol = "tcp" | "udp" | "udplite" | "mptcp" | "unix";
+
+/**
+ * HeldSocket is what the holder knows about one socket it holds, as the kernel reports it.
+ * Inet addresses are getsockname text (v4-mapped IPv6 as ::ffff:a.b.c.d); `dst`/`dport` are the
+ * address connected to ("0.0.0.0"/"::" and 0 when unconnected). Unix names are in ss notation
+ * (path, "@abstract", "*" for unnamed) and unix ports are 0.
+ */
+export interface HeldSocket {
+  /** The holder's id for this socket (per holder, never reused). */
+  id: number;
+  family: InetFamily | "unix";
+  protocol: HeldProtocol;
+  /** Unix socket type; absent for inet sockets. */
+  type?: UnixType;
+  src: string;
+  sport: number;
+  dst: string;
+  dport: number;
+  /** Inode of the socket (fstat of its descriptor), as ss's `ino:` and inet_diag_msg.idiag_inode. */
+  inode: number;
+  /** SO_COOKIE as a decimal string. */
+  cookie: string;
+  /** Unix: inode of the peer socket, 0 when none. */
+  peer?: number;
+  /** The state sock_diag should report, by its ss filter name. */
+  state: StateName;
+  /** False when no sock_diag dump lists it: an unbound, unconnected UDP socket is in no hash table. */
+  listed: boolean;
+}
+
+/** A request from the parent: `seq` pairs it with its reply. */
+export type HolderRequest =
+  | { seq: number; op: "open"; spec: SocketSpec; count: number }
+  | { seq: number; op: "poll" | "send" | "close"; ids: number[] }
+  | { seq: number; op: "waitFor"; ids: number[]; errno: string; deadlineMs: number }
+  | { seq: number; op: "stop" };
+
+/** A failure the child reports: the SysError fields when a system call failed. */
+export interface WireError {
+  message: string;
+  code?: string;
+  errno?: number;
+  syscall?: string;
+}
+
+/** A reply from the child. The first line it writes is `{ seq: 0, ok: true, result: HolderHello }`. */
+export type HolderReply = { seq: number; ok: true; result: unknown } | { seq: number; ok: false; error: WireError };
+
+/** What the child says once it has entered its namespace. */
+export interface HolderHello {
+  pid: number;
+  /** Inode of the network namespace the child's main thread is in. */
+  netnsInode: number;
+}
