@@ -2,12 +2,12 @@
  * create(): a new, unpinned network namespace, optionally with its loopback interface up.
  */
 import { collectAcks } from "../netlink/batch.js";
+import { NLM_F_ACK, NLM_F_REQUEST, NLMSG_HDRLEN } from "../netlink/constants.js";
 import { NetlinkError } from "../netlink/errors.js";
 import { MessageWriter } from "../netlink/writer.js";
-import { NLM_F_ACK, NLM_F_REQUEST, NLMSG_HDRLEN } from "../netlink/constants.js";
 import { ifNameToIndex } from "../sys/socket.js";
-import { NetnsError } from "./errors.js";
 import { openNetlinkIn, runIn, threadNetns } from "./enter.js";
+import { NetnsError } from "./errors.js";
 import type { NetNS } from "./handle.js";
 
 // linux/netlink.h, linux/rtnetlink.h, linux/if.h
@@ -61,7 +61,11 @@ function setLinkUp(ns: NetNS, ifname: string): void {
   conn.send(w.buf, w.length);
   collectAcks(conn, seq, 1, `RTM_NEWLINK ${ifname} up`, (_, errno) => {
     if (errno !== 0) {
-      throw new NetnsError(ns.label, `cannot bring ${ifname} up`, new NetlinkError("RTM_NEWLINK", errno, seq));
+      throw new NetnsError(
+        ns.label,
+        `cannot bring ${ifname} up`,
+        new NetlinkError("RTM_NEWLINK", errno, seq),
+      );
     }
   });
 }

@@ -3,7 +3,7 @@
  * pin directories and /proc/PID/ns/net of every process, each once (deduplicated by st_dev, st_ino).
  */
 import { readdirSync, statSync } from "node:fs";
-import { NetnsError, NetnsNotFoundError, fsError } from "./errors.js";
+import { fsError, NetnsError, NetnsNotFoundError } from "./errors.js";
 import { NetNS } from "./handle.js";
 import { type AllNetnsOptions, NetnsIteration, pinCandidates } from "./iterate.js";
 import { NETNS_RUN_DIR } from "./pinned.js";
@@ -49,7 +49,10 @@ function* walk(dirs: readonly string[], errors: NetnsError[]): Generator<Discove
   const sighting = (dev: number, ino: number): Sighting => {
     const key = `${dev}:${ino}`;
     let s = seen.get(key);
-    if (!s) seen.set(key, (s = { dev, ino, names: [], paths: [], pids: [] }));
+    if (!s) {
+      s = { dev, ino, names: [], paths: [], pids: [] };
+      seen.set(key, s);
+    }
     return s;
   };
   for (const { name, path } of pinCandidates(dirs, errors)) {
@@ -69,7 +72,7 @@ function* walk(dirs: readonly string[], errors: NetnsError[]): Generator<Discove
       const st = statSync(path);
       const s = sighting(st.dev, st.ino);
       s.pids.push(pid);
-      if (s.paths.length === 0 || s.names.length === 0) s.paths.push(path);
+      s.paths.push(path);
     } catch (err) {
       const e = fsError(path, "cannot look at", err);
       if (!(e instanceof NetnsNotFoundError)) errors.push(e);
@@ -90,7 +93,7 @@ function* walk(dirs: readonly string[], errors: NetnsError[]): Generator<Discove
 function processes(errors: NetnsError[]): number[] {
   try {
     return readdirSync("/proc")
-      .filter((e) => e >= "0" && e <= "9~" && /^\d+$/.test(e))
+      .filter((e) => /^\d+$/.test(e))
       .map(Number)
       .sort((a, b) => a - b);
   } catch (err) {
@@ -100,7 +103,8 @@ function processes(errors: NetnsError[]): number[] {
 }
 
 /**
- * openSighting opens the first of its paths that still leads to the same namespace: a process may
+ * openSighting opens the first of its paths (pins, then processes) that still leads to the same
+ * namespace: a pin may have been removed, a process may
  * have exited, or its pid been reused by a process elsewhere. A namespace with no live path left is
  * gone and skipped; any other failure of the last path is recorded.
  */

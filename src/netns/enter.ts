@@ -4,7 +4,7 @@
  * `finally` — no other JavaScript can run in between. A failed restore poisons the layer: the
  * process must not go on quietly in the wrong namespace (Go's netns code kills the thread instead).
  */
-import { NetlinkSocket, type NetlinkOptions } from "../netlink/connection.js";
+import { type NetlinkOptions, NetlinkSocket } from "../netlink/connection.js";
 import { SysError } from "../sys/errors.js";
 import { CLONE_NEWNET, setns, unshare } from "../sys/namespace.js";
 import {
@@ -23,9 +23,6 @@ export interface ThreadSyscalls {
   /** unshare(2). Throws SysError; on failure the thread has not moved. */
   unshare(flags: number): void;
 }
-
-// The calling thread's namespace (/proc/self is the thread group leader's).
-const THREAD_SELF_NET = "/proc/thread-self/ns/net";
 
 /**
  * ThreadNetns moves one thread (the one that calls it) between network namespaces under the restore
@@ -83,7 +80,7 @@ export class ThreadNetns {
     return this.#visit(
       "new namespace",
       () => this.#sys.unshare(CLONE_NEWNET),
-      () => NetNS.open(THREAD_SELF_NET),
+      () => NetNS.openThread(),
     );
   }
 
@@ -114,13 +111,18 @@ export class ThreadNetns {
       this.#poison =
         err instanceof SysError
           ? new NetnsRestoreError(to, from, err)
-          : new NetnsRestoreError(to, from, undefined, ` (${err instanceof Error ? err.message : String(err)})`);
+          : new NetnsRestoreError(
+              to,
+              from,
+              undefined,
+              ` (${err instanceof Error ? err.message : String(err)})`,
+            );
       throw this.#poison;
     }
   }
 
   #originalHandle(): NetNS {
-    this.#original ??= NetNS.open(THREAD_SELF_NET);
+    this.#original ??= NetNS.openThread();
     return this.#original;
   }
 }
@@ -149,7 +151,11 @@ export function runIn<T>(ns: NetNS, fn: () => T): T {
  * namespace when `ns` is undefined); the thread never stays in `ns`. The caller owns the socket.
  * Throws NetnsError / NetnsRestoreError as runIn, SysError as NetlinkSocket.open.
  */
-export function openNetlinkIn(ns: NetNS | undefined, protocol: number, options?: NetlinkOptions): NetlinkSocket {
+export function openNetlinkIn(
+  ns: NetNS | undefined,
+  protocol: number,
+  options?: NetlinkOptions,
+): NetlinkSocket {
   if (!ns) {
     threadNetns.assertUsable();
     return NetlinkSocket.open(protocol, options);

@@ -65,11 +65,11 @@ export class NetnsExistsError extends NetnsError {
  */
 export class NotANetnsError extends NetnsError {
   override readonly name = "NotANetnsError";
-  /** What /proc/self/fd/N said the file is, e.g. "mnt:[4026531841]" or "/tmp/x". */
+  /** What it is instead: "a plain file", "a directory", "a special file", "a mnt namespace", ... */
   readonly actual: string;
 
   constructor(netns: string, actual: string) {
-    super(netns, `not a network namespace (it is ${JSON.stringify(actual)})`);
+    super(netns, `not a network namespace: it is ${actual}`);
     this.actual = actual;
   }
 }
@@ -98,7 +98,11 @@ export class NetnsRestoreError extends NetnsError {
   readonly entered: string;
 
   constructor(netns: string, entered: string, cause: NetnsCause | undefined, detail?: string) {
-    super(netns, `FATAL: cannot return the thread here from ${JSON.stringify(entered)}${detail ?? ""}`, cause);
+    super(
+      netns,
+      `FATAL: cannot return the thread here from ${JSON.stringify(entered)}${detail ?? ""}`,
+      cause,
+    );
     this.entered = entered;
   }
 }
@@ -135,6 +139,7 @@ export function sysErrorOf(err: unknown, detail?: string): SysError {
 /** fsError wraps a node:fs failure on `netns` as NetnsNotFoundError (ENOENT, ESRCH) or NetnsError. */
 export function fsError(netns: string, what: string, err: unknown): NetnsError {
   const cause = sysErrorOf(err);
-  if (cause.errno === Errno.ENOENT || cause.code === "ESRCH") return new NetnsNotFoundError(netns, what, cause);
+  if (cause.errno === Errno.ENOENT || cause.code === "ESRCH")
+    return new NetnsNotFoundError(netns, what, cause);
   return new NetnsError(netns, what, cause);
 }

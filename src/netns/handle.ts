@@ -2,15 +2,49 @@
  * NetNS: an open file descriptor of a network namespace file (/proc/PID/ns/net, or a bind mount of
  * one). Holding it keeps the namespace alive; setns(2) takes its descriptor.
  */
-import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
-import { NetnsError, NotANetnsError, fsError } from "./errors.js";
+import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
+import { constants as os } from "node:os";
+import type { SysError } from "../sys/errors.js";
+import { ioctlInt, NS_GET_NSTYPE } from "../sys/ioctl.js";
+import { CLONE_NEWNET } from "../sys/namespace.js";
+import { fsError, NetnsError, NotANetnsError } from "./errors.js";
 
 // O_NONBLOCK and O_NOCTTY: a FIFO or a terminal dropped into a pin directory must not block or
 // become our controlling terminal when we open it to find out what it is. libuv adds O_CLOEXEC.
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+const ENOTTY = os.errno.ENOTTY;
 
-// readlink(/proc/self/fd/N) of a namespace file reads "net:[4026531833]" (fs/nsfs.c, ns_dname).
-const NET_NS_LINK = /^net:\[(\d+)\]$/;
+// What NS_GET_NSTYPE answers for the other namespace kinds (linux/sched.h), for messages.
+const NS_KINDS = new Map<number, string>([
+  [0x00000080, "time"],
+  [0x00020000, "mnt"],
+  [0x02000000, "cgroup"],
+  [0x04000000, "uts"],
+  [0x08000000, "ipc"],
+  [0x10000000, "user"],
+  [0x20000000, "pid"],
+]);
+
+/**
+ * whatIsNot says what an open file is when it is not a network namespace, or undefined when it is
+ * one. nsfs files are regular files; ioctl(NS_GET_NSTYPE) (linux/nsfs.h) answers CLONE_NEWNET for a
+ * network namespace and ENOTTY for any other regular file. (readlink of /proc/self/fd/N is no
+ * test: for a pinned namespace it reads the mount point's path, not "net:[ino]".) Devices and FIFOs
+ * are never sent the ioctl.
+ */
+function whatIsNot(fd: number, st: Stats): string | undefined {
+  if (st.isDirectory()) return "a directory";
+  if (!st.isFile()) return "a special file";
+  let type: number;
+  try {
+    type = ioctlInt(fd, NS_GET_NSTYPE);
+  } catch (err) {
+    if ((err as SysError).errno === ENOTTY) return "a plain file";
+    throw err;
+  }
+  if (type === CLONE_NEWNET) return undefined;
+  return `a ${NS_KINDS.get(type) ?? `0x${type.toString(16)}`} namespace`;
+}
 
 /**
  * NetNS is an open network namespace. The handle owns its descriptor: close it (or declare it with
@@ -28,10 +62,20 @@ export class NetNS implements Disposable {
   /** The pinned name (file name in a pin directory), when it was found by name. */
   readonly name: string | undefined;
   #fd: number;
+  /** Whether `path` is our own /proc/PID/fd/FD, which dies with the descriptor. */
+  readonly #pathIsFd: boolean;
 
-  /** Use openNetns(); the constructor only records what it checked. */
-  private constructor(fd: number, dev: number, ino: number, path: string, name: string | undefined) {
+  /** Use the static openers; the constructor only records what they checked. */
+  private constructor(
+    fd: number,
+    dev: number,
+    ino: number,
+    path: string,
+    pathIsFd: boolean,
+    name: string | undefined,
+  ) {
     this.#fd = fd;
+    this.#pathIsFd = pathIsFd;
     this.dev = dev;
     this.ino = ino;
     this.path = path;
@@ -47,9 +91,21 @@ export class NetNS implements Disposable {
     return NetNS.#openAs(path, path, name);
   }
 
-  /** Open `source` and record it as `path` (dup() opens /proc/self/fd/N but keeps the original path). */
-  static #openAs(source: string, path: string, name: string | undefined): NetNS {
-    const label = name ?? path;
+  /**
+   * openThread opens the calling thread's network namespace (/proc/thread-self/ns/net). That path
+   * names whatever namespace the thread is in later, so the handle's `path` is /proc/PID/fd/FD
+   * instead: valid, for any process, while the handle is open. The caller owns the handle.
+   */
+  static openThread(): NetNS {
+    return NetNS.#openAs("/proc/thread-self/ns/net", undefined, undefined);
+  }
+
+  /**
+   * Open `source` and record it as `path`, or, when `path` is undefined, as /proc/PID/fd/FD
+   * (dup() opens /proc/self/fd/N but keeps the path of the handle it copies).
+   */
+  static #openAs(source: string, path: string | undefined, name: string | undefined): NetNS {
+    const label = name ?? path ?? source;
     let fd: number;
     try {
       fd = openSync(source, OPEN_FLAGS);
@@ -57,10 +113,10 @@ export class NetNS implements Disposable {
       throw fsError(label, "cannot open", err);
     }
     try {
-      const link = readlinkSync(`/proc/self/fd/${fd}`);
-      if (!NET_NS_LINK.test(link)) throw new NotANetnsError(label, link);
       const st = fstatSync(fd);
-      return new NetNS(fd, st.dev, st.ino, path, name);
+      const not = whatIsNot(fd, st);
+      if (not) throw new NotANetnsError(label, not);
+      return new NetNS(fd, st.dev, st.ino, path ?? `/proc/${process.pid}/fd/${fd}`, path === undefined, name);
     } catch (err) {
       closeSync(fd);
       if (err instanceof NetnsError) throw err;
@@ -99,7 +155,7 @@ export class NetNS implements Disposable {
    * same path and name; the caller owns it. Use it to keep a namespace an iteration lends out.
    */
   dup(): NetNS {
-    return NetNS.#openAs(`/proc/self/fd/${this.fd}`, this.path, this.name);
+    return NetNS.#openAs(`/proc/self/fd/${this.fd}`, this.#pathIsFd ? undefined : this.path, this.name);
   }
 
   /** Close the descriptor. Idempotent. The namespace lives on while anything else holds it. */

@@ -3,8 +3,8 @@
  * collected on the iteration object, never thrown, so one bad entry never hides the others.
  */
 import { readdirSync } from "node:fs";
-import { NetnsError, fsError } from "./errors.js";
 import { threadNetns } from "./enter.js";
+import { fsError, NetnsError } from "./errors.js";
 import { NetNS } from "./handle.js";
 import { NETNS_RUN_DIR } from "./pinned.js";
 

@@ -2,14 +2,18 @@
  * Opening namespaces that already exist: the calling thread's, one at a path, one a process is in.
  * Every call refuses to run once a failed restore has poisoned the layer.
  */
-import { NetnsError } from "./errors.js";
+
 import { threadNetns } from "./enter.js";
+import { NetnsError } from "./errors.js";
 import { NetNS } from "./handle.js";
 
-/** current opens the calling thread's network namespace (/proc/thread-self/ns/net). The caller owns it. */
+/**
+ * current opens the calling thread's network namespace (/proc/thread-self/ns/net; inside runIn, the
+ * namespace runIn entered). The caller owns it. Its `path` is /proc/PID/fd/FD (see NetNS.openThread).
+ */
 export function current(): NetNS {
   threadNetns.assertUsable();
-  return NetNS.open("/proc/thread-self/ns/net");
+  return NetNS.openThread();
 }
 
 /**

@@ -8,8 +8,14 @@ import { closeSync, constants, mkdirSync, openSync, unlinkSync } from "node:fs";
 import { Errno, SysError } from "../sys/errors.js";
 import { MNT_DETACH, MS_BIND, MS_REC, MS_SHARED, mount, umount2 } from "../sys/namespace.js";
 import { type CreateOptions, create } from "./create.js";
-import { InvalidNetnsNameError, NetnsError, NetnsExistsError, NetnsNotFoundError, fsError } from "./errors.js";
 import { threadNetns } from "./enter.js";
+import {
+  fsError,
+  InvalidNetnsNameError,
+  NetnsError,
+  NetnsExistsError,
+  NetnsNotFoundError,
+} from "./errors.js";
 import { NetNS } from "./handle.js";
 
 /** The directory `ip netns` pins namespaces in (/var/run/netns is the same: /var/run -> /run). */

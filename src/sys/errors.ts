@@ -2,9 +2,11 @@ import { constants } from "node:os";
 
 const errnoNames = new Map<number, string>();
 for (const [name, value] of Object.entries(constants.errno)) {
-  // Keep the first name for aliases (EAGAIN before EWOULDBLOCK, as Node lists them).
   if (!errnoNames.has(value)) errnoNames.set(value, name);
 }
+// Where Linux has two names for one number, use the one the kernel's sources and ss use.
+errnoNames.set(constants.errno.EOPNOTSUPP, "EOPNOTSUPP");
+errnoNames.set(constants.errno.EAGAIN, "EAGAIN");
 
 /** errnoName returns the symbolic name of an errno number ("EPERM"), or "E<number>" when unknown. */
 export function errnoName(errno: number): string {

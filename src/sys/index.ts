@@ -1,3 +1,4 @@
 export * from "./errors.js";
+export * from "./ioctl.js";
 export * from "./namespace.js";
 export * from "./socket.js";

@@ -18,7 +18,8 @@ function reply(r: HolderReply): void {
 }
 
 function wireError(err: unknown): WireError {
-  if (err instanceof SysError) return { message: err.message, code: err.code, errno: err.errno, syscall: err.syscall };
+  if (err instanceof SysError)
+    return { message: err.message, code: err.code, errno: err.errno, syscall: err.syscall };
   return { message: err instanceof Error ? err.message : String(err) };
 }
 
@@ -86,10 +87,9 @@ function main(): void {
     });
   });
   lines.on("close", () => {
-    void queue.finally(() => {
-      table.closeAll();
-      process.exit(0);
-    });
+    // The parent is gone: nobody waits for pending replies.
+    table.closeAll();
+    process.exit(0);
   });
 }
 

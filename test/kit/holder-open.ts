@@ -25,7 +25,6 @@ import {
   socketCookie,
   socketpair,
 } from "../../src/sys/index.js";
-import type { HeldEntry, SocketTable } from "./holder-table.js";
 import type {
   BindSpec,
   ConnectionSpec,
@@ -37,6 +36,7 @@ import type {
   UnixSpec,
   UnixType,
 } from "./holder-protocol.js";
+import type { HeldEntry, SocketTable } from "./holder-table.js";
 import {
   canonicalAddress,
   decodeSockaddr,
@@ -49,7 +49,11 @@ import {
   v4Mapped,
 } from "./sockaddr.js";
 
-const UNIX_TYPES: Record<UnixType, number> = { stream: SOCK_STREAM, dgram: SOCK_DGRAM, seqpacket: SOCK_SEQPACKET };
+const UNIX_TYPES: Record<UnixType, number> = {
+  stream: SOCK_STREAM,
+  dgram: SOCK_DGRAM,
+  seqpacket: SOCK_SEQPACKET,
+};
 const WILDCARD: Record<InetFamily, string> = { inet: "0.0.0.0", inet6: "::" };
 const LOOPBACK: Record<InetFamily, string> = { inet: "127.0.0.1", inet6: "::1" };
 /** How long an accept waits for a loopback connection that connect(2) already reported complete. */
@@ -85,15 +89,20 @@ export class Opener {
   private openOne(spec: SocketSpec, i: number, count: number): void {
     switch (spec.kind) {
       case "udp":
-        return this.datagram(spec, i);
+        this.datagram(spec, i);
+        break;
       case "listener":
-        return this.listener(spec, i);
+        this.listener(spec, i);
+        break;
       case "unix":
-        return this.unix(spec, count > 1 && spec.name !== undefined ? `${spec.name}${i}` : spec.name);
+        this.unix(spec, count > 1 && spec.name !== undefined ? `${spec.name}${i}` : spec.name);
+        break;
       case "connection":
-        return this.connection(spec);
+        this.connection(spec);
+        break;
       case "pair":
-        return this.pair(spec);
+        this.pair(spec);
+        break;
       default:
         throw new Error(`unknown spec kind ${JSON.stringify((spec as { kind: unknown }).kind)}`);
     }
@@ -103,18 +112,27 @@ export class Opener {
     const family = spec.family ?? familyOf(spec.bind?.address ?? spec.connect?.address ?? "0.0.0.0");
     const protocol = spec.protocol ?? "udp";
     const fd = this.track(
-      socket(domainOf(family), SOCK_DGRAM | SOCK_NONBLOCK, protocol === "udp" ? IPPROTO_UDP : IPPROTO_UDPLITE),
+      socket(
+        domainOf(family),
+        SOCK_DGRAM | SOCK_NONBLOCK,
+        protocol === "udp" ? IPPROTO_UDP : IPPROTO_UDPLITE,
+      ),
     );
-    if (spec.bind) bind(fd, bindAddress(family, spec.bind, i));
+    if (spec.bind) bindInet(fd, family, spec.bind, i);
     let dst = WILDCARD[family];
     if (spec.connect) {
       dst = addressFor(family, spec.connect.address);
-      connect(fd, sockaddrInet(family, dst, spec.connect.port));
+      connectInet(fd, family, dst, spec.connect.port);
     }
     const connected = spec.connect !== undefined;
-    this.finish(fd, { family, protocol, dst, dport: spec.connect?.port ?? 0 }, connected ? "established" : "close", {
-      listed: connected || spec.bind !== undefined,
-    });
+    this.finish(
+      fd,
+      { family, protocol, dst, dport: spec.connect?.port ?? 0 },
+      connected ? "established" : "close",
+      {
+        listed: connected || spec.bind !== undefined,
+      },
+    );
   }
 
   private listener(spec: ListenerSpec, i: number): void {
@@ -123,7 +141,7 @@ export class Opener {
     const fd = this.track(
       socket(domainOf(family), SOCK_STREAM | SOCK_NONBLOCK, protocol === "tcp" ? IPPROTO_TCP : IPPROTO_MPTCP),
     );
-    if (spec.bind) bind(fd, bindAddress(family, spec.bind, i));
+    if (spec.bind) bindInet(fd, family, spec.bind, i);
     listen(fd, spec.backlog ?? 4096);
     this.finish(fd, { family, protocol, dst: WILDCARD[family], dport: 0 }, "listening");
   }
@@ -131,7 +149,7 @@ export class Opener {
   private unix(spec: UnixSpec, name: string | undefined): void {
     const fd = this.track(socket(AF_UNIX, UNIX_TYPES[spec.type] | SOCK_NONBLOCK, 0));
     if (name !== undefined) {
-      bind(fd, sockaddrUn(name));
+      named(unixDisplayName(name), () => bind(fd, sockaddrUn(name)));
       (this.batch.at(-1) as Pending).unixName = name;
     }
     if (spec.listen) listen(fd, 4096);
@@ -145,26 +163,34 @@ export class Opener {
   private connection(spec: ConnectionSpec): void {
     const target = this.table.get(spec.listener);
     const t = target.record;
-    if (t.family === "unix") return this.unixConnection(target);
+    if (t.family === "unix") {
+      this.unixConnection(target);
+      return;
+    }
     if (t.state !== "listening") throw new Error(`socket ${t.id} is not a listener`);
     const family = spec.family ?? t.family;
     const dst = reachAddress(t.family, t.src, family);
     const protocol = t.protocol === "mptcp" ? IPPROTO_MPTCP : IPPROTO_TCP;
     const client = this.track(socket(domainOf(family), SOCK_STREAM, protocol));
-    connect(client, sockaddrInet(family, dst, t.sport));
+    connectInet(client, family, dst, t.sport);
     const c = this.finish(client, { family, protocol: t.protocol, dst, dport: t.sport }, "established");
     const server = this.track(acceptSoon(target.fd));
     const cdst = c.record.family === t.family ? c.record.src : addressFor(t.family, unmapped(c.record.src));
-    this.finish(server, { family: t.family, protocol: t.protocol, dst: cdst, dport: c.record.sport }, "established");
+    this.finish(
+      server,
+      { family: t.family, protocol: t.protocol, dst: cdst, dport: c.record.sport },
+      "established",
+    );
   }
 
   private unixConnection(target: HeldEntry): void {
     const t = target.record;
     const type = t.type ?? "stream";
-    if (target.unixName === undefined) throw new Error(`socket ${t.id} has no name to connect to`);
+    const name = target.unixName;
+    if (name === undefined) throw new Error(`socket ${t.id} has no name to connect to`);
     if (type !== "dgram" && t.state !== "listening") throw new Error(`socket ${t.id} is not a listener`);
     const client = this.track(socket(AF_UNIX, UNIX_TYPES[type], 0));
-    connect(client, sockaddrUn(target.unixName));
+    named(unixDisplayName(target.unixName), () => connect(client, sockaddrUn(name)));
     const base = { family: "unix", protocol: "unix", type, dport: 0 } as const;
     const dst = unixDisplayName(target.unixName);
     if (type === "dgram") {
@@ -172,7 +198,11 @@ export class Opener {
       return;
     }
     const c = this.finish(client, { ...base, dst, peer: 0 }, "established");
-    const s = this.finish(this.track(acceptSoon(target.fd)), { ...base, dst: "*", peer: c.record.inode }, "established");
+    const s = this.finish(
+      this.track(acceptSoon(target.fd)),
+      { ...base, dst: "*", peer: c.record.inode },
+      "established",
+    );
     c.record.peer = s.record.inode;
   }
 
@@ -226,7 +256,8 @@ function domainOf(family: InetFamily): number {
   return family === "inet" ? AF_INET : AF_INET6;
 }
 
-function bindAddress(family: InetFamily, spec: BindSpec, i: number): Buffer {
+/** bindInet binds to `spec`; a port range gives socket `i` of a batch the port `from + i`. */
+function bindInet(fd: number, family: InetFamily, spec: BindSpec, i: number): void {
   const range = spec.port;
   let port = 0;
   if (typeof range === "number") port = range;
@@ -234,7 +265,26 @@ function bindAddress(family: InetFamily, spec: BindSpec, i: number): Buffer {
     port = range.from + i;
     if (port > range.to) throw new Error(`port range ${range.from}-${range.to} has no port for socket #${i}`);
   }
-  return sockaddrInet(family, addressFor(family, spec.address ?? WILDCARD[family]), port);
+  const address = addressFor(family, spec.address ?? WILDCARD[family]);
+  named(endpointText(address, port), () => bind(fd, sockaddrInet(family, address, port)));
+}
+
+function connectInet(fd: number, family: InetFamily, address: string, port: number): void {
+  named(endpointText(address, port), () => connect(fd, sockaddrInet(family, address, port)));
+}
+
+function endpointText(address: string, port: number): string {
+  return address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/** named runs a system call and, if it fails, rethrows its SysError naming the address it was given. */
+function named(detail: string, call: () => void): void {
+  try {
+    call();
+  } catch (err) {
+    if (err instanceof SysError) throw new SysError(err.syscall, err.errno, detail);
+    throw err;
+  }
 }
 
 /** addressFor renders `address` for a socket of `family`: IPv4 on "inet6" becomes v4-mapped. */
@@ -252,7 +302,10 @@ function unmapped(address: string): string {
 
 /** reachAddress is where a `client` family socket connects to reach a listener bound to `src`. */
 function reachAddress(listener: InetFamily, src: string, client: InetFamily): string {
-  const bound = src === WILDCARD[listener] ? LOOPBACK[listener === "inet6" && client === "inet" ? "inet" : listener] : src;
+  const bound =
+    src === WILDCARD[listener]
+      ? LOOPBACK[listener === "inet6" && client === "inet" ? "inet" : listener]
+      : src;
   return addressFor(client, client === "inet" ? unmapped(bound) : bound);
 }
 

@@ -115,7 +115,9 @@ export interface WireError {
 }
 
 /** A reply from the child. The first line it writes is `{ seq: 0, ok: true, result: HolderHello }`. */
-export type HolderReply = { seq: number; ok: true; result: unknown } | { seq: number; ok: false; error: WireError };
+export type HolderReply =
+  | { seq: number; ok: true; result: unknown }
+  | { seq: number; ok: false; error: WireError };
 
 /** What the child says once it has entered its namespace. */
 export interface HolderHello {

@@ -58,7 +58,10 @@ export class SocketTable {
     const n = recvErrno(e.fd, this.recvBuf, MSG_DONTWAIT);
     if (n >= 0) return 0;
     const err = -n;
-    if (err !== Errno.EAGAIN) (e.seen ??= new Set()).add(err);
+    if (err !== Errno.EAGAIN) {
+      e.seen ??= new Set();
+      e.seen.add(err);
+    }
     return err;
   }
 

@@ -17,7 +17,9 @@ export interface Endpoint {
 }
 
 /** What getsockname(2) reported, decoded. A unix name is in ss notation: path, "@abstract" or "*". */
-export type DecodedSockaddr = { family: InetFamily; address: string; port: number } | { family: "unix"; name: string };
+export type DecodedSockaddr =
+  | { family: InetFamily; address: string; port: number }
+  | { family: "unix"; name: string };
 
 /** SockaddrError names an address or port the kit cannot encode. */
 export class SockaddrError extends Error {
@@ -47,7 +49,8 @@ export function parseIPv4(address: string): Buffer {
 
 /** parseIPv6 returns the 16 network-order bytes of an IPv6 text, including "::" and a dotted tail. */
 export function parseIPv6(address: string): Buffer {
-  if (familyOf(address) !== "inet6") throw new SockaddrError(`not an IPv6 address: ${JSON.stringify(address)}`);
+  if (familyOf(address) !== "inet6")
+    throw new SockaddrError(`not an IPv6 address: ${JSON.stringify(address)}`);
   let text = address;
   const tail = text.slice(text.lastIndexOf(":") + 1);
   if (tail.includes(".")) {
@@ -132,7 +135,8 @@ export function unixDisplayName(name: string | undefined): string {
 /** decodeSockaddr reads the first `len` bytes of a sockaddr that getsockname(2) filled in. */
 export function decodeSockaddr(b: Buffer, len: number): DecodedSockaddr {
   const family = b.readUInt16LE(0);
-  if (family === AF_INET) return { family: "inet", address: formatIPv4(b.readUInt32BE(4)), port: b.readUInt16BE(2) };
+  if (family === AF_INET)
+    return { family: "inet", address: formatIPv4(b.readUInt32BE(4)), port: b.readUInt16BE(2) };
   if (family === AF_INET6) {
     const address = formatIPv6(b.readUInt32BE(8), b.readUInt32BE(12), b.readUInt32BE(16), b.readUInt32BE(20));
     return { family: "inet6", address, port: b.readUInt16BE(2) };

@@ -1,0 +1,53 @@
+/**
+ * Errors of the filter layer: a filter that does not parse, and a parsed filter naming something
+ * (an interface, a cgroup) that does not exist where it is compiled.
+ */
+
+/**
+ * FilterSyntaxError is a filter text (or structured filter) that is not valid ss syntax. It names the whole
+ * `input`, the offending `word` and its `position` (index into `input`); the message quotes the input
+ * with a caret line under the word. Parsing never throws anything else.
+ */
+export class FilterSyntaxError extends Error {
+  override readonly name = "FilterSyntaxError";
+  /** The whole filter text. */
+  readonly input: string;
+  /** The offending word ("" when the filter ended too early). */
+  readonly word: string;
+  /** Index of `word` in `input` (`input.length` when the filter ended too early). */
+  readonly position: number;
+  /** What is wrong, without the quoted input. */
+  readonly reason: string;
+
+  constructor(reason: string, input: string, word: string, position: number) {
+    super(`${reason}\n${caretLines(input, position, word.length)}`);
+    this.reason = reason;
+    this.input = input;
+    this.word = word;
+    this.position = position;
+  }
+}
+
+/**
+ * FilterResolveError is a filter word that parsed but names nothing where the filter is compiled:
+ * an interface unknown in the socket's network namespace, a cgroup path that is not a cgroup v2.
+ */
+export class FilterResolveError extends Error {
+  override readonly name = "FilterResolveError";
+  /** What could not be resolved. */
+  readonly kind: "device" | "cgroup";
+  /** The word as the filter gave it. */
+  readonly word: string;
+
+  constructor(kind: "device" | "cgroup", word: string, detail: string) {
+    super(`cannot resolve ${kind} "${word}": ${detail}`);
+    this.kind = kind;
+    this.word = word;
+  }
+}
+
+/** caretLines renders the input on one line and a caret line under [position, position + length). */
+function caretLines(input: string, position: number, length: number): string {
+  const shown = input.replace(/[\t\r\n]/g, " ");
+  return `  ${shown}\n  ${" ".repeat(position)}${"^".repeat(Math.max(1, length))}`;
+}

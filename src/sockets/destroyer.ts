@@ -1,0 +1,102 @@
+/**
+ * Destroyer: sends SOCK_DESTROY requests for many sockets in batches — many requests in one write,
+ * one ack each, matched by sequence number — and classifies each answer into a DestroyReport.
+ * Memory is bounded by the batch size, whatever the number of sockets.
+ */
+import { writeDestroyRequest } from "../diag/inet.js";
+import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
+import { MessageWriter, type NetlinkSocket, collectAcks } from "../netlink/index.js";
+import { Errno, errnoName } from "../sys/errors.js";
+import {
+  type DestroyOutcome,
+  type DestroyReport,
+  destroyErrorMessage,
+  emptyReport,
+  stopScope,
+} from "./destroy-report.js";
+import { INET_PROTOCOLS } from "./protocols.js";
+
+/** Requests per write. Acks are 36 bytes each (NETLINK_CAP_ACK), far within the 4 MiB receive queue. */
+export const DEFAULT_BATCH_SIZE = 512;
+// sizeof(nlmsghdr) + sizeof(inet_diag_req_v2) + one u32 attribute (MPTCP's protocol number).
+const REQUEST_BYTES = 16 + 56 + 8;
+
+export type OutcomeListener = (socket: Socket, outcome: DestroyOutcome) => void;
+
+export class Destroyer {
+  readonly report: DestroyReport;
+  private readonly writer: MessageWriter;
+  private readonly pending: InetSocket[] = [];
+  private readonly stoppedProtocols = new Set<Protocol>();
+  private stoppedAll = false;
+  /** Protocols that have had one destroy answered: the first goes alone, as a probe. */
+  private readonly probed = new Set<Protocol>();
+
+  constructor(
+    private readonly conn: NetlinkSocket,
+    private readonly batchSize = DEFAULT_BATCH_SIZE,
+    private readonly onOutcome?: OutcomeListener,
+  ) {
+    this.report = emptyReport(false);
+    this.writer = new MessageWriter(Buffer.alloc(batchSize * REQUEST_BYTES));
+  }
+
+  /** Queue `socket` for destruction; sends a batch when it is full. */
+  add(socket: Socket): void {
+    this.report.matched++;
+    if (this.stoppedAll || this.stoppedProtocols.has(socket.protocol)) {
+      this.report.skipped++;
+      this.onOutcome?.(socket, "skipped");
+      return;
+    }
+    if (socket.family === "unix") {
+      // unix_diag has no destroy handler: the kernel would answer EOPNOTSUPP to every request.
+      this.fail(socket, Errno.EOPNOTSUPP);
+      return;
+    }
+    this.pending.push(socket);
+    if (this.pending.length >= this.batchSize || !this.probed.has(socket.protocol)) this.flush();
+  }
+
+  /** Send what is queued and wait for every ack. */
+  flush(): void {
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    const w = this.writer.reset();
+    const firstSeq = this.conn.nextSeq();
+    for (let i = 0; i < batch.length; i++) {
+      const s = batch[i]!;
+      writeDestroyRequest(w, i === 0 ? firstSeq : this.conn.nextSeq(), s, INET_PROTOCOLS[s.protocol].number);
+    }
+    this.conn.send(w.buf, w.length);
+    collectAcks(this.conn, firstSeq, batch.length, "destroy", (index, errno) => this.answer(batch[index]!, errno));
+    batch.length = 0;
+  }
+
+  private answer(socket: InetSocket, errno: number): void {
+    this.probed.add(socket.protocol);
+    if (errno === 0) {
+      this.report.destroyed++;
+      this.onOutcome?.(socket, "destroyed");
+    } else if (errno === Errno.ENOENT) {
+      this.report.gone++;
+      this.onOutcome?.(socket, "gone");
+    } else {
+      this.fail(socket, errno);
+    }
+  }
+
+  private fail(socket: Socket, errno: number): void {
+    const message = destroyErrorMessage(errno, socket.protocol);
+    this.report.failed.push({ socket, errno, code: errnoName(errno), message });
+    this.onOutcome?.(socket, "failed");
+    const scope = stopScope(errno);
+    if (!scope) return;
+    if (scope === "all") this.stoppedAll = true;
+    else this.stoppedProtocols.add(socket.protocol);
+    const protocol = scope === "all" ? undefined : socket.protocol;
+    if (!this.report.stops.some((s) => s.protocol === protocol && s.code === errnoName(errno))) {
+      this.report.stops.push({ protocol, code: errnoName(errno), reason: message });
+    }
+  }
+}
