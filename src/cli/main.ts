@@ -3,16 +3,22 @@
  * sockdiag: list and destroy sockets through netlink sock_diag, in any network namespace.
  * Dispatches to one command per file; turns errors into messages and exit codes in one place.
  */
+import { DOCTOR, runDoctor } from "./commands/doctor.js";
+import { KILL, runKill } from "./commands/kill.js";
 import { LS, runLs } from "./commands/ls.js";
 import { type CommandSpec, renderHelp } from "./options.js";
-import { EXIT_OK, EXIT_USAGE, UsageError, reportError } from "./usage.js";
+import { EXIT_OK, EXIT_USAGE, reportError, UsageError } from "./usage.js";
 
 interface Command {
   spec: CommandSpec;
   run: (argv: readonly string[]) => number;
 }
 
-const COMMANDS: readonly Command[] = [{ spec: LS, run: runLs }];
+const COMMANDS: readonly Command[] = [
+  { spec: LS, run: runLs },
+  { spec: KILL, run: runKill },
+  { spec: DOCTOR, run: runDoctor },
+];
 
 function mainHelp(): string {
   const lines = ["Usage: sockdiag COMMAND [OPTIONS]", "", "Commands:"];

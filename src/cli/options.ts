@@ -49,7 +49,12 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
     };
   }
   try {
-    const { values, positionals } = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      options,
+      allowPositionals: true,
+      strict: true,
+    });
     return { values: values as ParsedValues, positionals };
   } catch (err) {
     throw new UsageError(`${spec.name}: ${cleanParseMessage(err)}`, `run 'sockdiag ${spec.name} --help'`);

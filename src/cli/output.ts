@@ -4,7 +4,7 @@
  */
 import type { Socket } from "../diag/socket.js";
 import type { OptionSpec, ParsedValues } from "./options.js";
-import { type TableOptions, renderTable } from "./table.js";
+import { renderTable, type TableOptions } from "./table.js";
 
 export type Format = "table" | "json" | "ndjson";
 

@@ -4,11 +4,20 @@
  */
 import { readFileSync } from "node:fs";
 import type { Extension, InetFamily, Protocol } from "../diag/socket.js";
-import type { SocketQuery } from "../sockets/index.js";
+import { validateNetnsName } from "../netns/index.js";
+import type { NamespacedQuery } from "../sockets/index.js";
 import type { OptionSpec, ParsedValues } from "./options.js";
 import { UsageError } from "./usage.js";
 
-export const SELECT_OPTIONS: readonly OptionSpec[] = [
+/**
+ * The SELECT flags. `kill` spells -a's long form --all-states, because its --all means "no filter:
+ * destroy every selected socket".
+ */
+export function selectOptions(allStatesLong: "all" | "all-states"): OptionSpec[] {
+  return SELECT_OPTIONS.map((o) => (o.name === "all" ? { ...o, name: allStatesLong } : o));
+}
+
+const SELECT_OPTIONS: readonly OptionSpec[] = [
   { name: "tcp", short: "t", help: "TCP sockets" },
   { name: "udp", short: "u", help: "UDP sockets" },
   { name: "udplite", help: "UDP-Lite sockets" },
@@ -26,6 +35,16 @@ export const SELECT_OPTIONS: readonly OptionSpec[] = [
   { name: "processes", short: "p", help: "show the processes holding each socket" },
   { name: "numeric", short: "n", help: "accepted for ss compatibility: output is always numeric" },
   { name: "filter", short: "F", value: "FILE", help: "read the filter from FILE ('-' for stdin)" },
+  { name: "net", short: "N", value: "NAME", help: "in the namespace pinned as NAME (ip netns), as ss -N" },
+  { name: "netns", value: "PATH", help: "in the namespace of the file PATH (/proc/PID/ns/net, a pin)" },
+  { name: "pid", value: "PID", help: "in the network namespace of process PID" },
+  { name: "all-netns", help: "in this namespace and every pinned or discovered one (adds a netns column)" },
+  {
+    name: "netns-dir",
+    value: "DIR",
+    multiple: true,
+    help: "pin directory searched by --all-netns (default /run/netns)",
+  },
 ];
 
 const PROTOCOL_FLAGS: readonly [string, Protocol][] = [
@@ -47,7 +66,7 @@ export interface Display {
 }
 
 export interface Selection {
-  query: SocketQuery;
+  query: NamespacedQuery;
   /** The filter expression, as the words given (or the text of -F FILE); empty when none. */
   filter: string;
   display: Display;
@@ -59,13 +78,17 @@ export interface Selection {
  * Build the selection from parsed flags and the positional words: leading `state WORD` /
  * `exclude WORD` pairs (as ss accepts them), then the filter.
  */
-export function selectionFromArgs(values: ParsedValues, positionals: readonly string[]): Selection {
+export function selectionFromArgs(
+  values: ParsedValues,
+  positionals: readonly string[],
+  defaults: { allStatesKey: "all" | "all-states"; protocols: readonly Protocol[] },
+): Selection {
   let protocols = PROTOCOL_FLAGS.filter(([flag]) => values[flag]).map(([, p]) => p);
   const explicitProtocols = protocols.length > 0;
   const families: InetFamily[] = [];
   if (values.ipv4) families.push("inet");
   if (values.ipv6) families.push("inet6");
-  if (!explicitProtocols) protocols = families.length > 0 ? ["tcp", "udp"] : ["tcp", "udp", "unix"];
+  if (!explicitProtocols) protocols = defaults.protocols.filter((p) => families.length === 0 || p !== "unix");
   else if (families.length > 0 && protocols.includes("unix") && protocols.length === 1) {
     throw new UsageError("-4/-6 select IP sockets; they cannot be combined with -x alone");
   }
@@ -73,7 +96,10 @@ export function selectionFromArgs(values: ParsedValues, positionals: readonly st
   const states: string[] = [];
   const exclude: string[] = [];
   let i = 0;
-  while (i < positionals.length && (positionals[i] === "state" || positionals[i] === "exclude" || positionals[i] === "excl")) {
+  while (
+    i < positionals.length &&
+    (positionals[i] === "state" || positionals[i] === "exclude" || positionals[i] === "excl")
+  ) {
     const word = positionals[i + 1];
     if (word === undefined) throw new UsageError(`"${positionals[i]}" needs a state name after it`);
     (positionals[i] === "state" ? states : exclude).push(word);
@@ -81,14 +107,15 @@ export function selectionFromArgs(values: ParsedValues, positionals: readonly st
   }
   let filterWords = positionals.slice(i);
   if (typeof values.filter === "string") {
-    if (filterWords.length > 0) throw new UsageError("give the filter either with -F FILE or as words, not both");
+    if (filterWords.length > 0)
+      throw new UsageError("give the filter either with -F FILE or as words, not both");
     filterWords = [readFilterFile(values.filter)];
   }
 
-  const query: SocketQuery = { protocols };
+  const query: NamespacedQuery = { protocols, ...namespaceFromArgs(values) };
   if (families.length > 0) query.families = families;
   if (states.length > 0) query.states = states;
-  else if (values.all) query.states = ["all"];
+  else if (values[defaults.allStatesKey]) query.states = ["all"];
   else if (values.listening) query.states = ["listening", "close"];
   else query.states = ["connected"];
   if (exclude.length > 0) query.exclude = exclude;
@@ -112,4 +139,25 @@ function readFilterFile(path: string): string {
   } catch (err) {
     throw new UsageError(`cannot read filter file "${path}": ${(err as Error).message}`);
   }
+}
+
+/** -N / --netns / --pid / --all-netns: at most one of them. */
+function namespaceFromArgs(values: ParsedValues): Pick<NamespacedQuery, "netns" | "netnsDirs"> {
+  const given = (["net", "netns", "pid", "all-netns"] as const).filter((k) => values[k] !== undefined);
+  if (given.length > 1) throw new UsageError(`choose one of ${given.map((k) => `--${k}`).join(", ")}`);
+  const dirs = values["netns-dir"] as string[] | undefined;
+  if (dirs && !values["all-netns"]) throw new UsageError("--netns-dir goes with --all-netns");
+  if (values["all-netns"]) return dirs ? { netns: "all", netnsDirs: dirs } : { netns: "all" };
+  if (typeof values.net === "string") {
+    validateNetnsName(values.net);
+    return { netns: values.net };
+  }
+  if (typeof values.netns === "string")
+    return { netns: values.netns.includes("/") ? values.netns : `./${values.netns}` };
+  if (typeof values.pid === "string") {
+    if (!/^[1-9][0-9]*$/.test(values.pid))
+      throw new UsageError(`--pid takes a process id, not "${values.pid}"`);
+    return { netns: `/proc/${values.pid}/ns/net` };
+  }
+  return {};
 }

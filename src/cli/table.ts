@@ -60,7 +60,13 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
   const lines: string[] = [];
   all.forEach((row, r) => {
     const cells = row.map((cell, c) => (right.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)));
-    const tail = options.header ? (r === 0 ? (options.display.processes ? " Process" : "") : tails[r - 1]) : tails[r];
+    const tail = options.header
+      ? r === 0
+        ? options.display.processes
+          ? " Process"
+          : ""
+        : tails[r - 1]
+      : tails[r];
     lines.push(`${cells.join(" ")}${tail ?? ""}`.trimEnd());
   });
   return `${lines.join("\n")}\n`;

@@ -3,7 +3,14 @@
  * struct inet_diag_sockid, written into a caller's MessageWriter, and struct inet_diag_msg with its
  * attributes, decoded into an InetSocket.
  */
-import { AttributeReader, DecodeError, type MessageWriter, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST } from "../netlink/index.js";
+import {
+  AttributeReader,
+  DecodeError,
+  type MessageWriter,
+  NLM_F_ACK,
+  NLM_F_DUMP,
+  NLM_F_REQUEST,
+} from "../netlink/index.js";
 import {
   AF_INET,
   AF_INET6,
@@ -55,7 +62,14 @@ export interface InetDumpRequest {
  *   struct inet_diag_sockid id;
  * The id is left zero with the cookie set to INET_DIAG_NOCOOKIE, as a dump wants.
  */
-function writeReqHeader(b: Buffer, o: number, family: number, protocol: number, ext: number, states: number): void {
+function writeReqHeader(
+  b: Buffer,
+  o: number,
+  family: number,
+  protocol: number,
+  ext: number,
+  states: number,
+): void {
   b[o] = family;
   b[o + 1] = protocol & 0xff;
   b[o + 2] = ext;
@@ -125,7 +139,12 @@ const attrs = new AttributeReader();
  *   __u32 idiag_expires, idiag_rqueue, idiag_wqueue, idiag_uid, idiag_inode;
  * then attributes. Throws DecodeError when the bytes are too short or an attribute is malformed.
  */
-export function decodeInetDiagMsg(buf: Buffer, o: number, len: number, options: InetDecodeOptions): InetSocket {
+export function decodeInetDiagMsg(
+  buf: Buffer,
+  o: number,
+  len: number,
+  options: InetDecodeOptions,
+): InetSocket {
   if (len < INET_DIAG_MSG_LEN || o + len > buf.length) {
     throw new DecodeError("inet_diag_msg", o, `${len} bytes, needs ${INET_DIAG_MSG_LEN}`);
   }
@@ -153,7 +172,8 @@ export function decodeInetDiagMsg(buf: Buffer, o: number, len: number, options: 
   s.wqueue = buf.readUInt32LE(o + 60);
   s.uid = buf.readUInt32LE(o + 64);
   s.inode = buf.readUInt32LE(o + 68);
-  if (options.attributes && len > INET_DIAG_MSG_LEN) decodeInetAttributes(buf, o + INET_DIAG_MSG_LEN, o + len, s);
+  if (options.attributes && len > INET_DIAG_MSG_LEN)
+    decodeInetAttributes(buf, o + INET_DIAG_MSG_LEN, o + len, s);
   return s;
 }
 

@@ -4,7 +4,7 @@
  * the payload length; the first problem sticks in `error` and ends the walk, so a caller checks
  * once at the end instead of after every read (as mdlayher/netlink's AttributeDecoder does).
  */
-import { NLA_HDRLEN, align4 } from "./constants.js";
+import { align4, NLA_HDRLEN } from "./constants.js";
 import { DecodeError } from "./errors.js";
 
 export class AttributeReader {

@@ -2,8 +2,9 @@
  * Acks for a batch: many requests sent in one write, each with NLM_F_ACK and its own sequence
  * number, answered by the kernel in order with one NLMSG_ERROR each (error 0 = success).
  */
-import { NLMSG_ERROR, NLMSG_HDRLEN, align4 } from "./constants.js";
+
 import type { NetlinkSocket } from "./connection.js";
+import { align4, NLMSG_ERROR, NLMSG_HDRLEN } from "./constants.js";
 import { NetlinkProtocolError } from "./errors.js";
 
 /**

@@ -4,23 +4,24 @@
  * nothing truncated). A netlink socket belongs for life to the network namespace of the thread that
  * created it; netns/ opens sockets inside other namespaces by calling `open` there.
  */
+
+import { Errno, SysError } from "../sys/errors.js";
 import {
   AF_NETLINK,
+  close,
   MSG_TRUNC,
-  SOCK_RAW,
-  SOL_SOCKET,
+  recvfrom,
   SO_RCVBUF,
   SO_RCVBUFFORCE,
   SO_RCVTIMEO,
   SO_SNDBUF,
-  close,
-  recvfrom,
+  SOCK_RAW,
+  SOL_SOCKET,
   sendto,
   setsockopt,
   setsockoptInt,
   socket,
 } from "../sys/socket.js";
-import { Errno, SysError } from "../sys/errors.js";
 import { NETLINK_CAP_ACK, SOL_NETLINK } from "./constants.js";
 import { NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
 
@@ -119,7 +120,8 @@ export class NetlinkSocket implements Disposable {
       try {
         n = recvfrom(this.fd, this.recvBuf, MSG_TRUNC, this.from);
       } catch (err) {
-        if (err instanceof SysError && err.errno === Errno.EAGAIN) throw new NetlinkTimeoutError(op, this.timeoutMs);
+        if (err instanceof SysError && err.errno === Errno.EAGAIN)
+          throw new NetlinkTimeoutError(op, this.timeoutMs);
         throw err;
       }
       if (n > this.recvBuf.length) {

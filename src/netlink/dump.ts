@@ -8,8 +8,9 @@
  * (a failed dump sends no NLMSG_DONE, so waiting for one would hang), NLMSG_DONE's status is
  * checked, and a cursor closed early drains the rest so the socket can serve the next request.
  */
-import { NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_NOOP, NLM_F_DUMP_INTR, align4 } from "./constants.js";
+
 import type { NetlinkSocket } from "./connection.js";
+import { align4, NLM_F_DUMP_INTR, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_NOOP } from "./constants.js";
 import { NetlinkError, NetlinkProtocolError } from "./errors.js";
 
 export class DumpCursor implements Disposable {
@@ -47,7 +48,9 @@ export class DumpCursor implements Disposable {
         const len = this.end - o >= NLMSG_HDRLEN ? b.readUInt32LE(o) : 0;
         if (len < NLMSG_HDRLEN || o + len > this.end) {
           this.finished = true;
-          throw new NetlinkProtocolError(`${this.op}: malformed netlink message at byte ${o} (length ${len})`);
+          throw new NetlinkProtocolError(
+            `${this.op}: malformed netlink message at byte ${o} (length ${len})`,
+          );
         }
         this.pos = o + align4(len);
         if (b.readUInt32LE(o + 8) !== this.seq) continue;

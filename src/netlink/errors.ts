@@ -1,4 +1,4 @@
-import { SysError, describeErrno, errnoName } from "../sys/errors.js";
+import { describeErrno, errnoName, SysError } from "../sys/errors.js";
 
 /**
  * NetlinkError is an error the kernel answered in an NLMSG_ERROR message (or in NLMSG_DONE's

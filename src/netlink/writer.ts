@@ -4,8 +4,9 @@
  * written back to back and sent in one write (the kernel processes them in order). Nothing here
  * allocates, so request serialisation costs no garbage however often it runs.
  */
+
+import { align4, NLA_HDRLEN, NLMSG_HDRLEN } from "./constants.js";
 import { NetlinkProtocolError } from "./errors.js";
-import { NLA_HDRLEN, NLMSG_HDRLEN, align4 } from "./constants.js";
 
 export class MessageWriter {
   /** The buffer written into; owned by the caller, who sends bytes [0, length). */

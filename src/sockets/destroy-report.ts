@@ -3,7 +3,7 @@
  * "ENOENT on destroy means already gone" lives here and nowhere else.
  */
 import type { Protocol, Socket } from "../diag/socket.js";
-import { Errno, describeErrno, errnoName } from "../sys/errors.js";
+import { describeErrno, Errno, errnoName } from "../sys/errors.js";
 import { INET_PROTOCOLS } from "./protocols.js";
 
 /** One socket the kernel refused to destroy. */
@@ -53,13 +53,15 @@ export function addReport(total: DestroyReport, other: DestroyReport): void {
   total.failed.push(...other.failed);
   total.skipped += other.skipped;
   for (const stop of other.stops) {
-    if (!total.stops.some((s) => s.code === stop.code && s.protocol === stop.protocol)) total.stops.push(stop);
+    if (!total.stops.some((s) => s.code === stop.code && s.protocol === stop.protocol))
+      total.stops.push(stop);
   }
 }
 
 /** The explanation of an errno answered to SOCK_DESTROY for `protocol`. */
 export function destroyErrorMessage(errno: number, protocol: Protocol): string {
-  if (errno === Errno.EPERM) return "destroying sockets needs CAP_NET_ADMIN in the socket's network namespace";
+  if (errno === Errno.EPERM)
+    return "destroying sockets needs CAP_NET_ADMIN in the socket's network namespace";
   if (errno === Errno.EOPNOTSUPP) {
     return protocol !== "unix" && INET_PROTOCOLS[protocol].destroyable
       ? "this kernel cannot destroy sockets (built without CONFIG_INET_DIAG_DESTROY)"

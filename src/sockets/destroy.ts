@@ -6,12 +6,12 @@
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import { type NetNS, openNetlinkIn } from "../netns/index.js";
-import { type DestroyReport, addReport, emptyReport } from "./destroy-report.js";
+import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper } from "./dump.js";
 import type { NamespacedQuery } from "./iterate.js";
-import { type QueryPlan, planQuery } from "./query.js";
-import { type NamespaceFailure, type Target, allTargets, openSelected } from "./targets.js";
+import { planQuery, type QueryPlan } from "./query.js";
+import { allTargets, type NamespaceFailure, openSelected, type Target } from "./targets.js";
 
 export interface DestroyQuery extends NamespacedQuery {
   /**
@@ -44,7 +44,8 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
   const total: NamespacedDestroyReport = { ...emptyReport(Boolean(query.dryRun)), namespaceFailures: [] };
   const selector = query.netns;
   if (selector !== "all") {
-    const target: Target = selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
+    const target: Target =
+      selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
     try {
       addReport(total, destroyIn(target.netns, target.label, plan, query));
     } finally {
@@ -64,13 +65,19 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
 }
 
 /** destroySockets in one namespace (undefined: the calling thread's own). */
-function destroyIn(netns: NetNS | undefined, label: string | undefined, plan: QueryPlan, query: DestroyQuery): DestroyReport {
+function destroyIn(
+  netns: NetNS | undefined,
+  label: string | undefined,
+  plan: QueryPlan,
+  query: DestroyQuery,
+): DestroyReport {
   using dumpConn = openNetlinkIn(netns, NETLINK_SOCK_DIAG);
   const dumper = new Dumper(dumpConn);
   const options = { attributes: plan.attributes, netns: label };
   const { predicate, onOutcome, dryRun } = query;
   using destroyConn = dryRun ? undefined : openNetlinkIn(netns, NETLINK_SOCK_DIAG);
-  const destroyer = destroyConn && new Destroyer(destroyConn, query.batchSize ?? DEFAULT_BATCH_SIZE, onOutcome);
+  const destroyer =
+    destroyConn && new Destroyer(destroyConn, query.batchSize ?? DEFAULT_BATCH_SIZE, onOutcome);
   const report = destroyer?.report ?? emptyReport(true);
   const visit = (s: Socket) => {
     if (predicate && !predicate(s)) return;

@@ -5,7 +5,7 @@
  */
 import { writeDestroyRequest } from "../diag/inet.js";
 import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
-import { MessageWriter, type NetlinkSocket, collectAcks } from "../netlink/index.js";
+import { collectAcks, MessageWriter, type NetlinkSocket } from "../netlink/index.js";
 import { Errno, errnoName } from "../sys/errors.js";
 import {
   type DestroyOutcome,
@@ -69,7 +69,9 @@ export class Destroyer {
       writeDestroyRequest(w, i === 0 ? firstSeq : this.conn.nextSeq(), s, INET_PROTOCOLS[s.protocol].number);
     }
     this.conn.send(w.buf, w.length);
-    collectAcks(this.conn, firstSeq, batch.length, "destroy", (index, errno) => this.answer(batch[index]!, errno));
+    collectAcks(this.conn, firstSeq, batch.length, "destroy", (index, errno) =>
+      this.answer(batch[index]!, errno),
+    );
     batch.length = 0;
   }
 

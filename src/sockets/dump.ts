@@ -81,6 +81,7 @@ export class Dumper {
 // The kernel answers ENOENT when no diag handler is registered for the family or protocol
 // (net/core/sock_diag.c, net/ipv4/inet_diag.c inet_diag_lock_handler).
 function unsupported(err: unknown, protocol: Socket["protocol"], module: string): unknown {
-  if (err instanceof NetlinkError && err.errno === Errno.ENOENT) return new UnsupportedProtocolError(protocol, module);
+  if (err instanceof NetlinkError && err.errno === Errno.ENOENT)
+    return new UnsupportedProtocolError(protocol, module);
   return err;
 }

@@ -5,14 +5,14 @@ import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import { type NetNS, openNetlinkIn } from "../netns/index.js";
 import { Dumper } from "./dump.js";
-import { type QueryPlan, type SocketQuery, planQuery } from "./query.js";
+import { planQuery, type QueryPlan, type SocketQuery } from "./query.js";
 import {
+  allTargets,
   type NamespaceFailure,
   type NamespaceSourceOptions,
   type NetnsSelector,
-  type Target,
-  allTargets,
   openSelected,
+  type Target,
 } from "./targets.js";
 
 /** A query plus where to run it. */
@@ -38,7 +38,8 @@ export class SocketIteration implements Iterable<Socket> {
     this.failures.length = 0;
     const selector = this.query.netns;
     if (selector !== "all") {
-      const target: Target = selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
+      const target: Target =
+        selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
       try {
         yield* scan(target.netns, target.label, plan);
       } finally {

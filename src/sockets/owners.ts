@@ -2,7 +2,7 @@
  * Which processes hold which sockets, found as ss -p finds them: every /proc/PID/fd/N that links to
  * "socket:[INODE]". Socket inodes are unique across namespaces, so one scan serves them all.
  */
-import { readFileSync, readdirSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 /** One process holding a socket, through one of its descriptors. */
 export interface SocketOwner {
@@ -17,7 +17,10 @@ export interface SocketOwner {
  * Processes that exit during the scan, or whose fds this process may not read, are skipped: like
  * ss -p, an unprivileged caller sees only its own processes.
  */
-export function findSocketOwners(wanted?: ReadonlySet<number>, procRoot = "/proc"): Map<number, SocketOwner[]> {
+export function findSocketOwners(
+  wanted?: ReadonlySet<number>,
+  procRoot = "/proc",
+): Map<number, SocketOwner[]> {
   const owners = new Map<number, SocketOwner[]>();
   for (const entry of safeReaddir(procRoot)) {
     const pid = Number(entry);

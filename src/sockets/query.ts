@@ -20,7 +20,7 @@ import {
 import type { Extension, InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
 import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
 import { QueryError } from "./errors.js";
-import { FAMILY_NAMES, INET_PROTOCOLS, PROTOCOL_NAMES, familyNumber, isProtocol } from "./protocols.js";
+import { FAMILY_NAMES, familyNumber, INET_PROTOCOLS, isProtocol, PROTOCOL_NAMES } from "./protocols.js";
 
 /** Which sockets to list. Every field is optional. */
 export interface SocketQuery {
@@ -88,7 +88,8 @@ export function statesFromWords(words: readonly string[], field = "states"): num
 export function planQuery(query: SocketQuery): QueryPlan {
   const protocols = query.protocols ?? ["tcp", "udp"];
   for (const p of protocols) {
-    if (!isProtocol(p)) throw new QueryError("protocols", String(p), `unknown protocol; known: ${PROTOCOL_NAMES.join(", ")}`);
+    if (!isProtocol(p))
+      throw new QueryError("protocols", String(p), `unknown protocol; known: ${PROTOCOL_NAMES.join(", ")}`);
   }
   const families = query.families ?? FAMILY_NAMES;
   for (const f of families) {
@@ -104,13 +105,21 @@ export function planQuery(query: SocketQuery): QueryPlan {
   let ext = 0;
   for (const e of query.extensions ?? []) {
     const bit = EXTENSION_BITS[e];
-    if (bit === undefined) throw new QueryError("extensions", String(e), `unknown extension; known: ${EXTENSION_NAMES.join(", ")}`);
+    if (bit === undefined)
+      throw new QueryError(
+        "extensions",
+        String(e),
+        `unknown extension; known: ${EXTENSION_NAMES.join(", ")}`,
+      );
     ext |= bit;
   }
   const plan: QueryPlan = { inet: [], attributes: ext !== 0 };
   for (const protocol of new Set(protocols)) {
     if (protocol === "unix") {
-      plan.unix = { states, show: UNIX_SHOW | (query.extensions?.includes("skmem") ? UDIAG_SHOW_MEMINFO : 0) };
+      plan.unix = {
+        states,
+        show: UNIX_SHOW | (query.extensions?.includes("skmem") ? UDIAG_SHOW_MEMINFO : 0),
+      };
       continue;
     }
     for (const family of new Set(families)) {

@@ -2,14 +2,7 @@
  * Which network namespaces a query visits: the caller's own, one named by handle, name or path, or
  * all of them (the caller's first, then every pinned or discovered namespace, each once).
  */
-import {
-  type NetNS,
-  NetnsError,
-  current,
-  discoverNetns,
-  fromName,
-  fromPath,
-} from "../netns/index.js";
+import { current, discoverNetns, fromName, fromPath, type NetNS, type NetnsError } from "../netns/index.js";
 
 /** A namespace selector: a handle, a pinned name, a path (anything with "/"), or "all". */
 export type NetnsSelector = NetNS | string;
@@ -47,7 +40,10 @@ export function openSelected(selector: NetnsSelector): Target {
  * Every namespace: the caller's own first (label undefined), then each pinned or discovered one.
  * Handles are lent until the generator moves on. Failures to open one go to `failures`.
  */
-export function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure[]): Generator<Target> {
+export function* allTargets(
+  options: NamespaceSourceOptions,
+  failures: NamespaceFailure[],
+): Generator<Target> {
   using self = current();
   yield { netns: undefined, label: undefined };
   const found = discoverNetns(options.netnsDirs ? { dirs: options.netnsDirs } : {});
@@ -55,7 +51,10 @@ export function* allTargets(options: NamespaceSourceOptions, failures: Namespace
   for (const ns of found) {
     for (; reported < found.errors.length; reported++) failures.push(asFailure(found.errors[reported]!));
     if (ns.netns.equals(self)) continue;
-    yield { netns: ns.netns, label: ns.name ?? (ns.pids.length > 0 ? `pid:${ns.pids[0]}` : `net:[${ns.netns.ino}]`) };
+    yield {
+      netns: ns.netns,
+      label: ns.name ?? (ns.pids.length > 0 ? `pid:${ns.pids[0]}` : `net:[${ns.netns.ino}]`),
+    };
   }
   for (; reported < found.errors.length; reported++) failures.push(asFailure(found.errors[reported]!));
 }

@@ -20,11 +20,12 @@ export function privilegeProblem(): string | undefined {
   const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
   if (capEff === undefined) return "cannot read CapEff from /proc/self/status";
   const caps = BigInt(`0x${capEff}`);
-  const missing = [
+  const needed: ReadonlyArray<[string, number]> = [
     ["CAP_NET_ADMIN", CAP_NET_ADMIN],
     ["CAP_SYS_ADMIN", CAP_SYS_ADMIN],
-  ].filter(([, bit]) => ((caps >> BigInt(bit)) & 1n) === 0n);
-  return missing.length > 0 ? `lacks ${missing.map(([name]) => name).join(" and ")}` : undefined;
+  ];
+  const missing = needed.filter(([, bit]) => ((caps >> BigInt(bit)) & 1n) === 0n).map(([name]) => name);
+  return missing.length > 0 ? `lacks ${missing.join(" and ")}` : undefined;
 }
 
 /** inCI tells whether process.env.CI is "true", where missing privileges are a failure. */

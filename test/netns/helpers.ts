@@ -108,7 +108,14 @@ function isAlive(pid: number): boolean {
 
 /** The flags `ip -j link show lo` reports inside `ns` (entered by nsenter through ns.path). */
 export function loFlags(ns: NetNS): string[] {
-  const out = execFileSync("nsenter", [`--net=/proc/${process.pid}/fd/${ns.fd}`, "ip", "-j", "link", "show", "lo"]);
+  const out = execFileSync("nsenter", [
+    `--net=/proc/${process.pid}/fd/${ns.fd}`,
+    "ip",
+    "-j",
+    "link",
+    "show",
+    "lo",
+  ]);
   const [link] = JSON.parse(out.toString()) as { flags: string[] }[];
   assert.ok(link, "ip link show lo answered nothing");
   return link.flags;

@@ -1,16 +1,17 @@
 /** `sockdiag ls [SELECT] [FILTER]`: list sockets, as ss does, as a table or JSON. */
 import type { Socket } from "../../diag/socket.js";
-import { findSocketOwners, listSockets } from "../../sockets/index.js";
+import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
-import { OUTPUT_OPTIONS, formatFromArgs, renderSockets, writeOut } from "../output.js";
-import { SELECT_OPTIONS, selectionFromArgs } from "../select.js";
-import { EXIT_OK } from "../usage.js";
+import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeOut } from "../output.js";
+import { reportNamespaceFailures } from "../report.js";
+import { selectionFromArgs, selectOptions } from "../select.js";
+import { EXIT_FAILED, EXIT_OK } from "../usage.js";
 
 export const LS: CommandSpec = {
   name: "ls",
   usage: "[SELECT] [state STATE]... [exclude STATE]... [FILTER]",
   summary: "List sockets. Without -a only connected sockets are shown, as ss does.",
-  options: [...SELECT_OPTIONS, ...OUTPUT_OPTIONS],
+  options: [...selectOptions("all"), ...OUTPUT_OPTIONS],
   details: [
     "STATE: established, syn-sent, syn-recv, fin-wait-1, fin-wait-2, time-wait, close (unconnected),",
     "       close-wait, last-ack, listening, closing, or a group: all, connected, synchronized, bucket, big.",
@@ -20,16 +21,23 @@ export const LS: CommandSpec = {
 
 export function runLs(argv: readonly string[]): number {
   const { values, positionals } = parseCommand(LS, argv);
-  const selection = selectionFromArgs(values, positionals);
-  const sockets: Socket[] = listSockets(selection.query);
-  const owners = selection.display.processes ? findSocketOwners(new Set(sockets.map((s) => s.inode))) : undefined;
+  const selection = selectionFromArgs(values, positionals, {
+    allStatesKey: "all",
+    protocols: ["tcp", "udp", "unix"],
+  });
+  const iteration = iterateSockets(selection.query);
+  const sockets: Socket[] = [...iteration];
+  const owners = selection.display.processes
+    ? findSocketOwners(new Set(sockets.map((s) => s.inode)))
+    : undefined;
   writeOut(
     renderSockets(sockets, formatFromArgs(values), {
       display: selection.display,
       header: !values["no-header"],
-      netnsColumn: false,
+      netnsColumn: selection.query.netns === "all",
       owners,
     }),
   );
-  return EXIT_OK;
+  reportNamespaceFailures(iteration.failures);
+  return iteration.failures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }

@@ -1,0 +1,44 @@
+/** Human-readable reports on stderr: namespace failures and destroy outcomes. */
+import type { DestroyReport, NamespaceFailure } from "../sockets/index.js";
+
+/** One line per namespace that could not be visited. */
+export function reportNamespaceFailures(failures: readonly NamespaceFailure[], out = process.stderr): void {
+  for (const f of failures) out.write(`sockdiag: netns ${f.netns}: ${f.error.message}\n`);
+}
+
+/** A destroy report as a few lines: counts, then each stop and failure. */
+export function formatDestroyReport(report: DestroyReport): string {
+  const verb = report.dryRun ? "would destroy" : "destroyed";
+  const counts = report.dryRun
+    ? `${report.matched} matched`
+    : `${report.matched} matched, ${report.destroyed} ${verb}, ${report.gone} already gone, ${report.failed.length} failed` +
+      (report.skipped > 0 ? `, ${report.skipped} not attempted` : "");
+  const lines = [counts];
+  for (const stop of report.stops)
+    lines.push(`  stopped${stop.protocol ? ` (${stop.protocol})` : ""}: ${stop.code}: ${stop.reason}`);
+  const shown = report.failed.slice(0, 20);
+  for (const f of shown) {
+    const s = f.socket;
+    const where =
+      s.family === "unix"
+        ? `unix inode ${s.inode}`
+        : `${s.protocol} ${s.src}:${s.sport} -> ${s.dst}:${s.dport}`;
+    lines.push(`  failed: ${where}${s.netns ? ` [netns ${s.netns}]` : ""}: ${f.code}: ${f.message}`);
+  }
+  if (report.failed.length > shown.length)
+    lines.push(`  ... and ${report.failed.length - shown.length} more failures`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** A destroy report as plain JSON data (sockets of failures in their JSON form). */
+export function destroyReportJson(report: DestroyReport): Record<string, unknown> {
+  return {
+    ...report,
+    failed: report.failed.map((f) => ({
+      socket: f.socket.toJSON(),
+      errno: f.errno,
+      code: f.code,
+      message: f.message,
+    })),
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * probe(): what this kernel and these privileges allow. Each answer comes from trying the thing
+ * itself — a dump per protocol, destroying a socket of our own (as Cilium's probe does), entering
+ * and creating a namespace — not from guessing at config files.
+ */
+import { readFileSync } from "node:fs";
+import { release } from "node:os";
+import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
+import { InetSocket, type Protocol } from "../diag/socket.js";
+import { NetlinkSocket } from "../netlink/index.js";
+import { create, current, runIn } from "../netns/index.js";
+import { Errno, errnoName } from "../sys/errors.js";
+import {
+  AF_INET,
+  bind,
+  close,
+  connect,
+  getsockname,
+  MSG_DONTWAIT,
+  recvErrno,
+  SOCK_DGRAM,
+  socket,
+  socketCookie,
+} from "../sys/socket.js";
+import { Destroyer } from "./destroyer.js";
+import { Dumper } from "./dump.js";
+import { UnsupportedProtocolError } from "./errors.js";
+import { familyNumber, PROTOCOL_NAMES } from "./protocols.js";
+
+/** One capability or feature: whether it works, and if not, why. */
+export interface ProbeItem {
+  ok: boolean;
+  detail: string;
+}
+
+export interface ProbeResult {
+  kernel: string;
+  /** sock_diag listing, per protocol. */
+  diag: Record<Protocol, ProbeItem>;
+  /** SOCK_DESTROY on a UDP socket of our own. */
+  destroy: ProbeItem;
+  capabilities: { netAdmin: ProbeItem; sysAdmin: ProbeItem };
+  netns: { enter: ProbeItem; create: ProbeItem };
+}
+
+// include/uapi/linux/capability.h
+const CAP_NET_ADMIN = 12;
+const CAP_SYS_ADMIN = 21;
+
+/** Run every check. Never throws for a failed check: each is reported in the result. */
+export function probe(): ProbeResult {
+  const caps = effectiveCapabilities();
+  const capItem = (bit: number, name: string, needed: string): ProbeItem =>
+    caps === undefined
+      ? { ok: false, detail: "cannot read /proc/self/status" }
+      : (caps >> BigInt(bit)) & 1n
+        ? { ok: true, detail: `${name} held` }
+        : { ok: false, detail: `${name} missing: ${needed}` };
+  return {
+    kernel: release(),
+    diag: probeDiag(),
+    destroy: probeDestroy(),
+    capabilities: {
+      netAdmin: capItem(CAP_NET_ADMIN, "CAP_NET_ADMIN", "needed to destroy sockets"),
+      sysAdmin: capItem(CAP_SYS_ADMIN, "CAP_SYS_ADMIN", "needed to enter or create network namespaces"),
+    },
+    netns: probeNetns(),
+  };
+}
+
+function effectiveCapabilities(): bigint | undefined {
+  try {
+    const line = readFileSync("/proc/self/status", "utf8").match(/^CapEff:\s*([0-9a-f]+)$/m);
+    return line ? BigInt(`0x${line[1]}`) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function probeDiag(): Record<Protocol, ProbeItem> {
+  using conn = NetlinkSocket.open(NETLINK_SOCK_DIAG);
+  const dumper = new Dumper(conn);
+  const out = {} as Record<Protocol, ProbeItem>;
+  for (const protocol of PROTOCOL_NAMES) {
+    try {
+      // An empty state set still makes the kernel look up the protocol's handler.
+      if (protocol === "unix") for (const _ of dumper.unix(0, 0, undefined));
+      else
+        for (const _ of dumper.inet(
+          { protocol, family: familyNumber("inet"), ext: 0, states: 0 },
+          { attributes: false },
+        ));
+      out[protocol] = { ok: true, detail: `listing ${protocol} sockets works` };
+    } catch (err) {
+      out[protocol] = {
+        ok: false,
+        detail:
+          err instanceof UnsupportedProtocolError ? err.message : `listing failed: ${(err as Error).message}`,
+      };
+    }
+  }
+  return out;
+}
+
+/** Destroy a UDP socket connected to 127.0.0.1 that we own, and check its owner saw ECONNABORTED. */
+function probeDestroy(): ProbeItem {
+  const fd = socket(AF_INET, SOCK_DGRAM, 0);
+  try {
+    const addr = Buffer.alloc(16);
+    addr.writeUInt16LE(AF_INET, 0);
+    addr.writeUInt32BE(0x7f000001, 4);
+    bind(fd, addr);
+    // Connect to our own address: a loopback destination that exists only for this probe.
+    getsockname(fd, addr);
+    connect(fd, addr);
+    const s = ownSocket(fd, addr);
+    using conn = NetlinkSocket.open(NETLINK_SOCK_DIAG);
+    const destroyer = new Destroyer(conn, 1);
+    destroyer.add(s);
+    destroyer.flush();
+    const failure = destroyer.report.failed[0];
+    if (failure) return { ok: false, detail: `${failure.code}: ${failure.message}` };
+    if (destroyer.report.gone > 0) return { ok: false, detail: "the probe socket was not found (ENOENT)" };
+    const errno = -recvErrno(fd, Buffer.alloc(1), MSG_DONTWAIT);
+    return errno === Errno.ECONNABORTED
+      ? { ok: true, detail: "SOCK_DESTROY works: the owner sees ECONNABORTED" }
+      : { ok: false, detail: `destroy was acked but the owner saw ${errnoName(errno)}, not ECONNABORTED` };
+  } catch (err) {
+    return { ok: false, detail: (err as Error).message };
+  } finally {
+    close(fd);
+  }
+}
+
+/** The InetSocket describing our own socket connected to itself: its id as the kernel knows it. */
+function ownSocket(fd: number, addr: Buffer): InetSocket {
+  const s = new InetSocket();
+  s.protocol = "udp";
+  s.sport = addr.readUInt16BE(2);
+  s.dport = s.sport;
+  s.src0 = 0x7f000001;
+  s.dst0 = 0x7f000001;
+  const cookie = socketCookie(fd);
+  s.cookieLo = Number(cookie & 0xffffffffn);
+  s.cookieHi = Number(cookie >> 32n);
+  return s;
+}
+
+function probeNetns(): { enter: ProbeItem; create: ProbeItem } {
+  let enter: ProbeItem;
+  try {
+    using self = current();
+    runIn(self, () => undefined);
+    enter = { ok: true, detail: "setns into a network namespace works" };
+  } catch (err) {
+    enter = { ok: false, detail: (err as Error).message };
+  }
+  let made: ProbeItem;
+  try {
+    create().close();
+    made = { ok: true, detail: "creating a network namespace works" };
+  } catch (err) {
+    made = { ok: false, detail: (err as Error).message };
+  }
+  return { enter, create: made };
+}
