@@ -6,6 +6,8 @@
 import { DOCTOR, runDoctor } from "./commands/doctor.js";
 import { KILL, runKill } from "./commands/kill.js";
 import { LS, runLs } from "./commands/ls.js";
+import { NETNS, runNetns } from "./commands/netns.js";
+import { runTerminateBackend, TERMINATE_BACKEND } from "./commands/terminate-backend.js";
 import { type CommandSpec, renderHelp } from "./options.js";
 import { EXIT_OK, EXIT_USAGE, reportError, UsageError } from "./usage.js";
 
@@ -17,6 +19,8 @@ interface Command {
 const COMMANDS: readonly Command[] = [
   { spec: LS, run: runLs },
   { spec: KILL, run: runKill },
+  { spec: TERMINATE_BACKEND, run: runTerminateBackend },
+  { spec: NETNS, run: runNetns },
   { spec: DOCTOR, run: runDoctor },
 ];
 

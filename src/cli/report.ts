@@ -3,7 +3,13 @@ import type { DestroyReport, NamespaceFailure } from "../sockets/index.js";
 
 /** One line per namespace that could not be visited. */
 export function reportNamespaceFailures(failures: readonly NamespaceFailure[], out = process.stderr): void {
-  for (const f of failures) out.write(`sockdiag: netns ${f.netns}: ${f.error.message}\n`);
+  for (const f of failures)
+    out.write(`sockdiag: ${f.unreadable ? "note: skipped, " : ""}${f.error.message}\n`);
+}
+
+/** Whether any namespace failure is a real failure (not just a namespace we may not look at). */
+export function anyRealFailure(failures: readonly NamespaceFailure[]): boolean {
+  return failures.some((f) => !f.unreadable);
 }
 
 /** A destroy report as a few lines: counts, then each stop and failure. */

@@ -119,6 +119,7 @@ export function selectionFromArgs(
   else if (values.listening) query.states = ["listening", "close"];
   else query.states = ["connected"];
   if (exclude.length > 0) query.exclude = exclude;
+  if (filterWords.some((w) => w.trim() !== "")) query.filter = filterWords;
 
   const display: Display = {
     extended: Boolean(values.extended),

@@ -22,6 +22,7 @@ const USAGE_ERRORS = new Set([
   "UsageError",
   "QueryError",
   "FilterSyntaxError",
+  "FilterResolveError",
   "InvalidNetnsNameError",
   "NetnsNotFoundError",
   "AddressError",

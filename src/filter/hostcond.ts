@@ -48,7 +48,8 @@ export function parseHostWord(word: string, services: ServiceTable, fail: Fail):
   if (addrText !== "" && addrText !== "*") {
     const prefix = parsePrefix(addrText);
     if (typeof prefix === "string") {
-      const hint = !word.startsWith("[") && word.includes("::") ? ` (bracket IPv6 addresses: [ADDR]:PORT)` : "";
+      const hint =
+        !word.startsWith("[") && word.includes("::") ? ` (bracket IPv6 addresses: [ADDR]:PORT)` : "";
       fail(`${prefix}${hint}`);
     }
     out.prefix = prefix;

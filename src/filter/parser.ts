@@ -13,7 +13,7 @@
  * exprlist '&' expr | exprlist expr`) never let the declarations act: `a or b and c` is
  * `(a or b) and c`, and `not` binds one expr (`not a and b` is `(not a) and b`) — checked against the
  * bytecode iproute2 6.1 sends. `sport = *` is ss's "any port" (a `src *` condition), and
- * `sport < *` (which ss evaluates differently in kernel and user space) is refused.
+ * `sport < *` is refused (see portCondition).
  */
 import type { FilterNode, PortOp, Side } from "./ast.js";
 import { FilterSyntaxError } from "./errors.js";
@@ -39,7 +39,10 @@ const KEYWORDS = new Set(["src", "dst", "sport", "dport", "dev", "fwmark", "cgro
  * reads them) — into a tree; undefined for an empty filter (every socket matches).
  * Throws FilterSyntaxError, and nothing else, for invalid input.
  */
-export function parseFilter(input: string | readonly string[], options: ParseOptions = {}): FilterNode | undefined {
+export function parseFilter(
+  input: string | readonly string[],
+  options: ParseOptions = {},
+): FilterNode | undefined {
   const text = typeof input === "string" ? input : input.join(" ");
   return new Parser(text, tokenize(text), options.services ?? systemServices()).parseAll();
 }
@@ -135,11 +138,8 @@ class Parser {
   private parsePortTerm(keyword: Token, side: Side): FilterNode {
     const op = this.comparison(keyword, ["eq", "ne", "lt", "le", "gt", "ge"]);
     const word = this.value(keyword, "a port");
-    const port = parsePortWord(word.value, this.services, this.failAt(word));
-    if (port !== undefined) return { type: "port", side, op, port };
-    // ss's "any port": `sport = *` is SSF_SCOND with neither address nor port.
-    if (op !== "eq" && op !== "ne") this.fail(word, `"${keyword.value}" needs a port number to compare with`);
-    return negateIf(op, { type: "host", side });
+    const fail = this.failAt(word);
+    return portCondition(side, op, parsePortWord(word.value, this.services, fail), fail);
   }
 
   /** comparison consumes an optional operator after `keyword`; absent means "eq". */
@@ -192,12 +192,25 @@ class Parser {
   }
 }
 
+/** negateIf wraps a condition in "not" for the "!=" spelling (ss: SSF_NOT around the condition). */
 function negateIf(op: PortOp, node: FilterNode): FilterNode {
   return op === "ne" ? { type: "not", operand: node } : node;
 }
 
+/**
+ * portCondition builds `sport`/`dport` OP PORT; an undefined port is ss's "any port" (`sport = *`, a
+ * `src *` condition), which only "=" and "!=" accept (ss evaluates `sport < *` differently in kernel and
+ * user space).
+ */
+export function portCondition(side: Side, op: PortOp, port: number | undefined, fail: Fail): FilterNode {
+  if (port !== undefined) return { type: "port", side, op, port };
+  if (op !== "eq" && op !== "ne")
+    fail(`"${side === "src" ? "sport" : "dport"}" needs a port number to compare with`);
+  return negateIf(op, { type: "host", side });
+}
+
 /** parseMarkMask reads `MARK[/MASK]` (ss parse_markmask: C numbers; the mask defaults to all ones). */
-function parseMarkMask(word: string, fail: Fail): { mark: number; mask: number } {
+export function parseMarkMask(word: string, fail: Fail): { mark: number; mask: number } {
   const [markText, maskText, ...rest] = word.split("/");
   const mark = parseCNumber(markText!);
   const mask = maskText === undefined ? 0xffffffff : parseCNumber(maskText);

@@ -9,6 +9,7 @@ import { type NetNS, openNetlinkIn } from "../netns/index.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper } from "./dump.js";
+import { compileIn } from "./filtering.js";
 import type { NamespacedQuery } from "./iterate.js";
 import { planQuery, type QueryPlan } from "./query.js";
 import { allTargets, type NamespaceFailure, openSelected, type Target } from "./targets.js";
@@ -73,7 +74,11 @@ function destroyIn(
 ): DestroyReport {
   using dumpConn = openNetlinkIn(netns, NETLINK_SOCK_DIAG);
   const dumper = new Dumper(dumpConn);
-  const options = { attributes: plan.attributes, netns: label };
+  const options = {
+    attributes: plan.attributes,
+    netns: label,
+    ...compileIn(plan.filter, netns),
+  };
   const { predicate, onOutcome, dryRun } = query;
   using destroyConn = dryRun ? undefined : openNetlinkIn(netns, NETLINK_SOCK_DIAG);
   const destroyer =

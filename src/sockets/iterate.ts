@@ -5,6 +5,7 @@ import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import { type NetNS, openNetlinkIn } from "../netns/index.js";
 import { Dumper } from "./dump.js";
+import { compileIn } from "./filtering.js";
 import { planQuery, type QueryPlan, type SocketQuery } from "./query.js";
 import {
   allTargets,
@@ -63,7 +64,11 @@ export class SocketIteration implements Iterable<Socket> {
 function* scan(netns: NetNS | undefined, label: string | undefined, plan: QueryPlan): Generator<Socket> {
   using conn = openNetlinkIn(netns, NETLINK_SOCK_DIAG);
   const dumper = new Dumper(conn);
-  const options = { attributes: plan.attributes, netns: label };
+  const options = {
+    attributes: plan.attributes,
+    netns: label,
+    ...compileIn(plan.filter, netns),
+  };
   for (const dump of plan.inet) yield* dumper.inet(dump, options);
   if (plan.unix) yield* dumper.unix(plan.unix.states, plan.unix.show, label);
 }

@@ -20,6 +20,7 @@ import {
 import type { Extension, InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
 import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
 import { QueryError } from "./errors.js";
+import { type FilterInput, type PreparedFilter, prepareFilter } from "./filtering.js";
 import { FAMILY_NAMES, familyNumber, INET_PROTOCOLS, isProtocol, PROTOCOL_NAMES } from "./protocols.js";
 
 /** Which sockets to list. Every field is optional. */
@@ -37,6 +38,12 @@ export interface SocketQuery {
   exclude?: readonly string[];
   /** Extra information to ask the kernel for. */
   extensions?: readonly Extension[];
+  /**
+   * ss filter: text (`"dst 10.0.0.5:53"`), argv words, a parsed FilterNode, or an object such as
+   * `{ dst: "10.0.0.5", dport: 53 }`. Filters apply to inet sockets; with a filter, unix sockets are
+   * not listed.
+   */
+  filter?: FilterInput;
 }
 
 /** One inet dump to send. */
@@ -52,8 +59,9 @@ export interface QueryPlan {
   inet: InetDump[];
   /** unix_diag dump, if unix sockets were asked for. */
   unix?: { states: number; show: number };
-  /** Whether inet attributes must be decoded (extensions asked for). */
+  /** Whether inet attributes must be decoded (extensions asked for, or read by the filter). */
   attributes: boolean;
+  filter: PreparedFilter;
 }
 
 const EXTENSION_BITS: Readonly<Record<Extension, number>> = {
@@ -84,7 +92,7 @@ export function statesFromWords(words: readonly string[], field = "states"): num
   return mask;
 }
 
-/** Check a query and turn it into dump requests. Throws QueryError; sends nothing. */
+/** Check a query and turn it into dump requests. Throws QueryError, FilterSyntaxError; sends nothing. */
 export function planQuery(query: SocketQuery): QueryPlan {
   const protocols = query.protocols ?? ["tcp", "udp"];
   for (const p of protocols) {
@@ -113,9 +121,11 @@ export function planQuery(query: SocketQuery): QueryPlan {
       );
     ext |= bit;
   }
-  const plan: QueryPlan = { inet: [], attributes: ext !== 0 };
+  const filter = prepareFilter(query.filter);
+  const plan: QueryPlan = { inet: [], attributes: ext !== 0 || filter.needsAttributes, filter };
   for (const protocol of new Set(protocols)) {
     if (protocol === "unix") {
+      if (filter.tree) continue;
       plan.unix = {
         states,
         show: UNIX_SHOW | (query.extensions?.includes("skmem") ? UDIAG_SHOW_MEMINFO : 0),

@@ -12,6 +12,11 @@ export interface NamespaceFailure {
   /** The namespace's label (pinned name, "pid:N", or path). */
   netns: string;
   error: Error;
+  /**
+   * True when the namespace is one of another process that this process may not inspect (EACCES on
+   * /proc/PID/ns/net, e.g. a more privileged pid 1): a visibility limit worth telling, not a failure.
+   */
+  unreadable?: boolean;
 }
 
 /** Options for selecting namespaces with "all". */
@@ -60,5 +65,7 @@ export function* allTargets(
 }
 
 function asFailure(error: NetnsError): NamespaceFailure {
-  return { netns: error.netns, error };
+  const unreadable =
+    error.netns.startsWith("/proc/") && (error.cause as { code?: string } | undefined)?.code === "EACCES";
+  return unreadable ? { netns: error.netns, error, unreadable } : { netns: error.netns, error };
 }

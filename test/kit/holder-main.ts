@@ -17,10 +17,17 @@ function reply(r: HolderReply): void {
   process.stdout.write(`${JSON.stringify(r)}\n`);
 }
 
+/** wireError keeps what a SysError, or node's own errno error (from fs), says about the failure. */
 function wireError(err: unknown): WireError {
-  if (err instanceof SysError)
+  if (err instanceof SysError) {
     return { message: err.message, code: err.code, errno: err.errno, syscall: err.syscall };
-  return { message: err instanceof Error ? err.message : String(err) };
+  }
+  const e = err as NodeJS.ErrnoException;
+  const out: WireError = { message: e instanceof Error ? e.message : String(err) };
+  if (typeof e?.code === "string") out.code = e.code;
+  if (typeof e?.errno === "number") out.errno = Math.abs(e.errno);
+  if (typeof e?.syscall === "string") out.syscall = e.syscall;
+  return out;
 }
 
 /** enterNetns moves the main thread into the namespace at `path` for the rest of the child's life. */

@@ -5,10 +5,10 @@
  */
 import { isIPv4, isIPv6 } from "node:net";
 import { formatIPv4, formatIPv6 } from "../../src/diag/address.js";
+import type { InetFamily } from "../../src/diag/socket.js";
 import { AF_INET, AF_INET6, AF_UNIX } from "../../src/sys/index.js";
 
-/** An inet address family by its sockdiag name. */
-export type InetFamily = "inet" | "inet6";
+export type { InetFamily };
 
 /** An inet endpoint: address text (IPv4 dotted quad or IPv6, no brackets, no zone) and port. */
 export interface Endpoint {

@@ -4,7 +4,8 @@
  * "[::ffff:127.0.0.1]:80", "0.0.0.0:*", "[::]:*", "*:80" (an IPv6 wildcard that is not v6only);
  * unix rows are "NAME INODE PEERNAME PEERINODE" (NAME may hold spaces, "@" starts an abstract name);
  * -e adds "ino:N" and "sk:HEXCOOKIE" on inet rows (on unix rows "ino:" is the bound file's inode).
- * ss drops the Netid column when one socket table is asked for and the State column when one state is.
+ * ss drops the Netid column when one socket table is asked for and the State column when one state is
+ * (plain `ss -u` shows only connected UDP sockets, without a State column).
  */
 import type { StateName } from "../../src/diag/states.js";
 import { canonicalAddress } from "./sockaddr.js";
@@ -99,26 +100,21 @@ export function parseSsLine(line: string, defaults: SsColumnDefaults = {}): SsRe
   netid ??= unixLayout ? "unix" : undefined;
   if (netid === undefined)
     throw new SsParseError(`ss printed no Netid column; pass defaults.netid: ${JSON.stringify(line)}`);
-  if (state === undefined)
+  const [local = "", remote = "", ...extra] = rest.split(/\s+/);
+  const inet = !unixLayout && INET_NETIDS.has(netid);
+  const l = inet ? splitEndpoint(local, line) : undefined;
+  const r = inet ? splitEndpoint(remote, line) : undefined;
+  // A UDP socket has two states, and is "established" exactly when it is connected.
+  if (state === undefined && netid === "udp" && r) state = r.port === 0 ? "close" : "established";
+  if (state === undefined) {
     throw new SsParseError(`ss printed no State column; pass defaults.state: ${JSON.stringify(line)}`);
+  }
   const base = { netid, state, recvQ: Number(text(q)), sendQ: Number(text(q + 1)) };
   if (unixLayout) return unixRecord(base, rest, line);
-  const [local = "", remote = "", ...extra] = rest.split(/\s+/);
-  if (!INET_NETIDS.has(netid)) {
-    return {
-      ...base,
-      family: "other",
-      src: local,
-      sport: 0,
-      dst: remote,
-      dport: 0,
-      inode: 0,
-      cookie: undefined,
-      extra,
-    };
+  if (!l || !r) {
+    const none = { sport: 0, dport: 0, inode: 0, cookie: undefined };
+    return { ...base, ...none, family: "other", src: local, dst: remote, extra };
   }
-  const l = splitEndpoint(local, line);
-  const r = splitEndpoint(remote, line);
   const family = l.v6 || r.v6 ? "inet6" : "inet";
   const record: SsRecord = {
     ...base,

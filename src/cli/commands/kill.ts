@@ -3,7 +3,12 @@ import type { Socket } from "../../diag/socket.js";
 import { destroySockets } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeOut } from "../output.js";
-import { destroyReportJson, formatDestroyReport, reportNamespaceFailures } from "../report.js";
+import {
+  anyRealFailure,
+  destroyReportJson,
+  formatDestroyReport,
+  reportNamespaceFailures,
+} from "../report.js";
 import { selectionFromArgs, selectOptions } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 
@@ -56,5 +61,5 @@ export function runKill(argv: readonly string[]): number {
     process.stderr.write(formatDestroyReport(report));
   }
   reportNamespaceFailures(report.namespaceFailures);
-  return report.failed.length > 0 || report.namespaceFailures.length > 0 ? EXIT_FAILED : EXIT_OK;
+  return report.failed.length > 0 || anyRealFailure(report.namespaceFailures) ? EXIT_FAILED : EXIT_OK;
 }

@@ -3,7 +3,7 @@ import type { Socket } from "../../diag/socket.js";
 import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeOut } from "../output.js";
-import { reportNamespaceFailures } from "../report.js";
+import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { selectionFromArgs, selectOptions } from "../select.js";
 import { EXIT_FAILED, EXIT_OK } from "../usage.js";
 
@@ -39,5 +39,5 @@ export function runLs(argv: readonly string[]): number {
     }),
   );
   reportNamespaceFailures(iteration.failures);
-  return iteration.failures.length > 0 ? EXIT_FAILED : EXIT_OK;
+  return anyRealFailure(iteration.failures) ? EXIT_FAILED : EXIT_OK;
 }

@@ -1,0 +1,90 @@
+/** `sockdiag netns ls`: the network namespaces on this machine, pinned or in use by a process. */
+import { discoverNetns } from "../../netns/index.js";
+import { iterateSockets } from "../../sockets/index.js";
+import { type CommandSpec, parseCommand } from "../options.js";
+import { writeOut } from "../output.js";
+import { reportNamespaceFailures } from "../report.js";
+import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+
+export const NETNS: CommandSpec = {
+  name: "netns",
+  usage: "ls [--netns-dir DIR]... [-j]",
+  summary: "List network namespaces: pinned name, path, inode, the processes in each, and its socket count.",
+  options: [
+    {
+      name: "netns-dir",
+      value: "DIR",
+      multiple: true,
+      help: "pin directory to search (default /run/netns); repeatable",
+    },
+    { name: "json", short: "j", help: "print one JSON array" },
+    { name: "no-header", short: "H", help: "no table header" },
+  ],
+};
+
+interface Row {
+  name: string | null;
+  path: string;
+  inode: number;
+  pids: number[];
+  sockets: number | null;
+  error?: string;
+}
+
+export function runNetns(argv: readonly string[]): number {
+  const { values, positionals } = parseCommand(NETNS, argv);
+  if (positionals.length !== 1 || positionals[0] !== "ls") {
+    throw new UsageError(
+      `unknown netns subcommand "${positionals.join(" ")}"`,
+      "usage: sockdiag netns ls [-j]",
+    );
+  }
+  const dirs = values["netns-dir"] as string[] | undefined;
+  const found = discoverNetns(dirs ? { dirs } : {});
+  const rows: Row[] = [];
+  for (const ns of found) {
+    const row: Row = {
+      name: ns.name ?? null,
+      path: ns.path,
+      inode: ns.netns.ino,
+      pids: ns.pids,
+      sockets: null,
+    };
+    try {
+      let count = 0;
+      for (const _ of iterateSockets({
+        netns: ns.netns,
+        protocols: ["tcp", "udp", "udplite", "mptcp", "unix"],
+      }))
+        count++;
+      row.sockets = count;
+    } catch (err) {
+      row.error = (err as Error).message;
+    }
+    rows.push(row);
+  }
+  if (values.json) {
+    writeOut(`${JSON.stringify(rows, null, 2)}\n`);
+  } else {
+    const table = rows.map((r) => [
+      r.name ?? "-",
+      r.path,
+      String(r.inode),
+      r.pids.slice(0, 8).join(",") + (r.pids.length > 8 ? ",..." : ""),
+      r.sockets === null ? `error: ${r.error}` : String(r.sockets),
+    ]);
+    if (!values["no-header"]) table.unshift(["NAME", "PATH", "INODE", "PIDS", "SOCKETS"]);
+    const widths = [0, 1, 2, 3].map((c) => Math.max(...table.map((r) => r[c]!.length)));
+    writeOut(
+      table.map((r) => r.map((cell, c) => (c < 4 ? cell.padEnd(widths[c]!) : cell)).join("  ")).join("\n") +
+        "\n",
+    );
+  }
+  const failures = found.errors.map((error) => ({
+    netns: error.netns,
+    error,
+    unreadable: error.netns.startsWith("/proc/"),
+  }));
+  reportNamespaceFailures(failures);
+  return rows.some((r) => r.error) ? EXIT_FAILED : EXIT_OK;
+}

@@ -1,0 +1,86 @@
+/**
+ * A query's filter, prepared once per query and compiled per namespace: the kernel program
+ * (INET_DIAG_REQ_BYTECODE, sent whenever the expression allows) and the JS predicate (always run,
+ * so results never depend on whether the kernel filtered). The predicate is compiled inside the
+ * target namespace, because `dev` names and the ephemeral port range are that namespace's.
+ */
+import type { InetSocket } from "../diag/socket.js";
+import {
+  compileBytecode,
+  compilePredicate,
+  type FilterNode,
+  filterFromObject,
+  parseFilter,
+  type StructuredFilter,
+} from "../filter/index.js";
+import { type NetNS, runIn } from "../netns/index.js";
+
+/** A filter as a query accepts it: ss's text (one string or argv words), a parsed tree, or an object. */
+export type FilterInput = string | readonly string[] | FilterNode | StructuredFilter;
+
+/** A filter checked and ready to compile; `undefined` tree = no filter. */
+export interface PreparedFilter {
+  tree: FilterNode | undefined;
+  /** Whether the predicate reads attributes (mark, cgroup id) that must be decoded. */
+  needsAttributes: boolean;
+}
+
+/** A filter compiled for one namespace. */
+export interface CompiledFilter {
+  /** The kernel program, when the expression can be expressed (exactly or as a superset). */
+  bytecode: Buffer | undefined;
+  predicate: ((s: InetSocket) => boolean) | undefined;
+}
+
+/** Parse and check a filter; throws FilterSyntaxError before anything is sent. */
+export function prepareFilter(input: FilterInput | undefined): PreparedFilter {
+  const tree = toTree(input);
+  return { tree, needsAttributes: tree ? readsAttributes(tree) : false };
+}
+
+function toTree(input: FilterInput | undefined): FilterNode | undefined {
+  if (input === undefined) return undefined;
+  if (typeof input === "string" || Array.isArray(input))
+    return parseFilter(input as string | readonly string[]);
+  if (isFilterNode(input)) return input;
+  return filterFromObject(input as StructuredFilter);
+}
+
+const NODE_TYPES = new Set(["host", "port", "dev", "fwmark", "cgroup", "autobound", "and", "or", "not"]);
+
+function isFilterNode(input: object): input is FilterNode {
+  return NODE_TYPES.has((input as { type?: unknown }).type as string);
+}
+
+function readsAttributes(node: FilterNode): boolean {
+  switch (node.type) {
+    case "fwmark":
+    case "cgroup":
+      return true;
+    case "and":
+    case "or":
+      return readsAttributes(node.left) || readsAttributes(node.right);
+    case "not":
+      return readsAttributes(node.operand);
+    default:
+      return false;
+  }
+}
+
+// MARK_COND is refused with EPERM without CAP_NET_ADMIN; the predicate checks the mark anyway.
+const omitForUnprivileged = process.geteuid?.() === 0 ? [] : (["fwmark"] as const);
+
+/**
+ * Compile a prepared filter for sockets of `netns` (undefined: the caller's own), inside it: `dev`
+ * names, cgroup paths and the ephemeral port range are that namespace's. Throws FilterResolveError
+ * for an unknown device or cgroup.
+ */
+export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): CompiledFilter {
+  const tree = filter.tree;
+  if (!tree) return { bytecode: undefined, predicate: undefined };
+  const compile = () => ({
+    bytecode: compileBytecode(tree, { omit: omitForUnprivileged }),
+    predicate: compilePredicate(tree),
+  });
+  return netns ? runIn(netns, compile) : compile();
+}

@@ -1,0 +1,12 @@
+export { AddressError, type Backend, type BackendProtocol, parseBackend } from "./backend.js";
+export {
+  BackendTerminator,
+  type Logger,
+  type NamespaceEntry,
+  type NamespaceResult,
+  type NamespaceSource,
+  type SocketsDestroyer,
+  type TerminationReport,
+  type TerminatorConfig,
+  terminateUDPConnectionsToBackend,
+} from "./terminator.js";

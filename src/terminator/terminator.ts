@@ -1,0 +1,231 @@
+/**
+ * BackendTerminator: when a load-balancer backend goes away, destroy every socket still connected
+ * to it — in the host namespace and in every pod/container namespace — so that each owner's next
+ * read fails with ECONNABORTED and it reconnects to a live backend. The behaviour follows Cilium's
+ * TerminateUDPConnectionsToBackend, without its failure modes: every error is returned in the
+ * report (never only logged), one namespace's failure never stops the others, and a kernel that
+ * cannot destroy sockets is recognised once.
+ */
+import type { InetFamily, InetProtocol, InetSocket, Socket } from "../diag/socket.js";
+import { allNetns, type NetNS } from "../netns/index.js";
+import {
+  type DestroyQuery,
+  type DestroyReport,
+  type DestroyStop,
+  destroySockets,
+  type NetnsSelector,
+} from "../sockets/index.js";
+import {
+  type Backend,
+  type BackendProtocol,
+  checkBackend,
+  type ParsedBackend,
+  parseBackend,
+} from "./backend.js";
+
+/** One namespace a terminator visits. */
+export interface NamespaceEntry {
+  name: string;
+  netns: NetNS;
+}
+
+/** A source of namespaces: iterable, with the errors met while iterating (like allNetns()). */
+export interface NamespaceSource extends Iterable<NamespaceEntry> {
+  readonly errors: readonly Error[];
+}
+
+/** Destroys the sockets of a query: the sockets library by default; tests inject faults here. */
+export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport;
+
+/** Where log lines go. Every method is optional in effect: the default logger drops everything. */
+export interface Logger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface TerminatorConfig {
+  /** Namespaces to visit after the host's. Default: allNetns over `netnsDirs`. */
+  namespaces?: () => NamespaceSource;
+  /** Pin directories for the default namespace source. Default ["/run/netns"]. */
+  netnsDirs?: readonly string[];
+  /** Visit only the host namespace. */
+  hostOnly?: boolean;
+  /** Protocol when terminate() is not told one. Default "udp". */
+  protocol?: BackendProtocol;
+  /** Veto per socket: return false to keep it (Cilium checks its socket-LB map by cookie here). */
+  predicate?: (socket: InetSocket) => boolean;
+  /** Count and report, destroy nothing. */
+  dryRun?: boolean;
+  logger?: Logger;
+  /** Called after each namespace, e.g. for a progress line. */
+  onNamespace?: (result: NamespaceResult, index: number) => void;
+  /** The destroying collaborator. Default: destroySockets from the sockets library. */
+  destroy?: SocketsDestroyer;
+}
+
+/** What happened in one namespace. */
+export interface NamespaceResult {
+  /** The namespace's name; "(host)" for the caller's own. */
+  netns: string;
+  /** Undefined when the namespace could not be visited (see `error`) or was skipped. */
+  report?: DestroyReport;
+  /** Why the namespace could not be visited or listed. */
+  error?: { name: string; message: string };
+  /** Not attempted: an earlier answer showed the kernel cannot destroy sockets. */
+  skipped?: boolean;
+}
+
+/** The outcome of terminate(). */
+export interface TerminationReport {
+  backend: { address: string; port: number; protocol: BackendProtocol };
+  namespaces: NamespaceResult[];
+  total: { matched: number; destroyed: number; gone: number; failed: number; skipped: number };
+  /** Namespace-source errors: unreadable directory, an entry that is not a namespace, ... */
+  sourceErrors: { name: string; message: string }[];
+  /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
+  unsupported?: string;
+  /** True when everything matched was destroyed or already gone and no namespace failed. */
+  ok: boolean;
+}
+
+const noLogger: Logger = { info() {}, warn() {} };
+
+export class BackendTerminator {
+  private readonly config: TerminatorConfig;
+  private readonly destroy: SocketsDestroyer;
+  private readonly logger: Logger;
+
+  constructor(config: TerminatorConfig = {}) {
+    this.config = config;
+    this.destroy = config.destroy ?? destroySockets;
+    this.logger = config.logger ?? noLogger;
+  }
+
+  /**
+   * Destroy every connected socket whose destination is exactly the backend's address and port:
+   * host first, then every namespace of the source (unless hostOnly). An IPv4 backend also matches
+   * IPv6 sockets connected to its v4-mapped address. Unconnected sockets are never touched.
+   * Throws AddressError for a bad address or port, before touching anything.
+   */
+  terminate(backend: Backend): TerminationReport {
+    const target = checkBackend(backend.address, backend.port);
+    const protocol = backend.protocol ?? this.config.protocol ?? "udp";
+    if (!["udp", "tcp", "any"].includes(protocol))
+      throw new TypeError(`protocol must be udp, tcp or any, not "${protocol}"`);
+    const report: TerminationReport = {
+      backend: { address: target.address, port: target.port, protocol },
+      namespaces: [],
+      total: { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 },
+      sourceErrors: [],
+      ok: true,
+    };
+    const query = this.queryFor(target, protocol);
+    this.visit("(host)", undefined, query, report);
+    if (!this.config.hostOnly) {
+      const source = this.config.namespaces?.() ?? defaultSource(this.config.netnsDirs);
+      for (const { name, netns } of source) this.visit(name, netns, query, report);
+      report.sourceErrors = source.errors.map((e) => ({ name: e.name, message: e.message }));
+      for (const e of report.sourceErrors) this.logger.warn("namespace source error", { error: e.message });
+    }
+    report.ok =
+      report.total.failed === 0 &&
+      report.sourceErrors.length === 0 &&
+      report.namespaces.every((n) => !n.error);
+    return report;
+  }
+
+  private visit(
+    name: string,
+    netns: NetnsSelector | undefined,
+    query: DestroyQuery,
+    report: TerminationReport,
+  ): void {
+    const result: NamespaceResult = { netns: name };
+    if (report.unsupported) {
+      result.skipped = true;
+    } else {
+      try {
+        const r = this.destroy(netns === undefined ? query : { ...query, netns });
+        result.report = r;
+        report.total.matched += r.matched;
+        report.total.destroyed += r.destroyed;
+        report.total.gone += r.gone;
+        report.total.failed += r.failed.length;
+        report.total.skipped += r.skipped;
+        const unsupported = r.stops.find(isKernelUnsupported);
+        if (unsupported) report.unsupported = unsupported.reason;
+        if (r.matched > 0)
+          this.logger.info("terminated sockets", {
+            netns: name,
+            destroyed: r.destroyed,
+            failed: r.failed.length,
+          });
+      } catch (err) {
+        const e = err instanceof Error ? err : new Error(String(err));
+        result.error = { name: e.name, message: e.message };
+        this.logger.warn("namespace failed", { netns: name, error: e.message });
+      }
+    }
+    report.namespaces.push(result);
+    this.config.onNamespace?.(result, report.namespaces.length - 1);
+  }
+
+  private queryFor(target: ParsedBackend, protocol: BackendProtocol): DestroyQuery {
+    const protocols: InetProtocol[] = protocol === "any" ? ["udp", "tcp"] : [protocol];
+    // An IPv4 backend is reached from IPv6 sockets too, through its v4-mapped address.
+    const families: InetFamily[] = target.family === "inet" ? ["inet", "inet6"] : ["inet6"];
+    const matches = connectedTo(target);
+    const veto = this.config.predicate;
+    return {
+      protocols,
+      families,
+      states: ["established"],
+      filter: { dst: target.address, dport: target.port },
+      predicate: (s: Socket) => s.family !== "unix" && matches(s) && (!veto || veto(s)),
+      dryRun: Boolean(this.config.dryRun),
+    };
+  }
+}
+
+/** Exact destination match, comparing address words (an IPv4 backend matches ::ffff:a.b.c.d). */
+function connectedTo(target: ParsedBackend): (s: InetSocket) => boolean {
+  const [w0, w1, w2, w3] = target.words;
+  if (target.family === "inet") return (s) => s.dport === target.port && s.dstIPv4 === w0;
+  return (s) =>
+    s.family === "inet6" &&
+    s.dport === target.port &&
+    s.dst0 === w0 &&
+    s.dst1 === w1 &&
+    s.dst2 === w2 &&
+    s.dst3 === w3;
+}
+
+/** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */
+function isKernelUnsupported(stop: DestroyStop): boolean {
+  return stop.code === "EOPNOTSUPP";
+}
+
+function defaultSource(dirs: readonly string[] | undefined): NamespaceSource {
+  const iteration = allNetns(dirs ? { dirs } : {});
+  return {
+    errors: iteration.errors,
+    *[Symbol.iterator]() {
+      for (const { name, netns } of iteration) yield { name, netns };
+    },
+  };
+}
+
+/**
+ * One call: destroy every UDP socket connected to `backend` ("10.0.0.5:53", "[fd00::5]:53") in the
+ * host and every pinned namespace. Options as TerminatorConfig. Throws AddressError for bad input.
+ */
+export function terminateUDPConnectionsToBackend(
+  backend: string,
+  options: TerminatorConfig = {},
+): TerminationReport {
+  const target = parseBackend(backend);
+  return new BackendTerminator({ ...options, protocol: "udp" }).terminate({
+    address: target.address,
+    port: target.port,
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * Address formatting: RFC 5952 cases by hand, and random addresses cross-checked against two
+ * independent formatters in node — SocketAddress (libuv's inet_ntop, the same algorithm as glibc's
+ * that ss prints with) and the WHATWG URL host serialiser.
+ */
+import assert from "node:assert/strict";
+import { SocketAddress } from "node:net";
+import { describe, test } from "node:test";
+import fc from "fast-check";
+import { formatIPv4, formatIPv6, isV4Mapped } from "../../src/diag/address.js";
+
+/** The four big-endian words of an IPv6 text, parsed by node (not by sockdiag). */
+function words(text: string): [number, number, number, number] {
+  const hex = new URL(`http://[${text}]`).hostname.slice(1, -1);
+  const [head = "", tail] = hex.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right].map((g) => Number.parseInt(g, 16));
+  return [0, 2, 4, 6].map((i) => ((groups[i]! << 16) | groups[i + 1]!) >>> 0) as [number, number, number, number];
+}
+
+const fmt = (text: string) => formatIPv6(...words(text));
+
+const ntop = (w: readonly number[]) => new SocketAddress({ address: groupsText(w), family: "ipv6" }).address;
+const urlHost = (w: readonly number[]) => new URL(`http://[${groupsText(w)}]`).hostname.slice(1, -1);
+/** Uncompressed "a:b:c:d:e:f:g:h" text of four words. */
+const groupsText = (w: readonly number[]) => w.flatMap((x) => [(x >>> 16).toString(16), (x & 0xffff).toString(16)]).join(":");
+
+describe("formatIPv4", () => {
+  test("dotted quad from one big-endian word", () => {
+    assert.equal(formatIPv4(0x7f000001), "127.0.0.1");
+    assert.equal(formatIPv4(0), "0.0.0.0");
+    assert.equal(formatIPv4(0xffffffff), "255.255.255.255");
+    assert.equal(formatIPv4(0xc0a8010a), "192.168.1.10");
+  });
+});
+
+describe("formatIPv6: RFC 5952", () => {
+  const cases: [string, string][] = [
+    ["0:0:0:0:0:0:0:0", "::"],
+    ["0:0:0:0:0:0:0:1", "::1"],
+    ["1:0:0:0:0:0:0:0", "1::"],
+    ["2001:db8:0:0:0:0:0:1", "2001:db8::1"],
+    ["2001:DB8:0:0:0:0:0:ABCD", "2001:db8::abcd"], // 4.3: lower case
+    ["2001:0db8:0:0:0:0:0:0001", "2001:db8::1"], // 4.1: no leading zeros
+    ["2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"], // 4.2.2: a single zero group stays
+    ["2001:0:0:1:0:0:0:1", "2001:0:0:1::1"], // 4.2.3: the longest run
+    ["2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"], // 4.2.3: the first of equal runs
+    ["0:0:1:0:0:0:0:0", "0:0:1::"],
+    ["fe80:0:0:0:0:0:0:0", "fe80::"],
+    ["1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8"],
+    ["1:0:2:0:3:0:4:0", "1:0:2:0:3:0:4:0"],
+    ["0:0:0:0:0:ffff:7f00:1", "::ffff:127.0.0.1"], // 5: v4-mapped keeps the dotted quad
+    ["0:0:0:0:0:ffff:0:0", "::ffff:0.0.0.0"],
+    ["0:0:0:0:ffff:0:7f00:1", "::ffff:0:7f00:1"], // SIIT-translated, not v4-mapped
+  ];
+  for (const [input, output] of cases) {
+    test(`${input} -> ${output}`, () => {
+      assert.equal(fmt(input), output);
+      assert.equal(ntop(words(input)), output, "node's inet_ntop agrees (checks the case itself)");
+    });
+  }
+
+  test("isV4Mapped: exactly ::ffff:0:0/96", () => {
+    assert.equal(isV4Mapped(0, 0, 0xffff), true);
+    assert.equal(isV4Mapped(0, 0, 0xfffe), false);
+    assert.equal(isV4Mapped(0, 1, 0xffff), false);
+    assert.equal(isV4Mapped(0, 0, 0xffff0000), false);
+  });
+
+  test("IPv4-compatible ::a.b.c.d prints as inet_ntop (and ss) print it", { todo: "src/diag/address.ts prints ::102:304" }, () => {
+    // glibc and libuv inet_ntop both print ::1.2.3.4 for the deprecated IPv4-compatible form.
+    assert.equal(formatIPv6(0, 0, 0, 0x01020304), ntop([0, 0, 0, 0x01020304]));
+  });
+});
+
+/** Groups biased towards zero so that runs of every length and position occur. */
+const group = fc.oneof({ arbitrary: fc.constant(0), weight: 3 }, { arbitrary: fc.integer({ min: 0, max: 0xffff }), weight: 2 });
+const address = fc
+  .array(group, { minLength: 8, maxLength: 8 })
+  .map((g) => [0, 2, 4, 6].map((i) => ((g[i]! << 16) | g[i + 1]!) >>> 0));
+/** ::a.b.c.d (first six groups zero, seventh not): inet_ntop's deprecated IPv4-compatible form, tested above. */
+const compatible = (w: readonly number[]) => w[0] === 0 && w[1] === 0 && w[2] === 0 && w[3]! >>> 16 !== 0;
+
+describe("formatIPv6 cross-checked on random addresses", () => {
+  test("equals inet_ntop (node SocketAddress) for every address but the IPv4-compatible ones", () => {
+    fc.assert(
+      fc.property(address, (w) => {
+        fc.pre(!compatible(w));
+        assert.equal(formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!), ntop(w));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("equals the WHATWG URL serialisation for every address but v4-mapped ones", () => {
+    fc.assert(
+      fc.property(address, (w) => {
+        fc.pre(!isV4Mapped(w[0]!, w[1]!, w[2]!));
+        assert.equal(formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!), urlHost(w));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("v4-mapped addresses print as ::ffff: and formatIPv4 of the last word", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0xffffffff }), (v4) => {
+        assert.equal(formatIPv6(0, 0, 0xffff, v4), `::ffff:${formatIPv4(v4)}`);
+        assert.equal(formatIPv6(0, 0, 0xffff, v4), ntop([0, 0, 0xffff, v4]));
+      }),
+    );
+  });
+});

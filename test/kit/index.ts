@@ -1,0 +1,12 @@
+/**
+ * The test kit: socket holders in real network namespaces, throwaway namespaces, the root guard and
+ * the `ss` oracle. Integration tests import from here.
+ */
+export * from "./holder.js";
+export type * from "./holder-protocol.js";
+export * from "./netns.js";
+export * from "./population.js";
+export * from "./root.js";
+export * from "./sockaddr.js";
+export * from "./ss.js";
+export * from "./ss-parse.js";
