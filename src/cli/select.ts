@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Extension, InetFamily, Protocol } from "../diag/socket.js";
+import { DEFAULT_STATES } from "../diag/states.js";
 import { validateNetnsName } from "../netns/index.js";
 import type { NamespacedQuery } from "../sockets/index.js";
 import type { OptionSpec, ParsedValues } from "./options.js";
@@ -117,7 +118,7 @@ export function selectionFromArgs(
   if (states.length > 0) query.states = states;
   else if (values[defaults.allStatesKey]) query.states = ["all"];
   else if (values.listening) query.states = ["listening", "close"];
-  else query.states = ["connected"];
+  else query.states = DEFAULT_STATES;
   if (exclude.length > 0) query.exclude = exclude;
   if (filterWords.some((w) => w.trim() !== "")) query.filter = filterWords;
 

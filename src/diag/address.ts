@@ -19,6 +19,8 @@ export function isV4Mapped(w0: number, w1: number, w2: number): boolean {
  */
 export function formatIPv6(w0: number, w1: number, w2: number, w3: number): string {
   if (isV4Mapped(w0, w1, w2)) return `::ffff:${formatIPv4(w3)}`;
+  // The deprecated IPv4-compatible form ::a.b.c.d, as inet_ntop prints it (not for :: and ::1-like ::x).
+  if (w0 === 0 && w1 === 0 && w2 === 0 && w3 >>> 16 !== 0) return `::${formatIPv4(w3)}`;
   const groups = [
     w0 >>> 16,
     w0 & 0xffff,

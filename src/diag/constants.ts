@@ -30,8 +30,8 @@ export const INET_DIAG_TOS = 5;
 export const INET_DIAG_TCLASS = 6;
 export const INET_DIAG_SKMEMINFO = 7;
 export const INET_DIAG_SHUTDOWN = 8;
-export const INET_DIAG_PROTOCOL = 12;
-export const INET_DIAG_SKV6ONLY = 13;
+export const INET_DIAG_PROTOCOL = 10;
+export const INET_DIAG_SKV6ONLY = 11;
 export const INET_DIAG_MARK = 15;
 export const INET_DIAG_CGROUP_ID = 21;
 

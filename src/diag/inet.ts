@@ -32,13 +32,11 @@ import {
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
-import { type InetProtocol, InetSocket } from "./socket.js";
+import { INET_DIAG_MSG_LEN, type InetProtocol, InetSocket } from "./socket.js";
 import { decodeTcpInfo } from "./tcpinfo.js";
 
 /** sizeof(struct inet_diag_req_v2). */
 export const INET_DIAG_REQ_V2_LEN = 56;
-/** sizeof(struct inet_diag_msg). */
-export const INET_DIAG_MSG_LEN = 72;
 /** sizeof(struct inet_diag_sockid). */
 export const INET_DIAG_SOCKID_LEN = 48;
 
@@ -132,12 +130,17 @@ export interface InetDecodeOptions {
 }
 
 const attrs = new AttributeReader();
+// The view of the buffer decoded last: consecutive messages of one receive chunk share it.
+let viewed: Buffer | undefined;
+let view: DataView | undefined;
 
 /**
- * Decode struct inet_diag_msg at buf[o, o + len) into a new InetSocket:
+ * Decode struct inet_diag_msg at buf[o, o + len) into a new InetSocket, then its attributes:
  *   __u8 idiag_family, idiag_state, idiag_timer, idiag_retrans; struct inet_diag_sockid id;
  *   __u32 idiag_expires, idiag_rqueue, idiag_wqueue, idiag_uid, idiag_inode;
- * then attributes. Throws DecodeError when the bytes are too short or an attribute is malformed.
+ * The socket reads its fields from `buf` for its whole life: pass a buffer that will not be reused
+ * (the sockets layer passes one copy per receive chunk). Throws DecodeError when the bytes are too
+ * short or an attribute is malformed.
  */
 export function decodeInetDiagMsg(
   buf: Buffer,
@@ -145,33 +148,15 @@ export function decodeInetDiagMsg(
   len: number,
   options: InetDecodeOptions,
 ): InetSocket {
-  if (len < INET_DIAG_MSG_LEN || o + len > buf.length) {
+  if (len < INET_DIAG_MSG_LEN || o < 0 || o + len > buf.length) {
     throw new DecodeError("inet_diag_msg", o, `${len} bytes, needs ${INET_DIAG_MSG_LEN}`);
   }
-  const s = new InetSocket();
+  if (buf !== viewed) {
+    viewed = buf;
+    view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+  const s = new InetSocket(view, o);
   s.protocol = options.protocol;
-  s.family = buf[o] === AF_INET ? "inet" : "inet6";
-  s.stateCode = buf[o + 1]!;
-  s.timer = buf[o + 2]!;
-  s.retrans = buf[o + 3]!;
-  s.sport = buf.readUInt16BE(o + 4);
-  s.dport = buf.readUInt16BE(o + 6);
-  s.src0 = buf.readUInt32BE(o + 8);
-  s.src1 = buf.readUInt32BE(o + 12);
-  s.src2 = buf.readUInt32BE(o + 16);
-  s.src3 = buf.readUInt32BE(o + 20);
-  s.dst0 = buf.readUInt32BE(o + 24);
-  s.dst1 = buf.readUInt32BE(o + 28);
-  s.dst2 = buf.readUInt32BE(o + 32);
-  s.dst3 = buf.readUInt32BE(o + 36);
-  s.ifindex = buf.readUInt32LE(o + 40);
-  s.cookieLo = buf.readUInt32LE(o + 44);
-  s.cookieHi = buf.readUInt32LE(o + 48);
-  s.expires = buf.readUInt32LE(o + 52);
-  s.rqueue = buf.readUInt32LE(o + 56);
-  s.wqueue = buf.readUInt32LE(o + 60);
-  s.uid = buf.readUInt32LE(o + 64);
-  s.inode = buf.readUInt32LE(o + 68);
   if (options.attributes && len > INET_DIAG_MSG_LEN)
     decodeInetAttributes(buf, o + INET_DIAG_MSG_LEN, o + len, s);
   return s;

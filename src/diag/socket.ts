@@ -52,52 +52,195 @@ interface SocketBase {
   readonly state: StateName;
 }
 
+// struct inet_diag_msg offsets: __u8 idiag_family, idiag_state, idiag_timer, idiag_retrans;
+// struct inet_diag_sockid id { __be16 sport, dport; __be32 src[4], dst[4]; __u32 if, cookie[2] };
+// __u32 idiag_expires, idiag_rqueue, idiag_wqueue, idiag_uid, idiag_inode.
+const FAMILY = 0;
+const STATE = 1;
+const TIMER = 2;
+const RETRANS = 3;
+const SPORT = 4;
+const DPORT = 6;
+const SRC = 8;
+const DST = 24;
+const IFINDEX = 40;
+const COOKIE = 44;
+const EXPIRES = 52;
+const RQUEUE = 56;
+const WQUEUE = 60;
+const UID = 64;
+const INODE = 68;
+/** sizeof(struct inet_diag_msg). */
+export const INET_DIAG_MSG_LEN = 72;
+const AF_INET6 = 10;
+
 /**
  * InetSocket is one inet_diag_msg: a TCP, UDP, UDP-Lite, raw, MPTCP or SCTP socket.
- * The raw fields mirror struct inet_diag_msg; `src`, `dst` and `cookie` are formatted on first use.
+ *
+ * The fixed fields live in the message's own bytes (a copy of the receive chunk it came in, shared
+ * with the other sockets of that chunk) and are read through accessors named after struct
+ * inet_diag_msg. Decoding a socket is therefore one small object, however many fields it has: no
+ * field is copied, and no 32-bit address word is boxed into a heap number (V8 keeps only 31-bit
+ * integers unboxed). `new InetSocket()` gets a zeroed message of its own; setters write into it.
  */
 export class InetSocket implements SocketBase {
+  /** The label of the network namespace this socket was listed in (undefined: the caller's own). */
   netns: string | undefined = undefined;
-  family: InetFamily = "inet";
+  /** The protocol the dump asked for (inet_diag_msg does not say). */
   protocol: InetProtocol = "tcp";
-  /** Kernel state number (idiag_state); `state` gives its ss name. */
-  stateCode = 0;
-  timer = 0;
-  retrans = 0;
-  sport = 0;
-  dport = 0;
-  /** idiag_src/idiag_dst as four big-endian 32-bit words each (IPv4 uses the first word only). */
-  src0 = 0;
-  src1 = 0;
-  src2 = 0;
-  src3 = 0;
-  dst0 = 0;
-  dst1 = 0;
-  dst2 = 0;
-  dst3 = 0;
-  ifindex = 0;
-  /** idiag_cookie[0] and [1], host order, low word first. */
-  cookieLo = 0;
-  cookieHi = 0;
-  expires = 0;
-  rqueue = 0;
-  wqueue = 0;
-  uid = 0;
-  inode = 0;
+  readonly #view: DataView;
+  readonly #at: number;
 
-  // Attributes, present when the kernel sent them (some only when asked for; see diag/inet.ts).
-  meminfo?: MemInfo;
-  skmem?: SkMemInfo;
-  tcpinfo?: TcpInfo;
-  cong?: string;
-  tos?: number;
-  tclass?: number;
-  shutdown?: number;
-  mark?: number;
-  cgroupId?: bigint;
-  v6only?: boolean;
+  // Attributes, present when the kernel sent them and they were decoded (see diag/inet.ts).
+  declare meminfo?: MemInfo;
+  declare skmem?: SkMemInfo;
+  declare tcpinfo?: TcpInfo;
+  declare cong?: string;
+  declare tos?: number;
+  declare tclass?: number;
+  declare shutdown?: number;
+  declare mark?: number;
+  declare cgroupId?: bigint;
+  declare v6only?: boolean;
   /** INET_DIAG_PROTOCOL: the IP protocol of a raw socket. */
-  rawProtocol?: number;
+  declare rawProtocol?: number;
+
+  /**
+   * A socket over the struct inet_diag_msg at `view[offset]` (which the socket then shares, and which
+   * must not change), or over a zeroed message of its own when no view is given.
+   */
+  constructor(view?: DataView, offset = 0) {
+    this.#view = view ?? new DataView(new ArrayBuffer(INET_DIAG_MSG_LEN));
+    this.#at = view ? offset : 0;
+  }
+
+  get family(): InetFamily {
+    return this.#view.getUint8(this.#at + FAMILY) === AF_INET6 ? "inet6" : "inet";
+  }
+  set family(family: InetFamily) {
+    this.#view.setUint8(this.#at + FAMILY, family === "inet6" ? AF_INET6 : 2);
+  }
+  /** Kernel state number (idiag_state); `state` gives its ss name. */
+  get stateCode(): number {
+    return this.#view.getUint8(this.#at + STATE);
+  }
+  set stateCode(v: number) {
+    this.#view.setUint8(this.#at + STATE, v);
+  }
+  get timer(): number {
+    return this.#view.getUint8(this.#at + TIMER);
+  }
+  get retrans(): number {
+    return this.#view.getUint8(this.#at + RETRANS);
+  }
+  get sport(): number {
+    return this.#view.getUint16(this.#at + SPORT);
+  }
+  set sport(v: number) {
+    this.#view.setUint16(this.#at + SPORT, v);
+  }
+  get dport(): number {
+    return this.#view.getUint16(this.#at + DPORT);
+  }
+  set dport(v: number) {
+    this.#view.setUint16(this.#at + DPORT, v);
+  }
+  /** idiag_src as four big-endian 32-bit words (IPv4 uses the first word only). */
+  get src0(): number {
+    return this.#view.getUint32(this.#at + SRC);
+  }
+  set src0(v: number) {
+    this.#view.setUint32(this.#at + SRC, v);
+  }
+  get src1(): number {
+    return this.#view.getUint32(this.#at + SRC + 4);
+  }
+  set src1(v: number) {
+    this.#view.setUint32(this.#at + SRC + 4, v);
+  }
+  get src2(): number {
+    return this.#view.getUint32(this.#at + SRC + 8);
+  }
+  set src2(v: number) {
+    this.#view.setUint32(this.#at + SRC + 8, v);
+  }
+  get src3(): number {
+    return this.#view.getUint32(this.#at + SRC + 12);
+  }
+  set src3(v: number) {
+    this.#view.setUint32(this.#at + SRC + 12, v);
+  }
+  /** idiag_dst as four big-endian 32-bit words. */
+  get dst0(): number {
+    return this.#view.getUint32(this.#at + DST);
+  }
+  set dst0(v: number) {
+    this.#view.setUint32(this.#at + DST, v);
+  }
+  get dst1(): number {
+    return this.#view.getUint32(this.#at + DST + 4);
+  }
+  set dst1(v: number) {
+    this.#view.setUint32(this.#at + DST + 4, v);
+  }
+  get dst2(): number {
+    return this.#view.getUint32(this.#at + DST + 8);
+  }
+  set dst2(v: number) {
+    this.#view.setUint32(this.#at + DST + 8, v);
+  }
+  get dst3(): number {
+    return this.#view.getUint32(this.#at + DST + 12);
+  }
+  set dst3(v: number) {
+    this.#view.setUint32(this.#at + DST + 12, v);
+  }
+  get ifindex(): number {
+    return this.#view.getUint32(this.#at + IFINDEX, true);
+  }
+  set ifindex(v: number) {
+    this.#view.setUint32(this.#at + IFINDEX, v, true);
+  }
+  /** idiag_cookie[0] and [1], host order, low word first. */
+  get cookieLo(): number {
+    return this.#view.getUint32(this.#at + COOKIE, true);
+  }
+  set cookieLo(v: number) {
+    this.#view.setUint32(this.#at + COOKIE, v, true);
+  }
+  get cookieHi(): number {
+    return this.#view.getUint32(this.#at + COOKIE + 4, true);
+  }
+  set cookieHi(v: number) {
+    this.#view.setUint32(this.#at + COOKIE + 4, v, true);
+  }
+  get expires(): number {
+    return this.#view.getUint32(this.#at + EXPIRES, true);
+  }
+  get rqueue(): number {
+    return this.#view.getUint32(this.#at + RQUEUE, true);
+  }
+  set rqueue(v: number) {
+    this.#view.setUint32(this.#at + RQUEUE, v, true);
+  }
+  get wqueue(): number {
+    return this.#view.getUint32(this.#at + WQUEUE, true);
+  }
+  set wqueue(v: number) {
+    this.#view.setUint32(this.#at + WQUEUE, v, true);
+  }
+  get uid(): number {
+    return this.#view.getUint32(this.#at + UID, true);
+  }
+  set uid(v: number) {
+    this.#view.setUint32(this.#at + UID, v, true);
+  }
+  get inode(): number {
+    return this.#view.getUint32(this.#at + INODE, true);
+  }
+  set inode(v: number) {
+    this.#view.setUint32(this.#at + INODE, v, true);
+  }
 
   get state(): StateName {
     return stateName(this.stateCode);
@@ -105,7 +248,7 @@ export class InetSocket implements SocketBase {
 
   /** The 64-bit socket cookie, unique per socket since boot (SO_COOKIE). */
   get cookie(): bigint {
-    return (BigInt(this.cookieHi) << 32n) | BigInt(this.cookieLo);
+    return this.#view.getBigUint64(this.#at + COOKIE, true);
   }
 
   /** The local address as text ("127.0.0.1", "::1", "::ffff:10.0.0.1"). */
@@ -160,6 +303,11 @@ export class InetSocket implements SocketBase {
     if (this.cgroupId !== undefined) out.cgroupId = this.cgroupId.toString();
     if (this.v6only !== undefined) out.v6only = this.v6only;
     return out;
+  }
+
+  /** util.inspect shows the decoded fields, not the backing bytes. */
+  [Symbol.for("nodejs.util.inspect.custom")](): Record<string, unknown> {
+    return this.toJSON();
   }
 }
 

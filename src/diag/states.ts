@@ -63,18 +63,15 @@ const bit = (s: number) => 1 << s;
 /** Every state bit the kernel knows (ss's SS_ALL). */
 export const ALL_STATES = (1 << (TCP_BOUND_INACTIVE + 1)) - 2;
 
-// ss: SS_CONN = SS_ALL & ~(LISTEN | CLOSE | TIME_WAIT | SYN_RECV); the two states newer than ss's
-// table (NEW_SYN_RECV is reported as SYN_RECV anyway, BOUND_INACTIVE is never connected) are left out too.
-const CONNECTED =
-  ALL_STATES &
-  ~(
-    bit(TCP_LISTEN) |
-    bit(TCP_CLOSE) |
-    bit(TCP_TIME_WAIT) |
-    bit(TCP_SYN_RECV) |
-    bit(TCP_NEW_SYN_RECV) |
-    bit(TCP_BOUND_INACTIVE)
-  );
+// ss's default without -a, -l or a state word (SS_CONN): connected, and not in TIME_WAIT or
+// SYN_RECV. NEW_SYN_RECV is reported as SYN_RECV; BOUND_INACTIVE is never connected.
+const NOT_CONN = bit(TCP_LISTEN) | bit(TCP_CLOSE) | bit(TCP_NEW_SYN_RECV) | bit(TCP_BOUND_INACTIVE);
+
+/** The states ss lists by default (SS_CONN): what `sockdiag ls` lists without -a, -l or `state`. */
+export const DEFAULT_STATES = ALL_STATES & ~(NOT_CONN | bit(TCP_TIME_WAIT) | bit(TCP_SYN_RECV));
+
+// The `connected` group is wider than the default (ss.c scan_state): every state but LISTEN and CLOSE.
+const CONNECTED = ALL_STATES & ~NOT_CONN;
 
 /** The state groups ss accepts after `state`/`exclude`, with the masks ss gives them. */
 export const STATE_GROUPS: Readonly<Record<string, number>> = {
@@ -82,10 +79,12 @@ export const STATE_GROUPS: Readonly<Record<string, number>> = {
   connected: CONNECTED,
   synchronized: CONNECTED & ~bit(TCP_SYN_SENT),
   bucket: bit(TCP_SYN_RECV) | bit(TCP_TIME_WAIT),
-  big: ALL_STATES & ~(bit(TCP_SYN_RECV) | bit(TCP_TIME_WAIT)),
+  big: ALL_STATES & ~(bit(TCP_SYN_RECV) | bit(TCP_NEW_SYN_RECV) | bit(TCP_TIME_WAIT)),
 };
 
 const aliases: Readonly<Record<string, number>> = {
+  closed: TCP_CLOSE,
+  "syn-rcv": TCP_SYN_RECV,
   unconnected: TCP_CLOSE,
   unconn: TCP_CLOSE,
   listen: TCP_LISTEN,
@@ -93,6 +92,7 @@ const aliases: Readonly<Record<string, number>> = {
 
 /** The bit mask for one ss state word (a name, alias or group), or undefined when unknown. */
 export function stateMask(word: string): number | undefined {
+  word = word.toLowerCase(); // ss compares with strcasecmp
   const group = STATE_GROUPS[word];
   if (group !== undefined) return group;
   const alias = aliases[word];

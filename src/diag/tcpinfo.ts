@@ -3,6 +3,7 @@
  * bytes as it knows; older kernels send a shorter struct and newer ones a longer one. Fields past the
  * end of what was sent are left out; bytes past the last field we know are ignored.
  */
+import { DecodeError } from "../netlink/errors.js";
 import type { TcpInfo } from "./socket.js";
 
 type Field = readonly [name: string, size: 1 | 4 | 8];
@@ -82,6 +83,9 @@ export const TCP_INFO_KNOWN_SIZE = (OFFSETS.at(-1) ?? 0) + 4;
 
 /** decodeTcpInfo reads the fields that lie entirely within buf[offset, offset + length). */
 export function decodeTcpInfo(buf: Buffer, offset: number, length: number): TcpInfo {
+  if (offset < 0 || length < 0 || offset + length > buf.length) {
+    throw new DecodeError("tcp_info", offset, `${length} bytes do not fit in a ${buf.length}-byte buffer`);
+  }
   const info: TcpInfo = {};
   for (let i = 0; i < LAYOUT.length; i++) {
     const [name, size] = LAYOUT[i]!;

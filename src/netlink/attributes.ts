@@ -62,10 +62,10 @@ export class AttributeReader {
 
   /** The payload as a NUL-terminated (or unterminated) string. */
   string(): string {
-    let end = this.offset + this.length;
-    const nul = this.buf.indexOf(0, this.offset);
-    if (nul >= 0 && nul < end) end = nul;
-    return this.buf.toString("utf8", this.offset, end);
+    const end = this.offset + this.length;
+    let stop = this.offset;
+    while (stop < end && this.buf[stop] !== 0) stop++;
+    return this.buf.toString("utf8", this.offset, stop);
   }
 
   /** Check that the payload holds at least `n` bytes, else record an error. */

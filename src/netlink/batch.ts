@@ -31,7 +31,7 @@ export function collectAcks(
       }
       const index = (b.readUInt32LE(o + 8) - firstSeq) >>> 0;
       if (b.readUInt16LE(o + 4) === NLMSG_ERROR && index < count && len >= NLMSG_HDRLEN + 4) {
-        onAck(index, -b.readInt32LE(o + NLMSG_HDRLEN));
+        onAck(index, -b.readInt32LE(o + NLMSG_HDRLEN) | 0);
         remaining--;
       }
       o += align4(len);

@@ -23,6 +23,10 @@ export class DumpCursor implements Disposable {
   length = 0;
   /** True once any message carried NLM_F_DUMP_INTR: the kernel's view changed during the dump. */
   interrupted = false;
+  /** How many datagrams were received so far: changes when `buf` holds a new chunk. */
+  received = 0;
+  /** Length of the chunk now in `buf`. */
+  chunkLength = 0;
   private pos = 0;
   private end = 0;
   private finished = false;
@@ -71,6 +75,8 @@ export class DumpCursor implements Disposable {
       }
       if (this.finished) return false;
       this.end = this.conn.receive(this.op);
+      this.chunkLength = this.end;
+      this.received++;
       this.pos = 0;
     }
   }

@@ -44,9 +44,16 @@ export class Dumper {
     const decode = { protocol: dump.protocol, attributes: options.attributes };
     const { predicate, netns } = options;
     using cursor = this.start(seq, `dump ${dump.protocol}`);
+    let chunk = -1;
+    let copy = cursor.buf;
     try {
       while (cursor.next()) {
-        const s = decodeInetDiagMsg(cursor.buf, cursor.offset, cursor.length, decode);
+        if (cursor.received !== chunk) {
+          // Sockets read their fields from the bytes they came in: one copy per chunk, not per socket.
+          chunk = cursor.received;
+          copy = Buffer.from(cursor.buf.subarray(0, cursor.chunkLength));
+        }
+        const s = decodeInetDiagMsg(copy, cursor.offset, cursor.length, decode);
         if (predicate && !predicate(s)) continue;
         s.netns = netns;
         yield s;

@@ -21,6 +21,8 @@ export type FilterInput = string | readonly string[] | FilterNode | StructuredFi
 /** A filter checked and ready to compile; `undefined` tree = no filter. */
 export interface PreparedFilter {
   tree: FilterNode | undefined;
+  /** Whether to compile a kernel program at all. */
+  kernel: boolean;
   /** Whether the predicate reads attributes (mark, cgroup id) that must be decoded. */
   needsAttributes: boolean;
 }
@@ -33,9 +35,9 @@ export interface CompiledFilter {
 }
 
 /** Parse and check a filter; throws FilterSyntaxError before anything is sent. */
-export function prepareFilter(input: FilterInput | undefined): PreparedFilter {
+export function prepareFilter(input: FilterInput | undefined, kernel: boolean): PreparedFilter {
   const tree = toTree(input);
-  return { tree, needsAttributes: tree ? readsAttributes(tree) : false };
+  return { tree, kernel, needsAttributes: tree ? readsAttributes(tree) : false };
 }
 
 function toTree(input: FilterInput | undefined): FilterNode | undefined {
@@ -79,7 +81,7 @@ export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): Com
   const tree = filter.tree;
   if (!tree) return { bytecode: undefined, predicate: undefined };
   const compile = () => ({
-    bytecode: compileBytecode(tree, { omit: omitForUnprivileged }),
+    bytecode: filter.kernel ? compileBytecode(tree, { omit: omitForUnprivileged }) : undefined,
     predicate: compilePredicate(tree),
   });
   return netns ? runIn(netns, compile) : compile();

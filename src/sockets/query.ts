@@ -44,6 +44,11 @@ export interface SocketQuery {
    * not listed.
    */
   filter?: FilterInput;
+  /**
+   * Send the filter to the kernel as INET_DIAG_REQ_BYTECODE when it can be expressed (default true).
+   * The JS predicate always runs, so turning this off changes speed, never results.
+   */
+  kernelFilter?: boolean;
 }
 
 /** One inet dump to send. */
@@ -121,7 +126,7 @@ export function planQuery(query: SocketQuery): QueryPlan {
       );
     ext |= bit;
   }
-  const filter = prepareFilter(query.filter);
+  const filter = prepareFilter(query.filter, query.kernelFilter ?? true);
   const plan: QueryPlan = { inet: [], attributes: ext !== 0 || filter.needsAttributes, filter };
   for (const protocol of new Set(protocols)) {
     if (protocol === "unix") {

@@ -3,6 +3,7 @@
  * "[fd00::5]:53"), with the address words the socket matching compares against.
  */
 import { isIPv4, isIPv6 } from "node:net";
+import { formatIPv4, isV4Mapped } from "../diag/address.js";
 import { type AddressWords, parseIPv4, parseIPv6 } from "../filter/prefix.js";
 
 export type BackendProtocol = "udp" | "tcp" | "any";
@@ -34,25 +35,41 @@ export interface ParsedBackend {
   port: number;
 }
 
-/** Check an address and port; throws AddressError naming what is wrong. */
+/**
+ * Check an address and port; throws AddressError naming what is wrong. A v4-mapped IPv6 address
+ * (::ffff:a.b.c.d) is the IPv4 backend a.b.c.d: the same endpoint on the wire, reached by IPv4
+ * sockets and by IPv6 sockets through the mapped form alike. A zone ("fe80::1%eth0") is refused:
+ * sock_diag matches addresses, not interfaces.
+ */
 export function checkBackend(address: string, port: number, input = `${address}:${port}`): ParsedBackend {
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new AddressError(input, `port ${port} is out of range (1-65535)`);
   }
-  if (isIPv4(address)) return { family: "inet", address, words: [parseIPv4(address)!, 0, 0, 0], port };
-  if (isIPv6(address)) return { family: "inet6", address, words: parseIPv6(address)!, port };
-  throw new AddressError(input, `"${address}" is not an IPv4 or IPv6 address`);
+  const v4 = isIPv4(address) ? parseIPv4(address) : undefined;
+  if (v4 !== undefined) return { family: "inet", address, words: [v4, 0, 0, 0], port };
+  const words = isIPv6(address) ? parseIPv6(address) : undefined;
+  if (words === undefined) {
+    const why = address.includes("%")
+      ? "has a zone index, which is not supported"
+      : "is not an IPv4 or IPv6 address";
+    throw new AddressError(input, `"${address}" ${why}`);
+  }
+  const [w0, w1, w2, w3] = words;
+  if (isV4Mapped(w0, w1, w2)) return { family: "inet", address: formatIPv4(w3), words: [w3, 0, 0, 0], port };
+  return { family: "inet6", address, words, port };
 }
 
 /** Parse "IP:PORT" or "[IPv6]:PORT"; throws AddressError. */
 export function parseBackend(text: string): ParsedBackend {
-  const m = /^\[([^\]]*)\]:(\d*)$/.exec(text) ?? /^([^:]*):(\d*)$/.exec(text);
+  const bracketed = /^\[([^\]]*)\]:(\d*)$/.exec(text);
+  const m = bracketed ?? /^([^:]*):(\d*)$/.exec(text);
   if (!m) {
     if (isIPv4(text) || isIPv6(text))
       throw new AddressError(text, "a port is missing (IP:PORT, [IPv6]:PORT)");
     throw new AddressError(text, "expected IP:PORT or [IPv6]:PORT");
   }
   const [, address, portText] = m as unknown as [string, string, string];
+  if (bracketed && isIPv4(address)) throw new AddressError(text, "brackets are for IPv6 addresses only");
   if (portText === "") throw new AddressError(text, "a port is missing (IP:PORT, [IPv6]:PORT)");
   return checkBackend(address, Number(portText), text);
 }

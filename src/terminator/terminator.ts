@@ -7,7 +7,7 @@
  * cannot destroy sockets is recognised once.
  */
 import type { InetFamily, InetProtocol, InetSocket, Socket } from "../diag/socket.js";
-import { allNetns, type NetNS } from "../netns/index.js";
+import { allNetns, type NetNS, NetnsPoisonedError, NetnsRestoreError } from "../netns/index.js";
 import {
   type DestroyQuery,
   type DestroyReport,
@@ -105,7 +105,9 @@ export class BackendTerminator {
    * Destroy every connected socket whose destination is exactly the backend's address and port:
    * host first, then every namespace of the source (unless hostOnly). An IPv4 backend also matches
    * IPv6 sockets connected to its v4-mapped address. Unconnected sockets are never touched.
-   * Throws AddressError for a bad address or port, before touching anything.
+   * Throws AddressError for a bad address or port, before touching anything; NetnsRestoreError or
+   * NetnsPoisonedError when the thread could not return to its own namespace. Every other failure
+   * is in the report.
    */
   terminate(backend: Backend): TerminationReport {
     const target = checkBackend(backend.address, backend.port);
@@ -121,17 +123,33 @@ export class BackendTerminator {
     };
     const query = this.queryFor(target, protocol);
     this.visit("(host)", undefined, query, report);
-    if (!this.config.hostOnly) {
-      const source = this.config.namespaces?.() ?? defaultSource(this.config.netnsDirs);
-      for (const { name, netns } of source) this.visit(name, netns, query, report);
-      report.sourceErrors = source.errors.map((e) => ({ name: e.name, message: e.message }));
-      for (const e of report.sourceErrors) this.logger.warn("namespace source error", { error: e.message });
-    }
+    if (!this.config.hostOnly) this.visitNamespaces(query, report);
     report.ok =
       report.total.failed === 0 &&
       report.sourceErrors.length === 0 &&
       report.namespaces.every((n) => !n.error);
     return report;
+  }
+
+  /**
+   * Visit every namespace of the source. A source that throws (while made or while iterated) ends
+   * the walk: what was visited stays in the report and the exception joins `sourceErrors`.
+   */
+  private visitNamespaces(query: DestroyQuery, report: TerminationReport): void {
+    const broken: Error[] = [];
+    let source: NamespaceSource | undefined;
+    try {
+      source = this.config.namespaces?.() ?? defaultSource(this.config.netnsDirs);
+      for (const { name, netns } of guarded(source, broken)) this.visit(name, netns, query, report);
+    } catch (err) {
+      if (isFatal(err)) throw err;
+      broken.push(asError(err));
+    }
+    report.sourceErrors = [...(source?.errors ?? []), ...broken].map((e) => ({
+      name: e.name,
+      message: e.message,
+    }));
+    for (const e of report.sourceErrors) this.logger.warn("namespace source error", { error: e.message });
   }
 
   private visit(
@@ -161,7 +179,8 @@ export class BackendTerminator {
             failed: r.failed.length,
           });
       } catch (err) {
-        const e = err instanceof Error ? err : new Error(String(err));
+        if (isFatal(err)) throw err;
+        const e = asError(err);
         result.error = { name: e.name, message: e.message };
         this.logger.warn("namespace failed", { netns: name, error: e.message });
       }
@@ -180,7 +199,8 @@ export class BackendTerminator {
       protocols,
       families,
       states: ["established"],
-      filter: { dst: target.address, dport: target.port },
+      // ss host syntax: an IPv6 address in brackets, or its last group would read as a port.
+      filter: { dst: target.family === "inet6" ? `[${target.address}]` : target.address, dport: target.port },
       predicate: (s: Socket) => s.family !== "unix" && matches(s) && (!veto || veto(s)),
       dryRun: Boolean(this.config.dryRun),
     };
@@ -203,6 +223,39 @@ function connectedTo(target: ParsedBackend): (s: InetSocket) => boolean {
 /** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */
 function isKernelUnsupported(stop: DestroyStop): boolean {
   return stop.code === "EOPNOTSUPP";
+}
+
+/**
+ * A failed return to the caller's namespace: the thread may be in the wrong one, so no later result
+ * could be trusted. It ends terminate() instead of becoming one namespace's error (DESIGN.md).
+ */
+function isFatal(err: unknown): boolean {
+  return err instanceof NetnsRestoreError || err instanceof NetnsPoisonedError;
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** The entries of `source`; an exception its iterator throws ends the walk and goes to `broken`. */
+function* guarded(source: NamespaceSource, broken: Error[]): Generator<NamespaceEntry> {
+  const entries = source[Symbol.iterator]();
+  try {
+    for (;;) {
+      let next: IteratorResult<NamespaceEntry>;
+      try {
+        next = entries.next();
+      } catch (err) {
+        if (isFatal(err)) throw err;
+        broken.push(asError(err));
+        return;
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    entries.return?.();
+  }
 }
 
 function defaultSource(dirs: readonly string[] | undefined): NamespaceSource {

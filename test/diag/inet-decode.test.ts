@@ -7,7 +7,17 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { decodeInetDiagMsg } from "../../src/diag/inet.js";
 import { DecodeError } from "../../src/netlink/index.js";
-import { INET_DIAG_MEMINFO, INET_DIAG_MSG, SK_MEMINFO, TCP_INFO, nlattr, pack, u32, u64, type Values } from "./layout.js";
+import {
+  INET_DIAG_MEMINFO,
+  INET_DIAG_MSG,
+  nlattr,
+  pack,
+  SK_MEMINFO,
+  TCP_INFO,
+  u32,
+  u64,
+  type Values,
+} from "./layout.js";
 
 // enum { INET_DIAG_NONE, INET_DIAG_MEMINFO, ... } in linux/inet_diag.h, counted from the header.
 const A = {
@@ -83,7 +93,9 @@ describe("decodeInetDiagMsg: struct inet_diag_msg", () => {
   });
 
   test("AF_INET: only the first address word counts", () => {
-    const s = decode(pack(INET_DIAG_MSG, { idiag_family: 2, "id.idiag_src[0]": 0x7f000001, "id.idiag_dst[0]": 0xc0a80001 }));
+    const s = decode(
+      pack(INET_DIAG_MSG, { idiag_family: 2, "id.idiag_src[0]": 0x7f000001, "id.idiag_dst[0]": 0xc0a80001 }),
+    );
     assert.equal(s.family, "inet");
     assert.equal(s.src, "127.0.0.1");
     assert.equal(s.dst, "192.168.0.1");
@@ -116,7 +128,13 @@ describe("decodeInetDiagMsg: struct inet_diag_msg", () => {
 /** struct tcp_info with every field set to a value derived from its offset. */
 function tcpInfo(): Buffer {
   const v: Values = {};
-  for (const x of TCP_INFO.fields) v[x.name] = x.kind === "u64" ? 0x1_0000_0000n + BigInt(x.offset) : x.kind === "u8" ? x.offset + 1 : 0x1000 + x.offset;
+  for (const x of TCP_INFO.fields)
+    v[x.name] =
+      x.kind === "u64"
+        ? 0x1_0000_0000n + BigInt(x.offset)
+        : x.kind === "u8"
+          ? x.offset + 1
+          : 0x1000 + x.offset;
   v["tcpi_snd_wscale:4,tcpi_rcv_wscale:4"] = 0x7a;
   v["tcpi_delivery_rate_app_limited:1,tcpi_fastopen_client_fail:2"] = 0b101;
   return pack(TCP_INFO, v);
@@ -196,7 +214,13 @@ describe("decodeInetDiagMsg: attributes", () => {
   });
 
   test("unknown and unread attributes (SOCKOPT 22, 999) are skipped", () => {
-    const s = decode(withAttributes(nlattr(A.SOCKOPT, u32(0xffff)), nlattr(999, Buffer.alloc(3)), nlattr(A.SHUTDOWN, Buffer.from([1]))));
+    const s = decode(
+      withAttributes(
+        nlattr(A.SOCKOPT, u32(0xffff)),
+        nlattr(999, Buffer.alloc(3)),
+        nlattr(A.SHUTDOWN, Buffer.from([1])),
+      ),
+    );
     assert.equal(s.shutdown, 1);
   });
 
@@ -220,7 +244,8 @@ describe("decodeInetDiagMsg: attributes", () => {
       test(what, () => {
         assert.throws(
           () => decode(withAttributes(attr)),
-          (err: unknown) => err instanceof DecodeError && err.what === "inet_diag_msg attributes" && err.offset === offset,
+          (err: unknown) =>
+            err instanceof DecodeError && err.what === "inet_diag_msg attributes" && err.offset === offset,
         );
       });
     }

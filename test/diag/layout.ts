@@ -44,14 +44,28 @@ function member(prefix: string, offset: number, inner: Layout): Field[] {
 export const NLMSGHDR: Layout = {
   name: "nlmsghdr",
   size: 16,
-  fields: [f("nlmsg_len", 0, "u32"), f("nlmsg_type", 4, "u16"), f("nlmsg_flags", 6, "u16"), f("nlmsg_seq", 8, "u32"), f("nlmsg_pid", 12, "u32")],
+  fields: [
+    f("nlmsg_len", 0, "u32"),
+    f("nlmsg_type", 4, "u16"),
+    f("nlmsg_flags", 6, "u16"),
+    f("nlmsg_seq", 8, "u32"),
+    f("nlmsg_pid", 12, "u32"),
+  ],
 };
 
 /** struct nlattr { __u16 nla_len; __u16 nla_type; } */
-export const NLATTR: Layout = { name: "nlattr", size: 4, fields: [f("nla_len", 0, "u16"), f("nla_type", 2, "u16")] };
+export const NLATTR: Layout = {
+  name: "nlattr",
+  size: 4,
+  fields: [f("nla_len", 0, "u16"), f("nla_type", 2, "u16")],
+};
 
 /** struct nlmsgerr { int error; struct nlmsghdr msg; } (the echoed header; payload cut by NETLINK_CAP_ACK). */
-export const NLMSGERR: Layout = { name: "nlmsgerr", size: 20, fields: [f("error", 0, "u32"), ...member("msg", 4, NLMSGHDR)] };
+export const NLMSGERR: Layout = {
+  name: "nlmsgerr",
+  size: 20,
+  fields: [f("error", 0, "u32"), ...member("msg", 4, NLMSGHDR)],
+};
 
 /**
  * struct inet_diag_sockid { __be16 idiag_sport; __be16 idiag_dport; __be32 idiag_src[4];
@@ -113,7 +127,12 @@ export const INET_DIAG_MSG: Layout = {
 export const INET_DIAG_MEMINFO: Layout = {
   name: "inet_diag_meminfo",
   size: 16,
-  fields: [f("idiag_rmem", 0, "u32"), f("idiag_wmem", 4, "u32"), f("idiag_fmem", 8, "u32"), f("idiag_tmem", 12, "u32")],
+  fields: [
+    f("idiag_rmem", 0, "u32"),
+    f("idiag_wmem", 4, "u32"),
+    f("idiag_fmem", 8, "u32"),
+    f("idiag_tmem", 12, "u32"),
+  ],
 };
 
 /** The SK_MEMINFO_* u32 array (linux/sock_diag.h), RMEM_ALLOC .. DROPS. */
@@ -174,8 +193,8 @@ export const TCP_INFO: Layout = {
   name: "tcp_info",
   size: 232,
   fields: [
-    ...["tcpi_state", "tcpi_ca_state", "tcpi_retransmits", "tcpi_probes", "tcpi_backoff", "tcpi_options"].map((n, i) =>
-      f(n, i, "u8"),
+    ...["tcpi_state", "tcpi_ca_state", "tcpi_retransmits", "tcpi_probes", "tcpi_backoff", "tcpi_options"].map(
+      (n, i) => f(n, i, "u8"),
     ),
     f("tcpi_snd_wscale:4,tcpi_rcv_wscale:4", 6, "u8"),
     f("tcpi_delivery_rate_app_limited:1,tcpi_fastopen_client_fail:2", 7, "u8"),
@@ -300,7 +319,10 @@ export function nlattr(type: number, payload: Buffer): Buffer {
 }
 
 /** One message: struct nlmsghdr (nlmsg_len = header + payload, unpadded) then the payload, padded. */
-export function nlmsg(hdr: { type: number; flags: number; seq: number; pid?: number }, ...parts: Buffer[]): Buffer {
+export function nlmsg(
+  hdr: { type: number; flags: number; seq: number; pid?: number },
+  ...parts: Buffer[]
+): Buffer {
   const payload = Buffer.concat(parts);
   const head = pack(NLMSGHDR, {
     nlmsg_len: 16 + payload.length,

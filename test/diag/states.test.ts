@@ -4,7 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ALL_STATES, STATE_GROUPS, STATE_NAMES, stateMask, stateName, stateWords } from "../../src/diag/states.js";
+import {
+  ALL_STATES,
+  STATE_GROUPS,
+  STATE_NAMES,
+  stateMask,
+  stateName,
+  stateWords,
+} from "../../src/diag/states.js";
 
 // enum { SS_UNKNOWN, SS_ESTABLISHED, ..., SS_CLOSING, SS_MAX } in misc/ss.c; the same numbers as tcp_states.h.
 const SS = {
@@ -120,7 +127,8 @@ describe("state masks against ss", () => {
   });
 
   test("an unknown word is undefined, not a mask", () => {
-    for (const word of ["", "unknown", "estab", "listen-ing", "all "]) assert.equal(stateMask(word), undefined, word);
+    for (const word of ["", "unknown", "estab", "listen-ing", "all "])
+      assert.equal(stateMask(word), undefined, word);
   });
 
   test("stateWords lists only words stateMask accepts, each once", () => {

@@ -7,13 +7,14 @@ import { describe, test } from "node:test";
 import { decodeSkMemInfo } from "../../src/diag/meminfo.js";
 import { decodeTcpInfo } from "../../src/diag/tcpinfo.js";
 import { DecodeError } from "../../src/netlink/index.js";
-import { SK_MEMINFO, TCP_INFO, pack, type Values } from "./layout.js";
+import { pack, SK_MEMINFO, TCP_INFO, type Values } from "./layout.js";
 
 const WSCALE = "tcpi_snd_wscale:4,tcpi_rcv_wscale:4";
 const FLAGS7 = "tcpi_delivery_rate_app_limited:1,tcpi_fastopen_client_fail:2";
 
 /** The property name decodeTcpInfo gives a C field: tcpi_snd_mss -> sndMss. */
-const camel = (c: string) => c.replace(/^tcpi_/, "").replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
+const camel = (c: string) =>
+  c.replace(/^tcpi_/, "").replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
 
 /** Expected decoded object of the first `length` bytes of `values`, derived from the layout alone. */
 function expected(values: Values, length: number): Record<string, number | bigint> {
@@ -39,7 +40,12 @@ function expected(values: Values, length: number): Record<string, number | bigin
 function distinct(): Values {
   const v: Values = {};
   for (const x of TCP_INFO.fields) {
-    v[x.name] = x.kind === "u64" ? (0xbeefn << 32n) + BigInt(x.offset) : x.kind === "u8" ? x.offset + 1 : 0xa000 + x.offset;
+    v[x.name] =
+      x.kind === "u64"
+        ? (0xbeefn << 32n) + BigInt(x.offset)
+        : x.kind === "u8"
+          ? x.offset + 1
+          : 0xa000 + x.offset;
   }
   v[WSCALE] = 0x9e; // snd_wscale 14 (low nibble), rcv_wscale 9
   v[FLAGS7] = 0b111; // app_limited 1, fastopen_client_fail 3
@@ -86,7 +92,17 @@ describe("decodeTcpInfo", () => {
 });
 
 describe("decodeSkMemInfo", () => {
-  const names = ["rmemAlloc", "rcvbuf", "wmemAlloc", "sndbuf", "fwdAlloc", "wmemQueued", "optmem", "backlog", "drops"];
+  const names = [
+    "rmemAlloc",
+    "rcvbuf",
+    "wmemAlloc",
+    "sndbuf",
+    "fwdAlloc",
+    "wmemQueued",
+    "optmem",
+    "backlog",
+    "drops",
+  ];
   const values = Object.fromEntries(SK_MEMINFO.fields.map((x, i) => [x.name, 0x10000 * (i + 1) + i]));
 
   test("nine SK_MEMINFO_* entries in index order", () => {

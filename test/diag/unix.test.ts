@@ -6,7 +6,17 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../../src/diag/unix.js";
 import { DecodeError, MessageWriter } from "../../src/netlink/index.js";
-import { NLMSGHDR, SK_MEMINFO, UNIX_DIAG_MSG, UNIX_DIAG_REQ, nlattr, nlmsg, pack, u32, unpack } from "./layout.js";
+import {
+  NLMSGHDR,
+  nlattr,
+  nlmsg,
+  pack,
+  SK_MEMINFO,
+  UNIX_DIAG_MSG,
+  UNIX_DIAG_REQ,
+  u32,
+  unpack,
+} from "./layout.js";
 
 // enum { UNIX_DIAG_NAME, UNIX_DIAG_VFS, ... } in linux/unix_diag.h: they start at 0.
 const U = { NAME: 0, VFS: 1, PEER: 2, ICONS: 3, RQLEN: 4, MEMINFO: 5, SHUTDOWN: 6, UID: 7 };
@@ -26,7 +36,13 @@ describe("writeUnixDumpRequest", () => {
       "udiag_cookie[0]": 0xffffffff,
       "udiag_cookie[1]": 0xffffffff,
     };
-    assert.deepEqual(unpack(NLMSGHDR, actual), { nlmsg_len: 40, nlmsg_type: 20, nlmsg_flags: 0x301, nlmsg_seq: 0xa0b0c0d0, nlmsg_pid: 0 });
+    assert.deepEqual(unpack(NLMSGHDR, actual), {
+      nlmsg_len: 40,
+      nlmsg_type: 20,
+      nlmsg_flags: 0x301,
+      nlmsg_seq: 0xa0b0c0d0,
+      nlmsg_pid: 0,
+    });
     assert.deepEqual(unpack(UNIX_DIAG_REQ, actual, 16), req);
     assert.deepEqual(actual, nlmsg({ type: 20, flags: 0x301, seq: 0xa0b0c0d0 }, pack(UNIX_DIAG_REQ, req)));
   });
@@ -69,7 +85,11 @@ describe("decodeUnixDiagMsg", () => {
     for (const t of [0, 3, 4, 6, 255]) {
       assert.throws(
         () => decode(typed(t)),
-        (err: unknown) => err instanceof DecodeError && err.what === "unix_diag_msg" && err.offset === 1 && err.message.includes(`type ${t}`),
+        (err: unknown) =>
+          err instanceof DecodeError &&
+          err.what === "unix_diag_msg" &&
+          err.offset === 1 &&
+          err.message.includes(`type ${t}`),
       );
     }
   });
@@ -122,7 +142,14 @@ describe("decodeUnixDiagMsg", () => {
       ["length past the buffer", msg(), 4, 16, "unix_diag_msg", 4],
       ["VFS of 4 bytes", msg(nlattr(U.VFS, u32(1))), 0, 24, "unix_diag_msg attributes", 20],
       ["RQLEN of 4 bytes", msg(nlattr(U.RQLEN, u32(1))), 0, 24, "unix_diag_msg attributes", 20],
-      ["MEMINFO of 16 bytes", msg(nlattr(U.MEMINFO, Buffer.alloc(16))), 0, 36, "unix_diag_msg attributes", 20],
+      [
+        "MEMINFO of 16 bytes",
+        msg(nlattr(U.MEMINFO, Buffer.alloc(16))),
+        0,
+        36,
+        "unix_diag_msg attributes",
+        20,
+      ],
       ["PEER of 2 bytes", msg(nlattr(U.PEER, Buffer.alloc(2))), 0, 24, "unix_diag_msg attributes", 20],
       ["UID of 0 bytes", msg(nlattr(U.UID, Buffer.alloc(0))), 0, 20, "unix_diag_msg attributes", 20],
       ["nla_len past the end", msg(Buffer.from([0x20, 0, 0, 0])), 0, 20, "unix_diag_msg attributes", 16],

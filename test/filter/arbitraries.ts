@@ -44,11 +44,15 @@ const port = fc.oneof(fc.constantFrom(...PORT_POOL), fc.integer({ min: 0, max: 6
 const side = fc.constantFrom("src" as const, "dst" as const);
 
 const prefix: fc.Arbitrary<HostPrefix> = fc.oneof(
-  fc.record({ w: v4Word, len: fc.integer({ min: 0, max: 32 }) }).map(
-    ({ w, len }): HostPrefix => ({ family: "inet", address: formatIPv4(w), prefixLength: len }),
-  ),
+  fc
+    .record({ w: v4Word, len: fc.integer({ min: 0, max: 32 }) })
+    .map(({ w, len }): HostPrefix => ({ family: "inet", address: formatIPv4(w), prefixLength: len })),
   fc.record({ w: v6Words, len: fc.integer({ min: 0, max: 128 }) }).map(
-    ({ w, len }): HostPrefix => ({ family: "inet6", address: formatIPv6(w[0], w[1], w[2], w[3]), prefixLength: len }),
+    ({ w, len }): HostPrefix => ({
+      family: "inet6",
+      address: formatIPv6(w[0], w[1], w[2], w[3]),
+      prefixLength: len,
+    }),
   ),
 );
 
@@ -62,16 +66,23 @@ const host: fc.Arbitrary<HostCond> = fc
   });
 
 /** Names for round trips: anything non-empty, including what must be escaped. */
-const anyName = fc.string({ minLength: 1, maxLength: 10, unit: fc.constantFrom(..."aZ0/-.#()!&|<>=\\ \t".split("")) })
+const anyName = fc
+  .string({ minLength: 1, maxLength: 10, unit: fc.constantFrom(..."aZ0/-.#()!&|<>=\\ \t".split("")) })
   .chain((s) => fc.constantFrom(s, "and", "src", "not", "eq", "autobound"));
 
-function leaves(names: { dev: fc.Arbitrary<string>; cgroup: fc.Arbitrary<string> }): fc.Arbitrary<FilterLeaf> {
+function leaves(names: {
+  dev: fc.Arbitrary<string>;
+  cgroup: fc.Arbitrary<string>;
+}): fc.Arbitrary<FilterLeaf> {
   return fc.oneof(
     host,
     fc.record({ side, op: fc.constantFrom(...OPS), port }).map((r): FilterLeaf => ({ type: "port", ...r })),
     names.dev.map((device): FilterLeaf => ({ type: "dev", device })),
     fc
-      .record({ mark: fc.oneof(fc.constantFrom(...MARK_POOL), u32), mask: fc.oneof(fc.constantFrom(...MARK_POOL), u32) })
+      .record({
+        mark: fc.oneof(fc.constantFrom(...MARK_POOL), u32),
+        mask: fc.oneof(fc.constantFrom(...MARK_POOL), u32),
+      })
       .map((r): FilterLeaf => ({ type: "fwmark", ...r })),
     names.cgroup.map((path): FilterLeaf => ({ type: "cgroup", path })),
     fc.constant<FilterLeaf>({ type: "autobound" }),
@@ -83,8 +94,15 @@ function trees(leaf: fc.Arbitrary<FilterLeaf>): fc.Arbitrary<FilterNode> {
     tree: fc.oneof(
       { depthSize: "small", withCrossShrink: true },
       leaf,
-      fc.record({ type: fc.constantFrom("and" as const, "or" as const), left: tie("tree"), right: tie("tree") }),
-      fc.record({ type: fc.constant("not" as const), operand: tie("tree") }),
+      // Spread: fc.record may build null-prototype objects, which deepStrictEqual tells apart.
+      fc
+        .record({
+          type: fc.constantFrom("and" as const, "or" as const),
+          left: tie("tree"),
+          right: tie("tree"),
+        })
+        .map((n) => ({ ...n })),
+      fc.record({ type: fc.constant("not" as const), operand: tie("tree") }).map((n) => ({ ...n })),
     ),
   }));
   return tree;
@@ -92,7 +110,10 @@ function trees(leaf: fc.Arbitrary<FilterLeaf>): fc.Arbitrary<FilterNode> {
 
 /** Trees whose names resolve in TEST_ENV (for compiling). */
 export const compilableTree = trees(
-  leaves({ dev: fc.constantFrom("lo", "eth0", "1", "2", "7"), cgroup: fc.constantFrom(...TEST_ENV.cgroups.keys()) }),
+  leaves({
+    dev: fc.constantFrom("lo", "eth0", "1", "2", "7"),
+    cgroup: fc.constantFrom(...TEST_ENV.cgroups.keys()),
+  }),
 );
 
 /** Trees with arbitrary names (for text round trips). */

@@ -155,7 +155,11 @@ export function runBytecode(bc: Buffer, e: BcEntry): boolean {
         const value = code === S_EQ || code === S_GE || code === S_LE ? e.sport : e.dport;
         const port = bc.readUInt16LE(at + 6);
         yes =
-          code === S_EQ || code === D_EQ ? value === port : code === S_GE || code === D_GE ? value >= port : value <= port;
+          code === S_EQ || code === D_EQ
+            ? value === port
+            : code === S_GE || code === D_GE
+              ? value >= port
+              : value <= port;
         break;
       }
       case AUTO:
@@ -163,7 +167,13 @@ export function runBytecode(bc: Buffer, e: BcEntry): boolean {
         break;
       case S_COND:
       case D_COND:
-        yes = hostcondMatches(bc, at + 4, code === S_COND ? e.sport : e.dport, code === S_COND ? e.saddr : e.daddr, e);
+        yes = hostcondMatches(
+          bc,
+          at + 4,
+          code === S_COND ? e.sport : e.dport,
+          code === S_COND ? e.saddr : e.daddr,
+          e,
+        );
         break;
       case DEV_COND:
         yes = bc.readUInt32LE(at + 4) === e.ifindex;
@@ -190,7 +200,12 @@ function hostcondMatches(bc: Buffer, c: number, port: number, addr: readonly num
   const condAddr = (i: number) => bc.readUInt32BE(c + 8 + 4 * i);
   if (family !== AF_UNSPEC && family !== e.family) {
     if (e.family === AF_INET6 && family === AF_INET)
-      return addr[0] === 0 && addr[1] === 0 && addr[2] === 0xffff && bitstringMatch([addr[3]!], condAddr, prefixLen);
+      return (
+        addr[0] === 0 &&
+        addr[1] === 0 &&
+        addr[2] === 0xffff &&
+        bitstringMatch([addr[3]!], condAddr, prefixLen)
+      );
     return false;
   }
   if (prefixLen === 0) return true;

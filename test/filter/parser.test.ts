@@ -14,8 +14,16 @@ const parse = (text: string | string[]) => parseFilter(text, { services });
 
 const v4 = (address: string, prefixLength = 32) => ({ family: "inet" as const, address, prefixLength });
 const v6 = (address: string, prefixLength = 128) => ({ family: "inet6" as const, address, prefixLength });
-const src = (extra: Omit<HostCond, "type" | "side"> = {}): FilterNode => ({ type: "host", side: "src", ...extra });
-const dst = (extra: Omit<HostCond, "type" | "side"> = {}): FilterNode => ({ type: "host", side: "dst", ...extra });
+const src = (extra: Omit<HostCond, "type" | "side"> = {}): FilterNode => ({
+  type: "host",
+  side: "src",
+  ...extra,
+});
+const dst = (extra: Omit<HostCond, "type" | "side"> = {}): FilterNode => ({
+  type: "host",
+  side: "dst",
+  ...extra,
+});
 const sport = (op: "eq" | "ne" | "lt" | "le" | "gt" | "ge", port: number): FilterNode => ({
   type: "port",
   side: "src",
@@ -150,7 +158,10 @@ describe("parseFilter: dev, fwmark, cgroup, autobound", () => {
   });
 
   test("cgroup path and autobound", () => {
-    assert.deepEqual(parse("cgroup /system.slice/a.service"), { type: "cgroup", path: "/system.slice/a.service" });
+    assert.deepEqual(parse("cgroup /system.slice/a.service"), {
+      type: "cgroup",
+      path: "/system.slice/a.service",
+    });
     assert.deepEqual(parse("cgroup eq /"), { type: "cgroup", path: "/" });
     assert.deepEqual(parse("autobound"), { type: "autobound" });
     assert.deepEqual(parse("not autobound"), not({ type: "autobound" }));
@@ -199,8 +210,14 @@ describe("parseFilter: operators, precedence, parentheses", () => {
   });
 
   test("argv words and one string give the same tree", () => {
-    assert.deepEqual(parse(["dst", "10.0.0.5:53", "or", "(", "sport", ">", ":1024", ")"]), parse("dst 10.0.0.5:53 or (sport > :1024)"));
-    assert.deepEqual(parse(["dst 10.0.0.5:53", "or sport > :1024"]), parse("dst 10.0.0.5:53 or sport > :1024"));
+    assert.deepEqual(
+      parse(["dst", "10.0.0.5:53", "or", "(", "sport", ">", ":1024", ")"]),
+      parse("dst 10.0.0.5:53 or (sport > :1024)"),
+    );
+    assert.deepEqual(
+      parse(["dst 10.0.0.5:53", "or sport > :1024"]),
+      parse("dst 10.0.0.5:53 or sport > :1024"),
+    );
   });
 
   test("comment lines (ss -F FILE)", () => {
@@ -220,7 +237,8 @@ describe("parseFilter: errors point at the word", () => {
   test("missing operand at the end", () => syntaxError("sport :1 and", "", 12, /ends where a condition/));
   test("missing value", () => syntaxError("dst", "", 3, /needs an address/));
   test("keyword where a value belongs", () => syntaxError("src dst 1.2.3.4", "dst", 4, /needs an address/));
-  test("operator without left operand", () => syntaxError("or sport :1", "or", 0, /needs a condition before it/));
+  test("operator without left operand", () =>
+    syntaxError("or sport :1", "or", 0, /needs a condition before it/));
   test("src takes no !=", () => syntaxError("src != 1.2.3.4", "!=", 4, /takes no "!="/));
   test("dev takes no <", () => syntaxError("dev < 2", "<", 4, /"=" or "!="/));
 
@@ -230,7 +248,10 @@ describe("parseFilter: errors point at the word", () => {
       assert.fail("no error");
     } catch (e) {
       assert.ok(e instanceof FilterSyntaxError);
-      assert.equal(e.message, `port 99999 is out of range (0-65535)\n  dst 10.0.0.5:53 and sport = :99999\n                              ^^^^^^`);
+      assert.equal(
+        e.message,
+        `port 99999 is out of range (0-65535)\n  dst 10.0.0.5:53 and sport = :99999\n                              ^^^^^^`,
+      );
     }
   });
 

@@ -57,11 +57,20 @@ export function referenceMatch(node: FilterNode, r: ReferenceSocket, env: Refere
 
 function addressMatches(family: "inet" | "inet6", words: number[], prefix: HostPrefix): boolean {
   const want = addressBits(prefix.family, prefix.address);
-  if (prefix.family === "inet6") return family === "inet6" && topBits(toBig(words), 128, prefix.prefixLength) === topBits(want, 128, prefix.prefixLength);
-  if (family === "inet") return topBits(BigInt(words[0]! >>> 0), 32, prefix.prefixLength) === topBits(want, 32, prefix.prefixLength);
+  if (prefix.family === "inet6")
+    return (
+      family === "inet6" &&
+      topBits(toBig(words), 128, prefix.prefixLength) === topBits(want, 128, prefix.prefixLength)
+    );
+  if (family === "inet")
+    return (
+      topBits(BigInt(words[0]! >>> 0), 32, prefix.prefixLength) === topBits(want, 32, prefix.prefixLength)
+    );
   const all = toBig(words);
   const mapped = all >> 32n === 0xffffn;
-  return mapped && topBits(all & 0xffffffffn, 32, prefix.prefixLength) === topBits(want, 32, prefix.prefixLength);
+  return (
+    mapped && topBits(all & 0xffffffffn, 32, prefix.prefixLength) === topBits(want, 32, prefix.prefixLength)
+  );
 }
 
 function toBig(words: number[]): bigint {
@@ -80,6 +89,7 @@ function addressBits(family: "inet" | "inet6", text: string): bigint {
   const [head, rest] = text.split("::") as [string, string | undefined];
   const h = head ? head.split(":") : [];
   const r = rest ? rest.split(":") : [];
-  const groups = rest === undefined ? h : [...h, ...new Array<string>(8 - h.length - r.length).fill("0"), ...r];
+  const groups =
+    rest === undefined ? h : [...h, ...new Array<string>(8 - h.length - r.length).fill("0"), ...r];
   return groups.reduce((acc, g) => (acc << 16n) | BigInt(`0x${g}`), 0n);
 }

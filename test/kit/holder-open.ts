@@ -125,14 +125,9 @@ export class Opener {
       connectInet(fd, family, dst, spec.connect.port);
     }
     const connected = spec.connect !== undefined;
-    this.finish(
-      fd,
-      { family, protocol, dst, dport: spec.connect?.port ?? 0 },
-      connected ? "established" : "close",
-      {
-        listed: connected || spec.bind !== undefined,
-      },
-    );
+    const listed = connected || spec.bind !== undefined;
+    const known = { family, protocol, dst, dport: spec.connect?.port ?? 0, listed };
+    this.finish(fd, known, connected ? "established" : "close");
   }
 
   private listener(spec: ListenerSpec, i: number): void {
@@ -190,9 +185,9 @@ export class Opener {
     if (name === undefined) throw new Error(`socket ${t.id} has no name to connect to`);
     if (type !== "dgram" && t.state !== "listening") throw new Error(`socket ${t.id} is not a listener`);
     const client = this.track(socket(AF_UNIX, UNIX_TYPES[type], 0));
-    named(unixDisplayName(target.unixName), () => connect(client, sockaddrUn(name)));
+    const dst = unixDisplayName(name);
+    named(dst, () => connect(client, sockaddrUn(name)));
     const base = { family: "unix", protocol: "unix", type, dport: 0 } as const;
-    const dst = unixDisplayName(target.unixName);
     if (type === "dgram") {
       this.finish(client, { ...base, dst, peer: t.inode }, "established");
       return;
@@ -227,19 +222,17 @@ export class Opener {
     fd: number,
     known: Pick<HeldSocket, "family" | "protocol" | "dst" | "dport"> & Partial<HeldSocket>,
     state: StateName,
-    extra: Partial<HeldSocket> = {},
   ): HeldEntry {
     const local = decodeSockaddr(this.nameBuf, getsockname(fd, this.nameBuf));
     const record: HeldSocket = {
       id: this.table.newId(),
-      ...known,
       src: local.family === "unix" ? local.name : local.address,
       sport: local.family === "unix" ? 0 : local.port,
       inode: fstatSync(fd).ino,
       cookie: socketCookie(fd).toString(),
       state,
       listed: true,
-      ...extra,
+      ...known,
     };
     // The descriptor was tracked moments ago: search from the end, so a batch stays linear.
     for (let k = this.batch.length - 1; k >= 0; k--) {

@@ -67,14 +67,18 @@ export interface PairSpec {
 /** Every socket spec the holder understands. */
 export type SocketSpec = DatagramSpec | ListenerSpec | UnixSpec | ConnectionSpec | PairSpec;
 
+/** A unix socket type: SOCK_STREAM, SOCK_DGRAM or SOCK_SEQPACKET. */
 export type UnixType = "stream" | "dgram" | "seqpacket";
+/** The protocols a holder opens, by their sockdiag names. */
 export type HeldProtocol = "tcp" | "udp" | "udplite" | "mptcp" | "unix";
 
 /**
- * HeldSocket is what the holder knows about one socket it holds, as the kernel reports it.
- * Inet addresses are getsockname text (v4-mapped IPv6 as ::ffff:a.b.c.d); `dst`/`dport` are the
- * address connected to ("0.0.0.0"/"::" and 0 when unconnected). Unix names are in ss notation
- * (path, "@abstract", "*" for unnamed) and unix ports are 0.
+ * HeldSocket is what the holder knows about one socket it holds. `src`/`sport` are what getsockname(2)
+ * reports (v4-mapped IPv6 as ::ffff:a.b.c.d); `dst`/`dport` are the address connected to, in the
+ * socket's family and canonical form (src/sys has no getpeername yet), "0.0.0.0"/"::" and 0 when
+ * unconnected. Unix names are in ss notation (path, "@abstract", "*" for unnamed), unix ports 0.
+ * `state` is the state at creation: connecting a unix dgram socket to a bound one makes the target
+ * "established" too.
  */
 export interface HeldSocket {
   /** The holder's id for this socket (per holder, never reused). */

@@ -106,7 +106,8 @@ export class Holder {
     live.add(child);
     let holder: Holder | undefined;
     const exit = new Promise<void>((resolve) => {
-      child.once("exit", (code, signal) => {
+      // "close", not "exit": it comes after the last line of stdout, so no reply is lost.
+      child.once("close", (code, signal) => {
         live.delete(child);
         holder?.onExit(`exited (code ${code}, signal ${signal})`);
         resolve();
@@ -181,6 +182,7 @@ export class Holder {
     if (failure instanceof HolderError && failure.reason === "refused") throw failure;
   }
 
+  /** Symbol.asyncDispose stops the holder, for `await using holder = await Holder.start()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }

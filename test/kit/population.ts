@@ -130,6 +130,7 @@ export class Population {
     if (failed) throw failed.reason;
   }
 
+  /** Symbol.asyncDispose stops the population, for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }

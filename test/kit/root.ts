@@ -6,8 +6,9 @@
 import { readFileSync } from "node:fs";
 import { describe, type TestContext, test } from "node:test";
 
-/** Capability numbers from linux/capability.h. */
+/** CAP_NET_ADMIN from linux/capability.h. */
 export const CAP_NET_ADMIN = 12;
+/** CAP_SYS_ADMIN from linux/capability.h. */
 export const CAP_SYS_ADMIN = 21;
 
 /**

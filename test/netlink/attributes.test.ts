@@ -30,7 +30,11 @@ function isDecodeError(what: string, offset: number, detail: RegExp) {
 
 describe("AttributeReader walk", () => {
   test("visits each attribute with its type, payload offset and unpadded length", () => {
-    const buf = Buffer.concat([nlattr(8, Buffer.from([2])), nlattr(21, u64(7n)), nlattr(12, Buffer.from("ab"))]);
+    const buf = Buffer.concat([
+      nlattr(8, Buffer.from([2])),
+      nlattr(21, u64(7n)),
+      nlattr(12, Buffer.from("ab")),
+    ]);
     const a = new AttributeReader().reset(buf, 0, buf.length, "test");
     const seen: [number, number, number][] = [];
     while (a.next()) seen.push([a.type, a.offset, a.length]);
@@ -80,7 +84,11 @@ describe("AttributeReader walk", () => {
   });
 
   test("nested attributes: a second reader walks the payload, padding included", () => {
-    const nested = Buffer.concat([nlattr(1, Buffer.from([0xa])), nlattr(2, Buffer.from([0xb, 0xc])), nlattr(3, u32(5))]);
+    const nested = Buffer.concat([
+      nlattr(1, Buffer.from([0xa])),
+      nlattr(2, Buffer.from([0xb, 0xc])),
+      nlattr(3, u32(5)),
+    ]);
     const buf = Buffer.concat([nlattr(0x8000 | 9, nested), nlattr(10, Buffer.from([0xd]))]);
     const outer = new AttributeReader().reset(buf, 0, buf.length, "outer");
     const inner = new AttributeReader();
@@ -91,7 +99,10 @@ describe("AttributeReader walk", () => {
         continue;
       }
       inner.reset(buf, outer.offset, outer.offset + outer.length, "inner");
-      while (inner.next()) seen.push(`9.${inner.type}=${buf.subarray(inner.offset, inner.offset + inner.length).toString("hex")}`);
+      while (inner.next())
+        seen.push(
+          `9.${inner.type}=${buf.subarray(inner.offset, inner.offset + inner.length).toString("hex")}`,
+        );
       assert.equal(inner.error, undefined);
     }
     assert.equal(outer.error, undefined);
@@ -101,9 +112,19 @@ describe("AttributeReader walk", () => {
   describe("malformed headers end the walk with a DecodeError at the attribute's offset", () => {
     const good = nlattr(1, u32(1));
     const cases: [string, Buffer, number, RegExp][] = [
-      ["nla_len below the header size", Buffer.concat([good, Buffer.from([3, 0, 1, 0])]), 8, /length 3 does not fit/],
+      [
+        "nla_len below the header size",
+        Buffer.concat([good, Buffer.from([3, 0, 1, 0])]),
+        8,
+        /length 3 does not fit/,
+      ],
       ["nla_len 0", Buffer.concat([good, Buffer.alloc(4)]), 8, /length 0 does not fit/],
-      ["nla_len past the end", Buffer.concat([good, Buffer.from([9, 0, 1, 0, 0, 0, 0, 0])]), 8, /length 9 does not fit in 8/],
+      [
+        "nla_len past the end",
+        Buffer.concat([good, Buffer.from([9, 0, 1, 0, 0, 0, 0, 0])]),
+        8,
+        /length 9 does not fit in 8/,
+      ],
       ["1 trailing byte", Buffer.concat([good, Buffer.alloc(1)]), 8, /1 trailing bytes/],
       ["3 trailing bytes", Buffer.concat([good, Buffer.alloc(3)]), 8, /3 trailing bytes/],
     ];
@@ -136,7 +157,11 @@ describe("AttributeReader typed getters", () => {
       const a = on(nlattr(6, payload));
       assert.equal(read(a), zero, what);
       assert.ok(
-        isDecodeError("test", 4, new RegExp(`attribute 6 of test has ${payload.length} bytes, needs ${needs}`))(a.error),
+        isDecodeError(
+          "test",
+          4,
+          new RegExp(`attribute 6 of test has ${payload.length} bytes, needs ${needs}`),
+        )(a.error),
         `${what}: ${a.error}`,
       );
       assert.equal(a.next(), false, `${what}: the walk ends at the error`);

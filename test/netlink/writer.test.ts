@@ -50,7 +50,11 @@ describe("MessageWriter", () => {
 
   test("attr() back-patches nla_len, pads the payload with zeros and counts in nlmsg_len", () => {
     const w = dirtyWriter();
-    w.begin(20, 1, 9).attr(1, Buffer.from([1, 2, 3])).attrU32(3, 262).attr(5, Buffer.alloc(0)).end();
+    w.begin(20, 1, 9)
+      .attr(1, Buffer.from([1, 2, 3]))
+      .attrU32(3, 262)
+      .attr(5, Buffer.alloc(0))
+      .end();
     const expected = nlmsg(
       { type: 20, flags: 1, seq: 9 },
       nlattr(1, Buffer.from([1, 2, 3])),
@@ -108,12 +112,27 @@ describe("MessageWriter", () => {
       ["reserve", 20, (w) => w.begin(20, 1, 1).reserve(5), /21 bytes needed, buffer holds 20/],
       ["attribute header", 18, (w) => w.begin(20, 1, 1).attrU32(1, 1), /20 bytes needed, buffer holds 18/],
       ["attribute payload", 22, (w) => w.begin(20, 1, 1).attrU32(1, 1), /24 bytes needed, buffer holds 22/],
-      ["bytes attribute", 24, (w) => w.begin(20, 1, 1).attr(1, Buffer.alloc(5)), /25 bytes needed, buffer holds 24/],
-      ["padding", 21, (w) => {
+      [
+        "bytes attribute",
+        24,
+        (w) => w.begin(20, 1, 1).attr(1, Buffer.alloc(5)),
+        /25 bytes needed, buffer holds 24/,
+      ],
+      [
+        "padding",
+        21,
+        (w) => {
           w.begin(20, 1, 1).reserve(5);
           w.end();
-        }, /24 bytes needed, buffer holds 21/],
-      ["second message", 31, (w) => w.begin(20, 1, 1).end().begin(20, 1, 2), /32 bytes needed, buffer holds 31/],
+        },
+        /24 bytes needed, buffer holds 21/,
+      ],
+      [
+        "second message",
+        31,
+        (w) => w.begin(20, 1, 1).end().begin(20, 1, 2),
+        /32 bytes needed, buffer holds 31/,
+      ],
     ];
     for (const [what, size, write, message] of cases) {
       test(what, () => {

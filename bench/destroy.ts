@@ -1,0 +1,3 @@
+export async function benchDestroy(): Promise<string[]> {
+  return ["destroy: (to do)"];
+}

@@ -1,0 +1,79 @@
+/** Timing helpers for the benchmarks: medians of repeated runs, whole processes, allocation per op. */
+import { spawnSync } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+
+/** Median of the values. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Milliseconds one call of fn takes, median of `runs` runs (after one warm-up). */
+export function timeFn(fn: () => unknown, runs = 5): number {
+  fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    fn();
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return median(times);
+}
+
+/** Milliseconds a whole process takes with stdout to /dev/null, median of `runs`; throws if it fails. */
+export function timeProcess(command: string, args: readonly string[], runs = 5): number {
+  const devnull = openSync("/dev/null", "w");
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const t0 = process.hrtime.bigint();
+      const r = spawnSync(command, args, { stdio: ["ignore", devnull, "pipe"] });
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+      times.push(ms);
+    }
+    return median(times);
+  } finally {
+    closeSync(devnull);
+  }
+}
+
+/** Run a whole process once and return its duration in ms and its stdout. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+): { ms: number; stdout: string; status: number | null } {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(command, args, { encoding: "utf8", maxBuffer: 1 << 30 });
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, stdout: r.stdout, status: r.status };
+}
+
+declare const gc: (() => void) | undefined;
+
+/**
+ * ns/op and bytes/op of fn, over `ops` calls. Allocation is read from the heap growth with a
+ * collection before and none during (run node with --expose-gc and a young generation large
+ * enough for `ops` calls: --max-semi-space-size=128).
+ */
+export function perOp(fn: (i: number) => void, ops: number): { nsPerOp: number; bytesPerOp: number } {
+  for (let i = 0; i < Math.min(ops, 10_000); i++) fn(i); // warm up the JIT
+  if (typeof gc === "function") gc();
+  const before = process.memoryUsage().heapUsed;
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < ops; i++) fn(i);
+  const ns = Number(process.hrtime.bigint() - t0);
+  const after = process.memoryUsage().heapUsed;
+  return { nsPerOp: ns / ops, bytesPerOp: Math.max(0, after - before) / ops };
+}
+
+/** Format a row of a results table. */
+export function row(label: string, value: string, note = ""): string {
+  return `  ${label.padEnd(58)} ${value.padStart(14)}  ${note}`;
+}
+
+export const fmt = {
+  ms: (ms: number) => `${ms.toFixed(1)} ms`,
+  rate: (n: number, ms: number) => `${Math.round((n / ms) * 1000).toLocaleString("en-US")}/s`,
+  ratio: (a: number, b: number) => `${(a / b).toFixed(2)} x`,
+};

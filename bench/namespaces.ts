@@ -1,0 +1,3 @@
+export async function benchNamespaces(): Promise<string[]> {
+  return ["namespaces: (to do)"];
+}

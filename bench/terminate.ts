@@ -1,0 +1,3 @@
+export async function benchTerminate(): Promise<string[]> {
+  return ["terminate: (to do)"];
+}
