@@ -1,7 +1,8 @@
 /** Benchmark scenes: throwaway namespaces filled with UDP sockets by the test kit's holders. */
 import { createNetns, Population, removeNetns, type ScratchNetns } from "../test/kit/index.js";
 
-export const CLI = new URL("../src/cli/main.js", import.meta.url).pathname;
+/** The installed command: the bundle package.json names as `bin`. */
+export const CLI = new URL("../bundle/sockdiag.mjs", import.meta.url).pathname;
 
 /** A namespace with `total` UDP sockets, `targetCount` of them connected to target. */
 export interface UdpScene {

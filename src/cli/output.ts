@@ -19,24 +19,45 @@ export function formatFromArgs(values: ParsedValues): Format {
   return values.json ? "json" : values.ndjson ? "ndjson" : "table";
 }
 
-/** Write `text` to stdout in one call (large outputs are written as one string, then flushed by Node). */
-export function writeOut(text: string): void {
-  if (text.length > 0) process.stdout.write(text);
+/** Write chunks of text to stdout, in order. */
+export function writeOut(text: string | readonly string[]): void {
+  for (const chunk of typeof text === "string" ? [text] : text)
+    if (chunk.length > 0) process.stdout.write(chunk);
+}
+
+const LINES_PER_WRITE = 2048;
+
+/** Render sockets in the chosen format, as chunks of text to write in order. */
+export function renderSockets(sockets: readonly Socket[], format: Format, table: TableOptions): string[] {
+  if (format === "table") return renderTable(sockets, table);
+  const chunks: string[] = [];
+  writeJson(sockets, format, (chunk) => chunks.push(chunk));
+  return chunks;
 }
 
 /**
- * Render sockets in the chosen format. With owners (-p), each JSON object gets an `owners` array of
- * { pid, command, fd } (empty when no process this caller may inspect holds the socket).
+ * Write sockets as JSON while they stream in: a 100,000-socket listing never holds more than one
+ * chunk of lines. "json" is one array, "ndjson" one object per line.
  */
-export function renderSockets(sockets: readonly Socket[], format: Format, table: TableOptions): string {
-  if (format === "table") return renderTable(sockets, table);
-  const json = (s: Socket) => jsonLine(s, table.owners);
-  if (format === "ndjson") return sockets.map((s) => `${json(s)}\n`).join("");
-  if (sockets.length === 0) return "[]\n";
-  return `[\n${sockets.map(json).join(",\n")}\n]\n`;
-}
-
-function jsonLine(s: Socket, owners: Map<number, SocketOwner[]> | undefined): string {
-  if (!owners) return JSON.stringify(s);
-  return JSON.stringify({ ...s.toJSON(), owners: owners.get(s.inode) ?? [] });
+export function writeJson(
+  sockets: Iterable<Socket>,
+  format: "json" | "ndjson",
+  write: (chunk: string) => void = writeOut,
+): void {
+  const lines: string[] = [];
+  const separator = format === "json" ? ",\n" : "\n";
+  let first = true;
+  const flush = () => {
+    if (lines.length === 0) return;
+    const text = lines.join(separator);
+    write(format === "json" ? `${first ? "[\n" : ",\n"}${text}` : `${text}\n`);
+    first = false;
+    lines.length = 0;
+  };
+  for (const s of sockets) {
+    lines.push(s.jsonText());
+    if (lines.length === LINES_PER_WRITE) flush();
+  }
+  flush();
+  if (format === "json") write(first ? "[]\n" : "\n]\n");
 }

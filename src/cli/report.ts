@@ -29,16 +29,25 @@ export function formatDestroyReport(report: DestroyReport): string {
       s.family === "unix"
         ? `unix inode ${s.inode}`
         : `${s.protocol} ${s.src}:${s.sport} -> ${s.dst}:${s.dport}`;
-    lines.push(`  failed: ${where}${s.netns ? ` [netns ${s.netns}]` : ""}: ${f.code}: ${f.message}`);
+    // A failure that stopped the run was explained on its "stopped" line: say it once.
+    const why = report.stops.some((stop) => stop.code === f.code && stop.reason === f.message)
+      ? " (see stopped above)"
+      : `: ${f.message}`;
+    lines.push(`  failed: ${where}${s.netns ? ` [netns ${s.netns}]` : ""}: ${f.code}${why}`);
   }
   if (report.failed.length > shown.length)
     lines.push(`  ... and ${report.failed.length - shown.length} more failures`);
   return `${lines.join("\n")}\n`;
 }
 
-/** A destroy report as plain JSON data (sockets of failures in their JSON form). */
-export function destroyReportJson(report: DestroyReport): Record<string, unknown> {
-  return {
+/**
+ * A destroy report as plain JSON data: sockets of failures in their JSON form, and namespace
+ * failures with their error's message (an Error object would serialise as `{}`).
+ */
+export function destroyReportJson(
+  report: DestroyReport & { namespaceFailures?: readonly NamespaceFailure[] },
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {
     ...report,
     failed: report.failed.map((f) => ({
       socket: f.socket.toJSON(),
@@ -47,4 +56,12 @@ export function destroyReportJson(report: DestroyReport): Record<string, unknown
       message: f.message,
     })),
   };
+  if (report.namespaceFailures) {
+    out.namespaceFailures = report.namespaceFailures.map((f) => ({
+      netns: f.netns,
+      error: f.error.message,
+      ...(f.unreadable ? { unreadable: true } : {}),
+    }));
+  }
+  return out;
 }

@@ -90,8 +90,7 @@ function destroyIn(
     report.matched++;
     onOutcome?.(s, "matched");
   };
-  for (const dump of plan.inet) for (const s of dumper.inet(dump, options)) visit(s);
-  if (plan.unix) for (const s of dumper.unix(plan.unix.states, plan.unix.show, label)) visit(s);
+  dumper.each(plan, options, visit);
   destroyer?.flush();
   return report;
 }

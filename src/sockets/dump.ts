@@ -1,15 +1,16 @@
 /**
- * Dumps: one sock_diag dump request on an open connection, its answer decoded socket by socket.
- * The receive buffer and the request buffer are reused; each socket costs one object.
+ * Dumps: sock_diag dump requests on an open connection, their answers decoded socket by socket.
+ * The receive buffer and the request buffer are reused; each receive chunk is copied once, and
+ * each socket costs one object reading its fields from that copy.
  */
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
-import type { InetSocket, Socket, UnixSocket } from "../diag/socket.js";
+import type { InetSocket, Socket } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import { DumpCursor, MessageWriter, NetlinkError, type NetlinkSocket } from "../netlink/index.js";
 import { Errno } from "../sys/errors.js";
 import { UnsupportedProtocolError } from "./errors.js";
 import { INET_PROTOCOLS } from "./protocols.js";
-import type { InetDump } from "./query.js";
+import type { InetDump, QueryPlan } from "./query.js";
 
 /** Per-dump options beyond the request itself. */
 export interface DumpOptions {
@@ -23,16 +24,63 @@ export interface DumpOptions {
   netns?: string | undefined;
 }
 
-/** A connection plus the request buffer reused for every dump sent on it. */
-export class Dumper {
-  private readonly writer: MessageWriter;
+type Decode = (buf: Buffer, offset: number, length: number) => Socket | undefined;
 
-  constructor(readonly conn: NetlinkSocket) {
-    this.writer = new MessageWriter(Buffer.alloc(64 * 1024));
+/**
+ * The answer to one dump request, decoded a batch at a time: `pump` hands up to `max` sockets to a
+ * sink and says whether more may follow. Closing it early drains the rest of the answer.
+ */
+export class SocketStream implements Disposable {
+  private chunk = -1;
+  private copy: Buffer;
+
+  constructor(
+    private readonly cursor: DumpCursor,
+    private readonly decode: Decode,
+    private readonly protocol: Socket["protocol"],
+  ) {
+    this.copy = cursor.buf;
   }
 
-  /** Dump one inet protocol/family; throws UnsupportedProtocolError when the kernel has no handler. */
-  *inet(dump: InetDump, options: DumpOptions): Generator<InetSocket> {
+  /** Decode up to `max` more sockets into `sink`; false once the answer is complete. */
+  pump(sink: (s: Socket) => void, max = 1024): boolean {
+    const cursor = this.cursor;
+    try {
+      for (let n = 0; n < max; n++) {
+        if (!cursor.next()) return false;
+        if (cursor.received !== this.chunk) {
+          // Sockets read their fields from the bytes they came in: one copy per chunk, not per socket.
+          this.chunk = cursor.received;
+          this.copy = Buffer.from(cursor.buf.subarray(0, cursor.chunkLength));
+        }
+        const s = this.decode(this.copy, cursor.offset, cursor.length);
+        if (s) sink(s);
+      }
+      return true;
+    } catch (err) {
+      // The kernel answers ENOENT when no diag handler is registered for the family or protocol
+      // (net/core/sock_diag.c, net/ipv4/inet_diag.c inet_diag_lock_handler).
+      if (err instanceof NetlinkError && err.errno === Errno.ENOENT) {
+        const module = this.protocol === "unix" ? "unix_diag" : INET_PROTOCOLS[this.protocol].module;
+        throw new UnsupportedProtocolError(this.protocol, module);
+      }
+      throw err;
+    }
+  }
+
+  [Symbol.dispose](): void {
+    this.cursor.close();
+  }
+}
+
+/** A connection plus the request buffer reused for every dump sent on it. */
+export class Dumper {
+  private readonly writer = new MessageWriter(Buffer.alloc(64 * 1024));
+
+  constructor(readonly conn: NetlinkSocket) {}
+
+  /** Send one inet dump request and return its answer as a stream. */
+  inet(dump: InetDump, options: DumpOptions): SocketStream {
     const seq = this.conn.nextSeq();
     writeInetDumpRequest(this.writer.reset(), seq, {
       family: dump.family,
@@ -43,52 +91,57 @@ export class Dumper {
     });
     const decode = { protocol: dump.protocol, attributes: options.attributes };
     const { predicate, netns } = options;
-    using cursor = this.start(seq, `dump ${dump.protocol}`);
-    let chunk = -1;
-    let copy = cursor.buf;
-    try {
-      while (cursor.next()) {
-        if (cursor.received !== chunk) {
-          // Sockets read their fields from the bytes they came in: one copy per chunk, not per socket.
-          chunk = cursor.received;
-          copy = Buffer.from(cursor.buf.subarray(0, cursor.chunkLength));
-        }
-        const s = decodeInetDiagMsg(copy, cursor.offset, cursor.length, decode);
-        if (predicate && !predicate(s)) continue;
-        s.netns = netns;
-        yield s;
-      }
-    } catch (err) {
-      throw unsupported(err, dump.protocol, INET_PROTOCOLS[dump.protocol].module);
-    }
+    return this.start(seq, dump.protocol, (buf, o, len) => {
+      const s = decodeInetDiagMsg(buf, o, len, decode);
+      if (predicate && !predicate(s)) return undefined;
+      s.netns = netns;
+      return s;
+    });
   }
 
-  /** Dump unix sockets in `states`, with the attributes selected by `show` (UDIAG_SHOW_*). */
-  *unix(states: number, show: number, netns: string | undefined): Generator<UnixSocket> {
+  /** Send a unix dump request for `states` with the attributes in `show` (UDIAG_SHOW_*). */
+  unix(states: number, show: number, netns: string | undefined): SocketStream {
     const seq = this.conn.nextSeq();
     writeUnixDumpRequest(this.writer.reset(), seq, states, show);
-    using cursor = this.start(seq, "dump unix");
-    try {
-      while (cursor.next()) {
-        const s = decodeUnixDiagMsg(cursor.buf, cursor.offset, cursor.length);
-        s.netns = netns;
-        yield s;
-      }
-    } catch (err) {
-      throw unsupported(err, "unix", "unix_diag");
+    return this.start(seq, "unix", (buf, o, len) => {
+      const s = decodeUnixDiagMsg(buf, o, len);
+      s.netns = netns;
+      return s;
+    });
+  }
+
+  /** Hand every socket of the plan's dumps to `sink`, in order, without a generator in between. */
+  each(plan: QueryPlan, options: DumpOptions, sink: (s: Socket) => void): void {
+    for (const stream of this.streams(plan, options)) {
+      using s = stream;
+      while (s.pump(sink));
     }
   }
 
-  private start(seq: number, op: string): DumpCursor {
-    this.conn.send(this.writer.buf, this.writer.length);
-    return new DumpCursor(this.conn, seq, op);
+  /** The sockets of the plan's dumps, streamed a batch at a time: memory stays flat. */
+  *sockets(plan: QueryPlan, options: DumpOptions): Generator<Socket> {
+    const batch: Socket[] = [];
+    const push = (s: Socket) => {
+      batch.push(s);
+    };
+    for (const stream of this.streams(plan, options)) {
+      using s = stream;
+      for (let more = true; more; ) {
+        batch.length = 0;
+        more = s.pump(push);
+        yield* batch;
+      }
+    }
   }
-}
 
-// The kernel answers ENOENT when no diag handler is registered for the family or protocol
-// (net/core/sock_diag.c, net/ipv4/inet_diag.c inet_diag_lock_handler).
-function unsupported(err: unknown, protocol: Socket["protocol"], module: string): unknown {
-  if (err instanceof NetlinkError && err.errno === Errno.ENOENT)
-    return new UnsupportedProtocolError(protocol, module);
-  return err;
+  // One dump at a time: each request is sent only when the previous answer is consumed.
+  private *streams(plan: QueryPlan, options: DumpOptions): Generator<SocketStream> {
+    for (const dump of plan.inet) yield this.inet(dump, options);
+    if (plan.unix) yield this.unix(plan.unix.states, plan.unix.show, options.netns);
+  }
+
+  private start(seq: number, protocol: Socket["protocol"], decode: Decode): SocketStream {
+    this.conn.send(this.writer.buf, this.writer.length);
+    return new SocketStream(new DumpCursor(this.conn, seq, `dump ${protocol}`), decode, protocol);
+  }
 }

@@ -3,8 +3,9 @@
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
-import { type NetNS, openNetlinkIn } from "../netns/index.js";
-import { Dumper } from "./dump.js";
+import type { NetlinkSocket } from "../netlink/index.js";
+import { openNetlinkIn } from "../netns/index.js";
+import { Dumper, type DumpOptions } from "./dump.js";
 import { compileIn } from "./filtering.js";
 import { planQuery, type QueryPlan, type SocketQuery } from "./query.js";
 import {
@@ -36,41 +37,78 @@ export class SocketIteration implements Iterable<Socket> {
 
   *[Symbol.iterator](): Generator<Socket> {
     const plan = planQuery(this.query);
-    this.failures.length = 0;
-    const selector = this.query.netns;
-    if (selector !== "all") {
-      const target: Target =
-        selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
+    for (const target of this.targets()) {
       try {
-        yield* scan(target.netns, target.label, plan);
-      } finally {
-        target.netns?.close();
-      }
-      return;
-    }
-    for (const target of allTargets(this.query, this.failures)) {
-      try {
-        yield* scan(target.netns, target.label, plan);
+        using scan = new Scan(target, plan);
+        yield* scan.dumper.sockets(plan, scan.options);
       } catch (err) {
-        // The caller's own namespace failing means the query itself cannot work: no point going on.
-        if (target.netns === undefined || !(err instanceof Error)) throw err;
-        this.failures.push({ netns: target.label ?? "(host)", error: err });
+        this.fail(target, err);
       }
     }
   }
+
+  /** Every socket in an array: the same as spreading the iteration, without a generator per socket. */
+  toArray(): Socket[] {
+    const plan = planQuery(this.query);
+    const out: Socket[] = [];
+    const push = (s: Socket) => {
+      out.push(s);
+    };
+    for (const target of this.targets()) {
+      try {
+        using scan = new Scan(target, plan);
+        scan.dumper.each(plan, scan.options, push);
+      } catch (err) {
+        this.fail(target, err);
+      }
+    }
+    return out;
+  }
+
+  // The namespaces to visit; a single one is opened here and closed when the walk ends.
+  private *targets(): Generator<Target> {
+    this.failures.length = 0;
+    const selector = this.query.netns;
+    if (selector === "all") {
+      yield* allTargets(this.query, this.failures);
+      return;
+    }
+    const target: Target =
+      selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
+    try {
+      yield target;
+    } finally {
+      target.netns?.close();
+    }
+  }
+
+  // With netns "all", a namespace other than the caller's own that fails is recorded and skipped;
+  // otherwise (a single namespace, or the caller's own failing) the query itself cannot work.
+  private fail(target: Target, err: unknown): void {
+    if (this.query.netns !== "all" || target.netns === undefined || !(err instanceof Error)) throw err;
+    this.failures.push({ netns: target.label ?? "(host)", error: err });
+  }
 }
 
-/** Every socket of `plan` in one namespace, streamed over one netlink socket opened there. */
-function* scan(netns: NetNS | undefined, label: string | undefined, plan: QueryPlan): Generator<Socket> {
-  using conn = openNetlinkIn(netns, NETLINK_SOCK_DIAG);
-  const dumper = new Dumper(conn);
-  const options = {
-    attributes: plan.attributes,
-    netns: label,
-    ...compileIn(plan.filter, netns),
-  };
-  for (const dump of plan.inet) yield* dumper.inet(dump, options);
-  if (plan.unix) yield* dumper.unix(plan.unix.states, plan.unix.show, label);
+/** One namespace's listing: a netlink socket opened there and the filter compiled for it. */
+class Scan implements Disposable {
+  readonly conn: NetlinkSocket;
+  readonly dumper: Dumper;
+  readonly options: DumpOptions;
+
+  constructor(target: Target, plan: QueryPlan) {
+    this.conn = openNetlinkIn(target.netns, NETLINK_SOCK_DIAG);
+    this.dumper = new Dumper(this.conn);
+    this.options = {
+      attributes: plan.attributes,
+      netns: target.label,
+      ...compileIn(plan.filter, target.netns),
+    };
+  }
+
+  [Symbol.dispose](): void {
+    this.conn.close();
+  }
 }
 
 /**
@@ -89,5 +127,5 @@ export function iterateSockets(query: NamespacedQuery = {}): SocketIteration {
  * a namespace that failed is skipped — use iterateSockets to read which.
  */
 export function listSockets(query: NamespacedQuery = {}): Socket[] {
-  return [...iterateSockets(query)];
+  return iterateSockets(query).toArray();
 }

@@ -84,12 +84,11 @@ function probeDiag(): Record<Protocol, ProbeItem> {
   for (const protocol of PROTOCOL_NAMES) {
     try {
       // An empty state set still makes the kernel look up the protocol's handler.
-      if (protocol === "unix") for (const _ of dumper.unix(0, 0, undefined));
-      else
-        for (const _ of dumper.inet(
-          { protocol, family: familyNumber("inet"), ext: 0, states: 0 },
-          { attributes: false },
-        ));
+      using stream =
+        protocol === "unix"
+          ? dumper.unix(0, 0, undefined)
+          : dumper.inet({ protocol, family: familyNumber("inet"), ext: 0, states: 0 }, { attributes: false });
+      while (stream.pump(() => {}));
       out[protocol] = { ok: true, detail: `listing ${protocol} sockets works` };
     } catch (err) {
       out[protocol] = {

@@ -64,7 +64,8 @@ export function parseBackend(text: string): ParsedBackend {
   const bracketed = /^\[([^\]]*)\]:(\d*)$/.exec(text);
   const m = bracketed ?? /^([^:]*):(\d*)$/.exec(text);
   if (!m) {
-    if (isIPv4(text) || isIPv6(text))
+    const bare = /^\[(.*)\]$/.exec(text)?.[1] ?? text;
+    if (isIPv4(text) || isIPv6(bare))
       throw new AddressError(text, "a port is missing (IP:PORT, [IPv6]:PORT)");
     throw new AddressError(text, "expected IP:PORT or [IPv6]:PORT");
   }

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { Errno } from "../../src/sys/index.js";
 import { describeAsRoot, type HeldSocket, Holder } from "../kit/index.js";
-import { parseJson, runCli } from "./kill-run.js";
+import { sockdiag } from "./cli.js";
 
 interface KillJson {
   sockets: unknown[];
@@ -55,9 +55,9 @@ describeAsRoot("sockdiag kill without CAP_NET_ADMIN", () => {
   }
 
   test("-j: exit 1, one EPERM failure naming CAP_NET_ADMIN, the rest skipped, nothing destroyed", async () => {
-    const result = await runCli(["kill", "-u", "-j", ...filter()], { unprivileged: true });
+    const result = await sockdiag(["kill", "-u", "-j", ...filter()], { unprivileged: true });
     assert.equal(result.code, 1, result.stderr);
-    const { sockets, report } = parseJson<KillJson>(result);
+    const { sockets, report } = JSON.parse(result.stdout) as KillJson;
     assert.deepEqual(sockets, []);
     assert.deepEqual(
       [report.matched, report.destroyed, report.gone, report.skipped],
@@ -76,13 +76,16 @@ describeAsRoot("sockdiag kill without CAP_NET_ADMIN", () => {
   });
 
   test("table form: stderr says EPERM and CAP_NET_ADMIN once, and how many were not attempted", async () => {
-    const result = await runCli(["kill", "-u", ...filter()], { unprivileged: true });
+    const result = await sockdiag(["kill", "-u", ...filter()], { unprivileged: true });
     assert.equal(result.code, 1, result.stderr);
     assert.equal(result.stderr.split("CAP_NET_ADMIN").length - 1, 1, result.stderr);
     assert.match(result.stderr, /EPERM/);
     assert.match(
       result.stderr,
-      new RegExp(`^${CLIENTS} matched, 0 destroyed, 0 already gone, 1 failed, ${CLIENTS - 1} not attempted$`, "m"),
+      new RegExp(
+        `^${CLIENTS} matched, 0 destroyed, 0 already gone, 1 failed, ${CLIENTS - 1} not attempted$`,
+        "m",
+      ),
     );
     await assertAllAlive();
   });

@@ -15,7 +15,7 @@ import {
   type ScratchNetns,
   ss,
 } from "../kit/index.js";
-import { parseJson, runCli } from "./kill-run.js";
+import { sockdiag } from "./cli.js";
 
 /** What `sockdiag kill -j` prints. */
 interface KillJson {
@@ -24,7 +24,12 @@ interface KillJson {
     matched: number;
     destroyed: number;
     gone: number;
-    failed: Array<{ socket: { protocol: string; cookie: string }; errno: number; code: string; message: string }>;
+    failed: Array<{
+      socket: { protocol: string; cookie: string };
+      errno: number;
+      code: string;
+      message: string;
+    }>;
     skipped: number;
     stops: Array<{ protocol?: string; code: string; reason: string }>;
     dryRun: boolean;
@@ -54,7 +59,7 @@ describeAsRoot("sockdiag kill", () => {
 
   const clients = (n: number) =>
     holder.open({ kind: "udp", connect: { address: "127.0.0.1", port: receiver.sport } }, n);
-  const kill = (...args: string[]) => runCli(["kill", "-N", ns.name, ...args]);
+  const kill = (...args: string[]) => sockdiag(["kill", "-N", ns.name, ...args]);
   async function assertAlive(sockets: readonly HeldSocket[]): Promise<void> {
     assert.deepEqual(
       await holder.poll(sockets),
@@ -88,7 +93,15 @@ describeAsRoot("sockdiag kill", () => {
 
   test("--dry-run lists what would be destroyed, as a table and as JSON, and destroys nothing", async () => {
     const held = await clients(3);
-    const filter = ["sport", ">=", `:${Math.min(...held.map((s) => s.sport))}`, "and", "dport", "=", `:${receiver.sport}`];
+    const filter = [
+      "sport",
+      ">=",
+      `:${Math.min(...held.map((s) => s.sport))}`,
+      "and",
+      "dport",
+      "=",
+      `:${receiver.sport}`,
+    ];
 
     const table = await kill("-u", "--dry-run", ...filter);
     assert.equal(table.code, 0, table.stderr);
@@ -97,7 +110,7 @@ describeAsRoot("sockdiag kill", () => {
 
     const json = await kill("-u", "--dry-run", "-j", ...filter);
     assert.equal(json.code, 0, json.stderr);
-    const { sockets, report } = parseJson<KillJson>(json);
+    const { sockets, report } = JSON.parse(json.stdout) as KillJson;
     assert.deepEqual(cookiesOf(sockets), cookiesOf(held));
     assert.deepEqual(
       [report.dryRun, report.matched, report.destroyed, report.failed, report.skipped],
@@ -119,8 +132,8 @@ describeAsRoot("sockdiag kill", () => {
 
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stderr, "");
-    const { sockets, report } = parseJson<KillJson>(result);
-    assert.deepEqual(Object.keys(parseJson<object>(result)), ["sockets", "report"]);
+    const { sockets, report } = JSON.parse(result.stdout) as KillJson;
+    assert.deepEqual(Object.keys(JSON.parse(result.stdout) as object), ["sockets", "report"]);
     assert.deepEqual(cookiesOf(sockets), cookiesOf(targets));
     assert.ok(sockets.every((s) => s.protocol === "udp" && s.dport === receiver.sport));
     assert.deepEqual(report, {
@@ -153,7 +166,7 @@ describeAsRoot("sockdiag kill", () => {
 
     const json = await kill("-x", "--all", "-j");
     assert.equal(json.code, 1, json.stderr);
-    const { sockets, report } = parseJson<KillJson>(json);
+    const { sockets, report } = JSON.parse(json.stdout) as KillJson;
     assert.deepEqual(sockets, []);
     assert.equal(report.matched, pairs.length);
     assert.deepEqual(
@@ -180,7 +193,11 @@ describeAsRoot("sockdiag kill", () => {
   });
 
   test("mptcp sockets: exit 1, EOPNOTSUPP reported once, the connections live on", async () => {
-    const [listener] = await holder.open({ kind: "listener", protocol: "mptcp", bind: { address: "127.0.0.1" } });
+    const [listener] = await holder.open({
+      kind: "listener",
+      protocol: "mptcp",
+      bind: { address: "127.0.0.1" },
+    });
     assert.ok(listener);
     const conns = await holder.open({ kind: "connection", listener: listener.id }, 2);
     const listed = await ss(["-M", "state", "established"], { netns: ns.name });
@@ -188,7 +205,7 @@ describeAsRoot("sockdiag kill", () => {
 
     const result = await kill("-M", "--all", "-j");
     assert.equal(result.code, 1, result.stderr);
-    const { report } = parseJson<KillJson>(result);
+    const { report } = JSON.parse(result.stdout) as KillJson;
     assert.ok(report.matched >= 2, `matched ${report.matched}`);
     assert.deepEqual(
       report.failed.map((f) => [f.socket.protocol, f.code]),

@@ -24,7 +24,13 @@ import {
   socket,
   socketCookie,
 } from "../../src/sys/index.js";
-import { cleanupLeftovers, createNetns, describeAsRoot, type ScratchNetns, sockaddrIn } from "../kit/index.js";
+import {
+  cleanupLeftovers,
+  createNetns,
+  describeAsRoot,
+  type ScratchNetns,
+  sockaddrIn,
+} from "../kit/index.js";
 
 /** SO_REUSEADDR from asm-generic/socket.h (src/sys does not export it). */
 const SO_REUSEADDR = 2;

@@ -164,10 +164,7 @@ describeAsRoot("destroySockets in a namespace", () => {
       },
     });
 
-    assert.deepEqual(
-      seen.map((s) => s.cookie.toString()).sort(),
-      candidates.map((s) => s.cookie).sort(),
-    );
+    assert.deepEqual(seen.map((s) => s.cookie.toString()).sort(), candidates.map((s) => s.cookie).sort());
     assert.ok(seen.every((s) => s.family === "inet" && s.dst === "127.0.0.1" && s.dport === rx.sport));
     assert.deepEqual([report.matched, report.destroyed, report.failed], [2, 2, []]);
     await assertDestroyedAndAlive(candidates.slice(2), [...vetoed, ...bystanders]);
@@ -218,9 +215,7 @@ describeAsRoot("destroySockets in a namespace", () => {
     assert.equal(destroySocket(socket, handle), "gone");
 
     const [end] = await open({ kind: "pair", type: "stream" });
-    const unix = listSockets({ netns: ns.name, protocols: ["unix"] }).find(
-      (s) => s.inode === end?.inode,
-    );
+    const unix = listSockets({ netns: ns.name, protocols: ["unix"] }).find((s) => s.inode === end?.inode);
     assert.ok(unix, "the unix socket is listed");
     assert.throws(
       () => destroySocket(unix, handle),

@@ -3,7 +3,7 @@ import { statSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { iterateSockets, listSockets, UnsupportedProtocolError } from "../../src/sockets/index.js";
 import { cleanupLeftovers, describeAsRoot, Holder } from "../kit/index.js";
-import { keyOf, kernelLacks, type ListScene, startScene } from "./list-scene.js";
+import { kernelLacks, keyOf, type ListScene, startScene } from "./list-scene.js";
 
 /** The inode of the calling thread's network namespace. */
 function threadNetnsIno(): number {

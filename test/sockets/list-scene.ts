@@ -118,7 +118,9 @@ export async function openEveryKind(
     await open({ kind: "listener", protocol: "mptcp", family: "inet6", bind: { address: "::1" } });
   }
   // Unix: stream (path, abstract), seqpacket (abstract), dgram (path, connected, unnamed), pairs.
-  const ustream = first(await open({ kind: "unix", type: "stream", name: join(dir, "stream"), listen: true }));
+  const ustream = first(
+    await open({ kind: "unix", type: "stream", name: join(dir, "stream"), listen: true }),
+  );
   await open({ kind: "connection", listener: ustream.id });
   await open({ kind: "unix", type: "stream", name: `\0${tag}-abstract`, listen: true });
   const useq = first(await open({ kind: "unix", type: "seqpacket", name: `\0${tag}-seq`, listen: true }));
@@ -136,7 +138,12 @@ export async function openEveryKind(
 }
 
 /** keyOf identifies a socket across tools: inet by protocol, cookie and inode; unix by inode. */
-export function keyOf(s: { family: string; protocol: string; inode: number; cookie?: bigint | string }): string {
+export function keyOf(s: {
+  family: string;
+  protocol: string;
+  inode: number;
+  cookie?: bigint | string;
+}): string {
   return s.family === "unix" ? `unix:${s.inode}` : `${s.protocol}:${String(s.cookie)}:${s.inode}`;
 }
 

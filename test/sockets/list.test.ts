@@ -117,14 +117,20 @@ describeAsRoot("listSockets in a namespace, against the holder's records", () =>
     const byName = list({ protocols: EVERY_PROTOCOL }).map(keyOf).sort();
     const byPath = listSockets({ netns: scene.ns.path, protocols: EVERY_PROTOCOL });
     assert.deepEqual(
-      byPath.filter((s) => !(s.protocol === "tcp" && mptcpInodes.has(s.inode))).map(keyOf).sort(),
+      byPath
+        .filter((s) => !(s.protocol === "tcp" && mptcpInodes.has(s.inode)))
+        .map(keyOf)
+        .sort(),
       byName,
     );
     assert.ok(byPath.every((s) => s.netns === scene.ns.path));
     using handle = fromName(scene.ns.name);
     const byHandle = listSockets({ netns: handle, protocols: EVERY_PROTOCOL });
     assert.deepEqual(
-      byHandle.filter((s) => !(s.protocol === "tcp" && mptcpInodes.has(s.inode))).map(keyOf).sort(),
+      byHandle
+        .filter((s) => !(s.protocol === "tcp" && mptcpInodes.has(s.inode)))
+        .map(keyOf)
+        .sort(),
       byName,
     );
     // The handle is still the caller's: listing did not close it.

@@ -34,7 +34,7 @@ export function runLs(argv: readonly string[]): number {
   if (!selection.explicitProtocols && selection.query.protocols)
     selection.query.protocols = selection.query.protocols.filter(kernelLists);
   const iteration = iterateSockets(selection.query);
-  const sockets: Socket[] = [...iteration];
+  const sockets: Socket[] = iteration.toArray();
   const owners = selection.display.processes
     ? findSocketOwners(new Set(sockets.map((s) => s.inode)))
     : undefined;

@@ -1,0 +1,44 @@
+/**
+ * sockdiag: list and destroy Linux sockets through netlink sock_diag, in any network namespace.
+ *
+ * @example
+ * import { listSockets, destroySockets, terminateUDPConnectionsToBackend } from "sockdiag";
+ * const udp = listSockets({ protocols: ["udp"], states: ["established"], filter: "dst 10.0.0.5:53" });
+ * const report = terminateUDPConnectionsToBackend("10.0.0.5:53");
+ */
+export * from "./diag/socket.js";
+export { STATE_NAMES, type StateName, stateWords } from "./diag/states.js";
+export {
+  type FilterNode,
+  FilterResolveError,
+  FilterSyntaxError,
+  filterFromObject,
+  formatFilter,
+  parseFilter,
+  type StructuredFilter,
+} from "./filter/index.js";
+export { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "./netlink/index.js";
+export {
+  add as addNetns,
+  allNetns,
+  create as createNetns,
+  current as currentNetns,
+  type DiscoveredNetns,
+  discoverNetns,
+  fromName as netnsFromName,
+  fromPath as netnsFromPath,
+  fromPid as netnsFromPid,
+  InvalidNetnsNameError,
+  NetNS,
+  NetnsError,
+  NetnsIteration,
+  NetnsNotFoundError,
+  NetnsRestoreError,
+  NotANetnsError,
+  type PinnedNetns,
+  remove as removeNetns,
+  runIn,
+} from "./netns/index.js";
+export * from "./sockets/index.js";
+export { SysError } from "./sys/errors.js";
+export * from "./terminator/index.js";

@@ -1,0 +1,58 @@
+/**
+ * `sockdiag doctor` as root (exit 0, a checklist, -j that parses into probe()'s shape) and without
+ * privileges (destroy fails with EPERM, CAP_NET_ADMIN reported missing, exit 1).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { ProbeResult } from "../../src/sockets/index.js";
+import { describeAsRoot } from "../kit/index.js";
+import { sockdiag } from "./cli.js";
+
+const PROTOCOLS = ["tcp", "udp", "udplite", "raw", "mptcp", "sctp", "unix"];
+
+describeAsRoot("sockdiag doctor", () => {
+  test("as root: exit 0 and a checklist with every section", async () => {
+    const result = await sockdiag(["doctor"]);
+    assert.equal(result.code, 0, result.stderr);
+    for (const heading of [
+      "listing (sock_diag):",
+      "destroying (SOCK_DESTROY):",
+      "privileges:",
+      "namespaces:",
+    ])
+      assert.ok(result.stdout.includes(heading), `${heading} in\n${result.stdout}`);
+    assert.match(result.stdout, /^ {2}\[ok\] udp destroy {5}SOCK_DESTROY works/m);
+    assert.match(result.stdout, /^ {2}\[ok\] CAP_NET_ADMIN/m);
+  });
+
+  test("as root, -j: the probe result as JSON", async () => {
+    const result = await sockdiag(["doctor", "-j"]);
+    assert.equal(result.code, 0, result.stderr);
+    const probe = JSON.parse(result.stdout) as ProbeResult;
+    assert.deepEqual(Object.keys(probe.diag).sort(), [...PROTOCOLS].sort());
+    for (const p of ["tcp", "udp"] as const) assert.equal(probe.diag[p].ok, true, probe.diag[p].detail);
+    assert.equal(probe.destroy.ok, true, probe.destroy.detail);
+    assert.equal(probe.capabilities.netAdmin.ok, true);
+    assert.equal(probe.capabilities.sysAdmin.ok, true);
+    assert.deepEqual([probe.netns.enter.ok, probe.netns.create.ok], [true, true]);
+  });
+
+  test("unprivileged, -j: destroy fails with EPERM, CAP_NET_ADMIN missing, exit 1", async () => {
+    const result = await sockdiag(["doctor", "-j"], { unprivileged: true });
+    assert.equal(result.code, 1, result.stderr);
+    const probe = JSON.parse(result.stdout) as ProbeResult;
+    assert.equal(probe.destroy.ok, false);
+    assert.match(probe.destroy.detail, /^EPERM: .*CAP_NET_ADMIN/);
+    assert.equal(probe.capabilities.netAdmin.ok, false);
+    assert.match(probe.capabilities.netAdmin.detail, /CAP_NET_ADMIN missing/);
+    // Listing needs no privilege.
+    assert.equal(probe.diag.udp.ok, true, probe.diag.udp.detail);
+  });
+
+  test("unprivileged, table: the destroy line says EPERM and names CAP_NET_ADMIN", async () => {
+    const result = await sockdiag(["doctor"], { unprivileged: true });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stdout, /^ {2}\[--\] udp destroy {5}EPERM: .*CAP_NET_ADMIN/m);
+    assert.match(result.stdout, /^ {2}\[--\] CAP_NET_ADMIN {3}CAP_NET_ADMIN missing/m);
+  });
+});

@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { after, before, test } from "node:test";
+import { cleanupLeftovers, createNetns, describeAsRoot, Holder, type ScratchNetns } from "../kit/index.js";
+import { keyOf } from "../sockets/list-scene.js";
+import { type CliResult, type JsonSocket, sockdiag } from "./cli.js";
+
+/** Assert a usage error: exit 2, nothing on stdout, and stderr matching `message`. */
+function assertUsage(r: CliResult, message: RegExp): void {
+  assert.equal(r.code, 2, `exit code; stderr: ${r.stderr}`);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, message);
+}
+
+describeAsRoot("sockdiag usage errors and privileges", () => {
+  let ns: ScratchNetns;
+
+  before(async () => {
+    await cleanupLeftovers();
+    ns = await createNetns("ls-err");
+  });
+  after(async () => {
+    await ns?.remove();
+  });
+
+  test("an unknown flag exits 2 and names it", async () => {
+    assertUsage(await sockdiag(["ls", "--bogus-flag"]), /unknown option '--bogus-flag'/);
+    assertUsage(await sockdiag(["ls", "-Q"]), /unknown option '-Q'/);
+    assertUsage(await sockdiag(["netns", "ls", "--tcp"]), /unknown option '--tcp'/);
+  });
+
+  test("a flag that needs a value and has none exits 2 and names it", async () => {
+    assertUsage(await sockdiag(["ls", "-N"]), /-N/);
+  });
+
+  test("an unknown command or netns subcommand exits 2 and names it", async () => {
+    assertUsage(await sockdiag(["lss"]), /unknown command "lss"/);
+    assertUsage(await sockdiag(["netns", "list"]), /unknown netns subcommand "list"/);
+  });
+
+  test("an unknown state name exits 2 and names it, after state or exclude", async () => {
+    assertUsage(await sockdiag(["ls", "state", "establshed"]), /"establshed".*unknown state/);
+    assertUsage(await sockdiag(["ls", "-a", "exclude", "listenin"]), /"listenin".*unknown state/);
+    assertUsage(await sockdiag(["ls", "state"]), /"state" needs a state name/);
+  });
+
+  test("a bad filter exits 2 quoting the offending word", async () => {
+    assertUsage(await sockdiag(["ls", "dport", "=", ":http-nope"]), /http-nope/);
+    assertUsage(await sockdiag(["ls", "dst", "300.1.2.3"]), /300\.1\.2\.3/);
+    assertUsage(await sockdiag(["ls", "-t", "sport", "frobnicate", "5"]), /frobnicate/);
+    assertUsage(await sockdiag(["ls", "(", "dport", "=", ":53"]), /\(|parenthes/);
+  });
+
+  test("a device the namespace lacks exits 2 naming it", async () => {
+    assertUsage(await sockdiag(["ls", "-N", ns.name, "dev", "sdt-nodev0"]), /sdt-nodev0/);
+  });
+
+  test("-N with a path or a directory reference exits 2 before touching the file system", async () => {
+    for (const bad of ["a/b", "..", ".", "../etc", ""]) {
+      const r = await sockdiag(["ls", "-N", bad]);
+      assertUsage(r, /invalid namespace name/);
+      assert.ok(r.stderr.includes(JSON.stringify(bad)), `names ${JSON.stringify(bad)}: ${r.stderr}`);
+      assert.doesNotMatch(r.stderr, /open\(|ENOENT|stat\(/, "no file system call was made");
+    }
+  });
+
+  test("-N with a namespace that does not exist exits 2", async () => {
+    const name = "sdt-does-not-exist";
+    assert.equal(existsSync(`/run/netns/${name}`), false);
+    assertUsage(await sockdiag(["ls", "-N", name]), new RegExp(`${name}.*(ENOENT|not found|no such)`, "i"));
+    assertUsage(await sockdiag(["ls", "--netns", `/run/netns/${name}`]), /ENOENT|not found|no such/i);
+  });
+
+  test("conflicting namespace flags exit 2", async () => {
+    assertUsage(await sockdiag(["ls", "-N", ns.name, "--all-netns"]), /choose one of/);
+    assertUsage(await sockdiag(["ls", "--pid", "abc"]), /"abc"/);
+    assertUsage(await sockdiag(["ls", "--netns-dir", "/run/netns"]), /--netns-dir goes with --all-netns/);
+  });
+
+  test("an unprivileged -N NAME exits 1 and says CAP_SYS_ADMIN is missing", async () => {
+    const r = await sockdiag(["ls", "-N", ns.name], { unprivileged: true });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stdout, "");
+    assert.match(r.stderr, new RegExp(`${ns.name}.*CAP_SYS_ADMIN`));
+  });
+
+  test("an unprivileged listing of its own namespace works: sock_diag dumps need no privilege", async () => {
+    await using holder = await Holder.start();
+    const [udp] = await holder.open({ kind: "udp", bind: { address: "127.0.0.1" } });
+    const [unix] = await holder.open({
+      kind: "unix",
+      type: "stream",
+      name: `\0sdt-${process.pid}-unpriv`,
+      listen: true,
+    });
+    assert.ok(udp && unix);
+    const r = await sockdiag(["ls", "-a", "-u", "-x", "-j", `sport = :${udp.sport}`], { unprivileged: true });
+    assert.equal(r.code, 0, r.stderr);
+    const got = JSON.parse(r.stdout) as JsonSocket[];
+    assert.deepEqual(got.map(keyOf), [keyOf(udp)]);
+    const all = await sockdiag(["ls", "-a", "-x", "-j"], { unprivileged: true });
+    assert.equal(all.code, 0, all.stderr);
+    assert.ok((JSON.parse(all.stdout) as JsonSocket[]).some((s) => keyOf(s) === keyOf(unix)));
+  });
+});

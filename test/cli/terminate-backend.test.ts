@@ -1,0 +1,185 @@
+/**
+ * `sockdiag terminate-backend` as a user runs it (a child process), in the scene of the terminator
+ * tests: the host and three namespaces pinned in a test-owned directory given with --netns-dir.
+ * JSON and text reports, --dry-run, --host-only, exit 1 on a failure, exit 2 on bad input with
+ * nothing destroyed.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { after, afterEach, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { describeAsRoot } from "../kit/root.js";
+import { HOST, Scene, type SceneClients, threadNetnsInode } from "../terminator/scene.js";
+
+const CLI = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** sockdiag runs the CLI with `args` and resolves with its exit code and output (never rejects on exit status). */
+function sockdiag(...args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
+      const code = err ? (err as { code?: unknown }).code : 0;
+      if (typeof code !== "number") reject(err);
+      else resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The JSON report: the library's TerminationReport with each namespace's report in JSON form. */
+interface JsonReport {
+  backend: { address: string; port: number; protocol: string };
+  namespaces: {
+    netns: string;
+    report?: { matched: number; destroyed: number; gone: number; failed: unknown[]; dryRun: boolean };
+    error?: unknown;
+  }[];
+  total: { matched: number; destroyed: number; gone: number; failed: number; skipped: number };
+  sourceErrors: { name: string; message: string }[];
+  ok: boolean;
+}
+
+function json(run: Run): JsonReport {
+  assert.equal(run.stderr, "", "no error output");
+  return JSON.parse(run.stdout) as JsonReport;
+}
+
+describeAsRoot("sockdiag terminate-backend", () => {
+  let scene: Scene;
+  let clients: SceneClients | undefined;
+  const home = threadNetnsInode();
+
+  before(async () => {
+    scene = await Scene.start("cli");
+  });
+  after(async () => {
+    await scene?.stop();
+  });
+  afterEach(async () => {
+    await scene.closeClients(clients);
+    clients = undefined;
+    assert.equal(threadNetnsInode(), home);
+  });
+
+  const open = async () => {
+    clients = await scene.openClients();
+    return clients;
+  };
+  const backendA = () => `127.0.0.1:${scene.portA}`;
+  const perNamespace = (r: JsonReport) =>
+    r.namespaces.map((n) => [n.netns, n.report?.matched, n.report?.destroyed, n.report?.failed.length]);
+
+  test("-j prints a JSON report per namespace with totals and exits 0", async () => {
+    const c = await open();
+    const run = await sockdiag("terminate-backend", backendA(), "--netns-dir", scene.dir, "-j");
+
+    assert.equal(run.code, 0);
+    const report = json(run);
+    await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m");
+    assert.deepEqual(report.backend, { address: "127.0.0.1", port: scene.portA, protocol: "udp" });
+    assert.deepEqual(
+      perNamespace(report),
+      [HOST, ...scene.pinnedNames].map((name) => [name, 3, 3, 0]),
+    );
+    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: 0, skipped: 0 });
+    assert.deepEqual(report.sourceErrors, []);
+    assert.equal(report.ok, true);
+  });
+
+  test("the text report of an IPv6 backend names it in brackets and counts per namespace", async () => {
+    const c = await open();
+    const run = await sockdiag("terminate-backend", `[::1]:${scene.portB}`, "--netns-dir", scene.dir);
+
+    assert.equal(run.code, 0, run.stderr);
+    await scene.expect(c, (_node, kind) => kind === "b6");
+    const lines = run.stdout.trimEnd().split("\n");
+    assert.equal(lines[0], `backend [::1]:${scene.portB} (udp)`);
+    for (const name of [HOST, ...scene.pinnedNames])
+      assert.ok(
+        lines.some((l) => l.trim().startsWith(name) && /matched 1\s+destroyed 1\s+gone 0\s+failed 0/.test(l)),
+        `a line for ${name} in:\n${run.stdout}`,
+      );
+    assert.equal(lines.at(-1), "total: 4 matched, 4 destroyed, 0 already gone, 0 failed in 4 namespaces");
+  });
+
+  test("--dry-run counts and destroys nothing", async () => {
+    const c = await open();
+    const run = await sockdiag("terminate-backend", backendA(), "--netns-dir", scene.dir, "--dry-run", "-j");
+
+    assert.equal(run.code, 0);
+    const report = json(run);
+    await scene.expect(c, () => false);
+    assert.deepEqual(report.total, { matched: 12, destroyed: 0, gone: 0, failed: 0, skipped: 0 });
+    assert.ok(report.namespaces.every((n) => n.report?.dryRun === true));
+  });
+
+  test("--host-only visits only the host", async () => {
+    const c = await open();
+    const run = await sockdiag(
+      "terminate-backend",
+      backendA(),
+      "--netns-dir",
+      scene.dir,
+      "--host-only",
+      "--protocol",
+      "any",
+      "-j",
+    );
+
+    assert.equal(run.code, 0);
+    const report = json(run);
+    await scene.expect(c, (node, kind) => node === HOST && (kind === "a4" || kind === "a4m"));
+    assert.equal(report.backend.protocol, "any");
+    assert.deepEqual(perNamespace(report), [[HOST, 3, 3, 0]]);
+  });
+
+  test("exits 1 when a namespace directory cannot be read, after terminating all it could", async () => {
+    const c = await open();
+    const missing = join(scene.dir, "missing");
+    const run = await sockdiag(
+      "terminate-backend",
+      backendA(),
+      "--netns-dir",
+      missing,
+      "--netns-dir",
+      scene.dir,
+      "-j",
+    );
+
+    assert.equal(run.code, 1);
+    const report = json(run);
+    await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m");
+    assert.equal(report.ok, false);
+    assert.equal(report.total.destroyed, 12);
+    assert.equal(report.sourceErrors.length, 1);
+    assert.match(report.sourceErrors[0]?.message ?? "", new RegExp(missing));
+  });
+
+  test("bad input exits 2 naming the problem and destroys nothing", async () => {
+    const c = await open();
+    const a = scene.portA;
+    const cases: [string[], RegExp][] = [
+      [["300.1.1.1:53"], /invalid backend "300\.1\.1\.1:53": "300\.1\.1\.1" is not an IPv4 or IPv6 address/],
+      [["10.0.0.1"], /invalid backend "10\.0\.0\.1": a port is missing/],
+      [["10.0.0.1:99999"], /invalid backend "10\.0\.0\.1:99999": port 99999 is out of range/],
+      [["127.0.0.1:0"], /invalid backend "127\.0\.0\.1:0": port 0 is out of range/],
+      [[`127.0.0.1:${a}`, "--protocol", "foo"], /--protocol must be udp, tcp or any, not "foo"/],
+      [[`127.0.0.1:${a}`, `127.0.0.1:${scene.portB}`], /one backend at a time/],
+      [[`[127.0.0.1]:${a}`], /brackets are for IPv6 addresses only/],
+      [[`127.0.0.1:${a}`, "--bogus"], /unknown option '--bogus'/],
+      [[], /terminate-backend needs the backend IP:PORT/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await sockdiag("terminate-backend", ...args, "--netns-dir", scene.dir);
+      assert.equal(run.code, 2, `exit status for ${args.join(" ")}`);
+      assert.match(run.stderr, message);
+      assert.equal(run.stdout, "", `nothing printed for ${args.join(" ")}`);
+    }
+    await scene.expect(c, () => false);
+  });
+});

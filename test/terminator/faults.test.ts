@@ -1,0 +1,322 @@
+/**
+ * BackendTerminator when things go wrong: namespaces that vanish or break while it iterates, pin
+ * directories it cannot read, namespaces whose sockets cannot be destroyed (injected collaborators,
+ * delegating to the real destroySockets everywhere else). It must not hang or crash, must report
+ * every failure, and must still terminate everything it can.
+ */
+import assert from "node:assert/strict";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, afterEach, before, test } from "node:test";
+import type { Socket } from "../../src/diag/socket.js";
+import { allNetns, NetnsRestoreError, type PinnedNetns } from "../../src/netns/index.js";
+import {
+  type DestroyQuery,
+  type DestroyReport,
+  type DestroyStop,
+  destroySockets,
+} from "../../src/sockets/index.js";
+import {
+  BackendTerminator,
+  type NamespaceSource,
+  type SocketsDestroyer,
+  type TerminationReport,
+} from "../../src/terminator/index.js";
+import { describeAsRoot } from "../kit/root.js";
+import { HOST, Scene, type SceneClients, threadNetnsInode } from "./scene.js";
+
+const EPERM = 1;
+const EOPNOTSUPP = 95;
+
+/** The namespace a query is for: HOST, or the name of the handle the terminator passed. */
+function nameOf(query: DestroyQuery): string {
+  const ns = query.netns;
+  if (ns === undefined) return HOST;
+  return typeof ns === "string" ? ns : (ns.name ?? ns.path);
+}
+
+/** The sockets a query matches, found with a real dry run. */
+function matching(query: DestroyQuery): Socket[] {
+  const sockets: Socket[] = [];
+  destroySockets({ ...query, dryRun: true, onOutcome: (s) => sockets.push(s) });
+  return sockets;
+}
+
+/**
+ * What the sockets library reports when the kernel answers `errno` to the first destroy: that
+ * socket failed, the others were not attempted, and one stop says why.
+ */
+function refusedReport(query: DestroyQuery, errno: number, code: string, stop: DestroyStop): DestroyReport {
+  const [first, ...rest] = matching(query);
+  assert.ok(first, `nothing matched in ${nameOf(query)}`);
+  return {
+    matched: rest.length + 1,
+    destroyed: 0,
+    gone: 0,
+    failed: [{ socket: first, errno, code, message: stop.reason }],
+    skipped: rest.length,
+    stops: [stop],
+    dryRun: false,
+  };
+}
+
+/** A NamespaceSource over allNetns(dir) that calls `between(entry)` after the terminator visited `entry`. */
+function sourceWith(dir: string, between: (entry: PinnedNetns) => PinnedNetns | undefined): NamespaceSource {
+  const all = allNetns({ dirs: [dir] });
+  return {
+    errors: all.errors,
+    *[Symbol.iterator]() {
+      for (const entry of all) {
+        const shown = between(entry);
+        if (shown) yield shown;
+      }
+    },
+  };
+}
+
+/** Per namespace, in visiting order: [name, destroyed, error name, skipped]. */
+function outcomes(report: TerminationReport): unknown[][] {
+  return report.namespaces.map((n) => [n.netns, n.report?.destroyed, n.error?.name, n.skipped ?? false]);
+}
+
+describeAsRoot("BackendTerminator faults", () => {
+  let scene: Scene;
+  let clients: SceneClients | undefined;
+  const home = threadNetnsInode();
+  let a: string;
+  let b: string;
+  let c: string;
+
+  before(async () => {
+    scene = await Scene.start("fault");
+    [a, b, c] = scene.pinnedNames as [string, string, string];
+  });
+  after(async () => {
+    await scene?.stop();
+  });
+  afterEach(async () => {
+    await scene.closeClients(clients);
+    clients = undefined;
+    for (const name of scene.pinnedNames) if (!scene.isPinned(name)) scene.repin(name);
+    assert.equal(threadNetnsInode(), home, "the caller's thread must stay in its own namespace");
+  });
+
+  const open = async () => {
+    clients = await scene.openClients();
+    return clients;
+  };
+  const backendA = () => ({ address: "127.0.0.1", port: scene.portA });
+  const hitA = (only: (node: string) => boolean) => (node: string, kind: string) =>
+    only(node) && (kind === "a4" || kind === "a4m");
+
+  test("a namespace unpinned while the terminator iterates is reported; the others are terminated", async () => {
+    const c0 = await open();
+    const source = sourceWith(scene.dir, (entry) => {
+      if (entry.name === a) scene.unpin(b); // the directory is listed already; `b` is not opened yet
+      return entry;
+    });
+    const report = new BackendTerminator({ namespaces: () => source }).terminate(backendA());
+
+    await scene.expect(
+      c0,
+      hitA((node) => node !== b),
+    );
+    assert.deepEqual(outcomes(report), [
+      [HOST, 3, undefined, false],
+      [a, 3, undefined, false],
+      [c, 3, undefined, false],
+    ]);
+    assert.equal(report.sourceErrors.length, 1);
+    assert.equal(report.sourceErrors[0]?.name, "NetnsNotFoundError");
+    assert.match(report.sourceErrors[0]?.message ?? "", new RegExp(b));
+    assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: 0, skipped: 0 });
+    assert.equal(report.ok, false);
+  });
+
+  test("an open entry unpinned before its visit is still terminated; a closed handle is that namespace's error", async () => {
+    const c0 = await open();
+    const source = sourceWith(scene.dir, (entry) => {
+      if (entry.name === a) scene.unpin(a); // the handle is open: the namespace is still reachable
+      if (entry.name === c) entry.netns.close(); // lent handle closed before the terminator uses it
+      return entry;
+    });
+    const report = new BackendTerminator({ namespaces: () => source }).terminate(backendA());
+
+    await scene.expect(
+      c0,
+      hitA((node) => node !== c),
+    );
+    assert.deepEqual(outcomes(report), [
+      [HOST, 3, undefined, false],
+      [a, 3, undefined, false],
+      [b, 3, undefined, false],
+      [c, undefined, "NetnsError", false],
+    ]);
+    assert.match(report.namespaces[3]?.error?.message ?? "", /closed|close\(\)/);
+    assert.deepEqual(report.sourceErrors, []);
+    assert.equal(report.ok, false);
+  });
+
+  test("a missing pin directory and a non-namespace entry are source errors; every namespace is terminated", async (t) => {
+    const c0 = await open();
+    const missing = join(scene.dir, "no-such-dir");
+    const plain = join(scene.dir, "zz-plain-file");
+    writeFileSync(plain, "not a namespace");
+    t.after(() => rmSync(plain, { force: true }));
+    const report = new BackendTerminator({ netnsDirs: [missing, scene.dir] }).terminate(backendA());
+
+    await scene.expect(
+      c0,
+      hitA(() => true),
+    );
+    assert.deepEqual(
+      report.namespaces.map((n) => n.netns),
+      [HOST, a, b, c],
+    );
+    assert.deepEqual(
+      report.sourceErrors.map((e) => e.name),
+      ["NetnsNotFoundError", "NotANetnsError"],
+    );
+    assert.match(report.sourceErrors[0]?.message ?? "", /no-such-dir/);
+    assert.match(report.sourceErrors[1]?.message ?? "", /zz-plain-file/);
+    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: 0, skipped: 0 });
+    assert.equal(report.ok, false);
+  });
+
+  test("EPERM in one namespace: its sockets are reported failed and skipped, the others terminated", async () => {
+    const c0 = await open();
+    const calls: string[] = [];
+    const destroy: SocketsDestroyer = (query) => {
+      calls.push(nameOf(query));
+      if (nameOf(query) !== b) return destroySockets(query);
+      return refusedReport(query, EPERM, "EPERM", { code: "EPERM", reason: "needs CAP_NET_ADMIN" });
+    };
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], destroy }).terminate(backendA());
+
+    await scene.expect(
+      c0,
+      hitA((node) => node !== b),
+    );
+    assert.deepEqual(calls, [HOST, a, b, c]);
+    assert.deepEqual(outcomes(report), [
+      [HOST, 3, undefined, false],
+      [a, 3, undefined, false],
+      [b, 0, undefined, false],
+      [c, 3, undefined, false],
+    ]);
+    const refused = report.namespaces[2]?.report;
+    assert.deepEqual(
+      refused?.failed.map((f) => [f.code, f.socket.family !== "unix" && f.socket.dport]),
+      [["EPERM", scene.portA]],
+    );
+    assert.equal(refused?.skipped, 2);
+    assert.deepEqual(report.total, { matched: 12, destroyed: 9, gone: 0, failed: 1, skipped: 2 });
+    assert.equal(report.unsupported, undefined);
+    assert.equal(report.ok, false);
+  });
+
+  test("EOPNOTSUPP sets `unsupported`; later namespaces are skipped without a destroy attempt", async () => {
+    const c0 = await open();
+    const calls: string[] = [];
+    const reason = "this kernel cannot destroy sockets (built without CONFIG_INET_DIAG_DESTROY)";
+    const destroy: SocketsDestroyer = (query) => {
+      calls.push(nameOf(query));
+      if (nameOf(query) !== a) return destroySockets(query);
+      return refusedReport(query, EOPNOTSUPP, "EOPNOTSUPP", { protocol: "udp", code: "EOPNOTSUPP", reason });
+    };
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], destroy }).terminate(backendA());
+
+    await scene.expect(
+      c0,
+      hitA((node) => node === HOST),
+    );
+    assert.deepEqual(calls, [HOST, a]);
+    assert.deepEqual(outcomes(report), [
+      [HOST, 3, undefined, false],
+      [a, 0, undefined, false],
+      [b, undefined, undefined, true],
+      [c, undefined, undefined, true],
+    ]);
+    assert.equal(report.unsupported, reason);
+    assert.deepEqual(report.total, { matched: 6, destroyed: 3, gone: 0, failed: 1, skipped: 2 });
+    assert.equal(report.ok, false);
+  });
+
+  test("a collaborator that throws in one namespace: that namespace's error, the others terminated", async () => {
+    const c0 = await open();
+    const destroy: SocketsDestroyer = (query) => {
+      if (nameOf(query) === b) throw new RangeError(`boom in ${b}`);
+      return destroySockets(query);
+    };
+    const warned: unknown[] = [];
+    const logger = { info() {}, warn: (_m: string, f?: Record<string, unknown>) => warned.push(f?.netns) };
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], destroy, logger }).terminate(backendA());
+
+    await scene.expect(
+      c0,
+      hitA((node) => node !== b),
+    );
+    assert.deepEqual(outcomes(report), [
+      [HOST, 3, undefined, false],
+      [a, 3, undefined, false],
+      [b, undefined, "RangeError", false],
+      [c, 3, undefined, false],
+    ]);
+    assert.deepEqual(report.namespaces[2]?.error, { name: "RangeError", message: `boom in ${b}` });
+    assert.deepEqual(warned, [b]);
+    assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: 0, skipped: 0 });
+    assert.equal(report.ok, false);
+  });
+
+  test("a source that throws mid-walk: what was visited stays terminated, the exception is a source error", async () => {
+    const c0 = await open();
+    const source = sourceWith(scene.dir, (entry) => {
+      if (entry.name === b) throw new Error(`source broke at ${b}`);
+      return entry;
+    });
+    const report = new BackendTerminator({ namespaces: () => source }).terminate(backendA());
+
+    await scene.expect(
+      c0,
+      hitA((node) => node === HOST || node === a),
+    );
+    assert.deepEqual(
+      report.namespaces.map((n) => n.netns),
+      [HOST, a],
+    );
+    assert.deepEqual(report.sourceErrors, [{ name: "Error", message: `source broke at ${b}` }]);
+    assert.equal(report.ok, false);
+  });
+
+  test("a source that cannot be made: the host is still terminated", async () => {
+    const c0 = await open();
+    const namespaces = (): NamespaceSource => {
+      throw new Error("no namespaces today");
+    };
+    const report = new BackendTerminator({ namespaces }).terminate(backendA());
+
+    await scene.expect(
+      c0,
+      hitA((node) => node === HOST),
+    );
+    assert.deepEqual(outcomes(report), [[HOST, 3, undefined, false]]);
+    assert.deepEqual(report.sourceErrors, [{ name: "Error", message: "no namespaces today" }]);
+    assert.equal(report.ok, false);
+  });
+
+  test("a failed return to the caller's namespace is not swallowed: terminate() throws it", async () => {
+    const c0 = await open();
+    const destroy: SocketsDestroyer = (query) => {
+      if (nameOf(query) === a) throw new NetnsRestoreError("original", a, undefined);
+      return destroySockets(query);
+    };
+    assert.throws(
+      () => new BackendTerminator({ netnsDirs: [scene.dir], destroy }).terminate(backendA()),
+      NetnsRestoreError,
+    );
+    await scene.expect(
+      c0,
+      hitA((node) => node === HOST),
+    );
+  });
+});
