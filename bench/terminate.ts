@@ -1,3 +1,73 @@
+/**
+ * Backend termination at scale: 100 namespaces of 1,000 UDP sockets, 10 per namespace connected to
+ * the backend; the whole terminate against a shell loop of `ss -K -N NAME dst IP:PORT` over the same
+ * namespaces plus the host.
+ */
+import { fromName } from "../src/netns/index.js";
+import { BackendTerminator, type NamespaceSource } from "../src/terminator/index.js";
+import { manyNamespaces } from "./many.js";
+import { fmt, row, runProcess } from "./measure.js";
+import { CLI } from "./scene.js";
+
+const COUNT = 100;
+const PER_NAMESPACE = 1000;
+const TARGETS = 10;
+const BACKEND = { address: "127.0.0.1", port: 5353 };
+
+/** Only the bench's namespaces, so the measurement does not depend on what else is pinned. */
+function source(names: readonly string[]): () => NamespaceSource {
+  return () => ({
+    errors: [],
+    *[Symbol.iterator]() {
+      for (const name of names) {
+        using netns = fromName(name);
+        yield { name, netns };
+      }
+    },
+  });
+}
+
 export async function benchTerminate(): Promise<string[]> {
-  return ["terminate: (to do)"];
+  const out = [
+    `terminate: ${COUNT} namespaces of ${PER_NAMESPACE} UDP sockets, ${TARGETS} each connected to ${BACKEND.address}:${BACKEND.port}`,
+  ];
+  const scene = await manyNamespaces("term", COUNT, PER_NAMESPACE, TARGETS, BACKEND);
+  const expected = COUNT * TARGETS;
+  try {
+    const t0 = process.hrtime.bigint();
+    const report = new BackendTerminator({ namespaces: source(scene.names) }).terminate(BACKEND);
+    const lib = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (report.total.destroyed !== expected)
+      throw new Error(`terminate destroyed ${report.total.destroyed}, expected ${expected}`);
+
+    await scene.refill();
+    const dst = `${BACKEND.address}:${BACKEND.port}`;
+    const loop = `ss -K -n -u dst ${dst}; for n in ${scene.names.join(" ")}; do ss -K -n -N $n -u dst ${dst}; done`;
+    const ss = runProcess("bash", ["-c", loop]);
+    const killed = ss.stdout.split("\n").filter((l) => l.includes(dst)).length;
+    out.push(
+      row(`shell loop of ss -K -N NAME dst ${dst} (host + ${COUNT})`, fmt.ms(ss.ms), `${killed} destroyed`),
+    );
+    out.push(
+      row(
+        `BackendTerminator.terminate, in-process (${report.total.destroyed} destroyed)`,
+        fmt.ms(lib),
+        `${fmt.ratio(lib, ss.ms)} ss loop (goal <= 0.1)`,
+      ),
+    );
+
+    await scene.refill();
+    const cli = runProcess(process.execPath, [CLI, "terminate-backend", dst, "-j"]);
+    const total = (JSON.parse(cli.stdout) as { total: { destroyed: number } }).total.destroyed;
+    out.push(
+      row(
+        `sockdiag terminate-backend (whole process, all of /run/netns; ${total} destroyed)`,
+        fmt.ms(cli.ms),
+        `${fmt.ratio(cli.ms, ss.ms)} ss loop`,
+      ),
+    );
+  } finally {
+    await scene.stop();
+  }
+  return out;
 }

@@ -31,18 +31,20 @@ const LINES_PER_WRITE = 2048;
 export function renderSockets(sockets: readonly Socket[], format: Format, table: TableOptions): string[] {
   if (format === "table") return renderTable(sockets, table);
   const chunks: string[] = [];
-  writeJson(sockets, format, (chunk) => chunks.push(chunk));
+  writeJson(sockets, format, (chunk) => chunks.push(chunk), table.owners);
   return chunks;
 }
 
 /**
  * Write sockets as JSON while they stream in: a 100,000-socket listing never holds more than one
- * chunk of lines. "json" is one array, "ndjson" one object per line.
+ * chunk of lines. "json" is one array, "ndjson" one object per line. With `owners` (-p), each
+ * object ends with an `owners` array of { pid, command, fd }, empty when no visible process holds it.
  */
 export function writeJson(
   sockets: Iterable<Socket>,
   format: "json" | "ndjson",
   write: (chunk: string) => void = writeOut,
+  owners?: ReadonlyMap<number, readonly SocketOwner[]>,
 ): void {
   const lines: string[] = [];
   const separator = format === "json" ? ",\n" : "\n";
@@ -55,9 +57,14 @@ export function writeJson(
     lines.length = 0;
   };
   for (const s of sockets) {
-    lines.push(s.jsonText());
+    lines.push(owners ? withOwners(s.jsonText(), owners.get(s.inode)) : s.jsonText());
     if (lines.length === LINES_PER_WRITE) flush();
   }
   flush();
   if (format === "json") write(first ? "[]\n" : "\n]\n");
+}
+
+/** A socket's JSON object text with `,"owners":[...]` added before its closing brace. */
+function withOwners(json: string, list: readonly SocketOwner[] | undefined): string {
+  return `${json.slice(0, -1)},"owners":${JSON.stringify(list ?? [])}}`;
 }

@@ -87,11 +87,18 @@ export function writeInetDumpRequest(w: MessageWriter, seq: number, req: InetDum
 }
 
 /**
- * Append a SOCK_DESTROY request for exactly `s` (with NLM_F_ACK): family, protocol and the full
- * struct inet_diag_sockid including the cookie, so a socket that replaced it is never hit.
+ * Append a SOCK_DESTROY request for exactly `s`: family, protocol and the full struct
+ * inet_diag_sockid including the cookie, so a socket that replaced it is never hit. With `ack`
+ * false the kernel answers only a failure (see netlink collectErrors).
  */
-export function writeDestroyRequest(w: MessageWriter, seq: number, s: InetSocket, protocol: number): void {
-  w.begin(SOCK_DESTROY, NLM_F_REQUEST | NLM_F_ACK, seq);
+export function writeDestroyRequest(
+  w: MessageWriter,
+  seq: number,
+  s: InetSocket,
+  protocol: number,
+  ack = true,
+): void {
+  w.begin(SOCK_DESTROY, ack ? NLM_F_REQUEST | NLM_F_ACK : NLM_F_REQUEST, seq);
   const o = w.reserve(INET_DIAG_REQ_V2_LEN);
   const b = w.buf;
   writeReqHeader(b, o, s.family === "inet" ? AF_INET : AF_INET6, protocol, 0, 0);

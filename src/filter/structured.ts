@@ -4,6 +4,7 @@
  * parser, and the result is the tree parseFilter gives for the equivalent text — fields joined with
  * "and" in the order src, dst, sport, dport, dev, fwmark, cgroup, autobound, not, and, or.
  */
+import { isIPv6 } from "node:net";
 import type { FilterNode, PortOp } from "./ast.js";
 import { FilterSyntaxError } from "./errors.js";
 import { type Fail, parseHostWord, parsePortWord } from "./hostcond.js";
@@ -87,7 +88,12 @@ function field(key: Key, value: unknown, services: ServiceTable): FilterNode {
     case "src":
     case "dst":
       if (typeof value !== "string") fail(`"${key}" must be a string`);
-      return { type: "host", side: key, ...parseHostWord(value, services, fail) };
+      // A program's bare IPv6 address ("::1") is unambiguous here: the port has fields of its own.
+      return {
+        type: "host",
+        side: key,
+        ...parseHostWord(isIPv6(value) ? `[${value}]` : value, services, fail),
+      };
     case "sport":
     case "dport":
       return portSpec(key === "sport" ? "src" : "dst", value, services, fail);

@@ -1,11 +1,13 @@
 /**
- * Acks for a batch: many requests sent in one write, each with NLM_F_ACK and its own sequence
- * number, answered by the kernel in order with one NLMSG_ERROR each (error 0 = success).
+ * Answers to a batch: many requests sent in one write, each with its own sequence number, answered
+ * by the kernel in order. Either every request asks for an ack (collectAcks), or only failures are
+ * answered and a final barrier marks the end (writeBarrier + collectErrors).
  */
 
 import type { NetlinkSocket } from "./connection.js";
-import { align4, NLMSG_ERROR, NLMSG_HDRLEN } from "./constants.js";
+import { align4, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_NOOP } from "./constants.js";
 import { NetlinkProtocolError } from "./errors.js";
+import type { MessageWriter } from "./writer.js";
 
 /**
  * collectAcks receives until each of the `count` requests numbered firstSeq, firstSeq+1, ... has been
@@ -33,6 +35,53 @@ export function collectAcks(
       if (b.readUInt16LE(o + 4) === NLMSG_ERROR && index < count && len >= NLMSG_HDRLEN + 4) {
         onAck(index, -b.readInt32LE(o + NLMSG_HDRLEN) | 0);
         remaining--;
+      }
+      o += align4(len);
+    }
+  }
+}
+
+/**
+ * Append a barrier to a batch: NLMSG_NOOP with NLM_F_ACK. The kernel skips control messages but
+ * acks them (net/netlink/af_netlink.c netlink_rcv_skb), so its ack says "everything before me in
+ * this write has been processed".
+ */
+export function writeBarrier(w: MessageWriter, seq: number): void {
+  w.begin(NLMSG_NOOP, NLM_F_REQUEST | NLM_F_ACK, seq).end();
+}
+
+/**
+ * collectErrors reads the answers to a batch whose `count` requests (numbered firstSeq, firstSeq+1,
+ * ...) were sent WITHOUT NLM_F_ACK, followed by a barrier numbered `barrierSeq`. The kernel answers
+ * a request only when it fails, and in order; so every failure arrives before the barrier's ack,
+ * and a request with no answer by then succeeded. Calls onError(index, errno) per failure. This
+ * takes one receive per failure instead of one per request.
+ *
+ * Throws SysError ENOBUFS if the kernel had to drop answers (the receive queue overflowed): the
+ * caller cannot know which requests failed and must not count them as done.
+ */
+export function collectErrors(
+  conn: NetlinkSocket,
+  firstSeq: number,
+  count: number,
+  barrierSeq: number,
+  op: string,
+  onError: (index: number, errno: number) => void,
+): void {
+  const b = conn.recvBuf;
+  for (;;) {
+    const end = conn.receive(op);
+    for (let o = 0; o < end; ) {
+      const len = end - o >= NLMSG_HDRLEN ? b.readUInt32LE(o) : 0;
+      if (len < NLMSG_HDRLEN || o + len > end) {
+        throw new NetlinkProtocolError(`${op}: malformed netlink message at byte ${o} (length ${len})`);
+      }
+      const seq = b.readUInt32LE(o + 8);
+      if (b.readUInt16LE(o + 4) === NLMSG_ERROR && len >= NLMSG_HDRLEN + 4) {
+        if (seq === barrierSeq) return;
+        const index = (seq - firstSeq) >>> 0;
+        const errno = -b.readInt32LE(o + NLMSG_HDRLEN) | 0;
+        if (index < count && errno !== 0) onError(index, errno);
       }
       o += align4(len);
     }

@@ -1,5 +1,5 @@
 export { AttributeReader } from "./attributes.js";
-export { collectAcks } from "./batch.js";
+export { collectAcks, collectErrors, writeBarrier } from "./batch.js";
 export { type NetlinkOptions, NetlinkSocket } from "./connection.js";
 export * from "./constants.js";
 export { DumpCursor } from "./dump.js";

@@ -1,11 +1,16 @@
 /**
  * Destroyer: sends SOCK_DESTROY requests for many sockets in batches — many requests in one write,
- * one ack each, matched by sequence number — and classifies each answer into a DestroyReport.
- * Memory is bounded by the batch size, whatever the number of sockets.
+ * matched to the kernel's answers by sequence number — and classifies each outcome into a
+ * DestroyReport. Memory is bounded by the batch size, whatever the number of sockets.
+ *
+ * The requests ask for no ack: the kernel then answers only failures, and a barrier at the end of
+ * the write (NLMSG_NOOP with NLM_F_ACK) says when all were processed. Measured here, this takes a
+ * 10,000-socket destroy from 10,000 receive calls to about 20, and halves its time; the outcome per
+ * socket is the same as with one ack each.
  */
 import { writeDestroyRequest } from "../diag/inet.js";
 import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
-import { collectAcks, MessageWriter, type NetlinkSocket } from "../netlink/index.js";
+import { collectErrors, MessageWriter, type NetlinkSocket, writeBarrier } from "../netlink/index.js";
 import { Errno, errnoName } from "../sys/errors.js";
 import {
   type DestroyOutcome,
@@ -16,10 +21,14 @@ import {
 } from "./destroy-report.js";
 import { INET_PROTOCOLS } from "./protocols.js";
 
-/** Requests per write. Acks are 36 bytes each (NETLINK_CAP_ACK), far within the 4 MiB receive queue. */
+/**
+ * Requests per write. Even if every one fails, their answers (36 bytes each with NETLINK_CAP_ACK,
+ * under 1 KiB of receive queue each) fit in the 4 MiB receive queue, so none is dropped.
+ */
 export const DEFAULT_BATCH_SIZE = 512;
 // sizeof(nlmsghdr) + sizeof(inet_diag_req_v2) + one u32 attribute (MPTCP's protocol number).
 const REQUEST_BYTES = 16 + 56 + 8;
+const BARRIER_BYTES = 16;
 
 export type OutcomeListener = (socket: Socket, outcome: DestroyOutcome) => void;
 
@@ -27,6 +36,8 @@ export class Destroyer {
   readonly report: DestroyReport;
   private readonly writer: MessageWriter;
   private readonly pending: InetSocket[] = [];
+  /** The errno answered for each request of the batch in flight (0: no answer, success). */
+  private readonly errnos: Int32Array;
   private readonly stoppedProtocols = new Set<Protocol>();
   private stoppedAll = false;
   /** Protocols that have had one destroy answered: the first goes alone, as a probe. */
@@ -38,7 +49,8 @@ export class Destroyer {
     private readonly onOutcome?: OutcomeListener,
   ) {
     this.report = emptyReport(false);
-    this.writer = new MessageWriter(Buffer.alloc(batchSize * REQUEST_BYTES));
+    this.writer = new MessageWriter(Buffer.alloc(batchSize * REQUEST_BYTES + BARRIER_BYTES));
+    this.errnos = new Int32Array(batchSize);
   }
 
   /** Queue `socket` for destruction; sends a batch when it is full. */
@@ -58,7 +70,7 @@ export class Destroyer {
     if (this.pending.length >= this.batchSize || !this.probed.has(socket.protocol)) this.flush();
   }
 
-  /** Send what is queued and wait for every ack. */
+  /** Send what is queued and wait until the kernel has processed all of it. */
   flush(): void {
     const batch = this.pending;
     if (batch.length === 0) return;
@@ -66,12 +78,23 @@ export class Destroyer {
     const firstSeq = this.conn.nextSeq();
     for (let i = 0; i < batch.length; i++) {
       const s = batch[i]!;
-      writeDestroyRequest(w, i === 0 ? firstSeq : this.conn.nextSeq(), s, INET_PROTOCOLS[s.protocol].number);
+      writeDestroyRequest(
+        w,
+        i === 0 ? firstSeq : this.conn.nextSeq(),
+        s,
+        INET_PROTOCOLS[s.protocol].number,
+        false,
+      );
     }
+    const barrier = this.conn.nextSeq();
+    writeBarrier(w, barrier);
     this.conn.send(w.buf, w.length);
-    collectAcks(this.conn, firstSeq, batch.length, "destroy", (index, errno) =>
-      this.answer(batch[index]!, errno),
-    );
+    const errnos = this.errnos;
+    errnos.fill(0, 0, batch.length);
+    collectErrors(this.conn, firstSeq, batch.length, barrier, "destroy", (index, errno) => {
+      errnos[index] = errno;
+    });
+    for (let i = 0; i < batch.length; i++) this.answer(batch[i]!, errnos[i]!);
     batch.length = 0;
   }
 

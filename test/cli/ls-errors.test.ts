@@ -71,6 +71,18 @@ describeAsRoot("sockdiag usage errors and privileges", () => {
     assertUsage(await sockdiag(["ls", "--netns", `/run/netns/${name}`]), /ENOENT|not found|no such/i);
   });
 
+  test("a process or filter file that does not exist, or -4 with -x alone, exits 2 naming it", async () => {
+    assertUsage(await sockdiag(["ls", "--pid", "999999999"]), /999999999/);
+    assertUsage(await sockdiag(["ls", "-F", "/nonexistent/sdt-filter"]), /"\/nonexistent\/sdt-filter"/);
+    assertUsage(await sockdiag(["ls", "-4", "-x"]), /-4\/-6/);
+  });
+
+  test("a filter read with -F is applied like one given as words", async () => {
+    const r = await sockdiag(["ls", "-N", ns.name, "-F", "-", "-j"], { input: "dport = :53\n" });
+    assert.deepEqual([r.code, r.stdout, r.stderr], [0, "[]\n", ""]);
+    assertUsage(await sockdiag(["ls", "-F", "-"], { input: "dport = :nope-port\n" }), /nope-port/);
+  });
+
   test("conflicting namespace flags exit 2", async () => {
     assertUsage(await sockdiag(["ls", "-N", ns.name, "--all-netns"]), /choose one of/);
     assertUsage(await sockdiag(["ls", "--pid", "abc"]), /"abc"/);

@@ -59,13 +59,19 @@ export function difference(
   };
   return [
     `  ${JSON.stringify(expression)}: ${names[0]} ${want.size}, ${names[1]} ${got.size}`,
-    ...(missing.length ? [`    only ${names[0]} (${missing.length}):`, ...missing.slice(0, 10).map(line)] : []),
+    ...(missing.length
+      ? [`    only ${names[0]} (${missing.length}):`, ...missing.slice(0, 10).map(line)]
+      : []),
     ...(extra.length ? [`    only ${names[1]} (${extra.length}):`, ...extra.slice(0, 10).map(line)] : []),
   ].join("\n");
 }
 
 /** mapLimit runs `fn` over `items` with at most `limit` calls at a time; results keep their order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

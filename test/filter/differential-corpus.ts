@@ -5,14 +5,15 @@
  * (tokens separated by blanks), with the scene's addresses and ports (differential-scene.ts).
  *
  * The corpus stays inside what sockdiag and ss mean alike. ss runs each condition twice, in the kernel
- * and in user space, and shows a socket only when both accept it; the two disagree on `autobound`
- * (kernel: "port not bound by the program"; user space: "port in ip_local_port_range") and on address
- * prefixes that match the raw address words of the other family (user space ignores the family, so
- * `0.0.0.0` matches `::`, and `[::]` matches `0.0.0.0`). Where every such condition is not negated,
- * "both accept" equals the kernel's meaning, which is sockdiag's; under `not` it does not. So those
- * conditions appear here only in positive position (POSITIVE_ONLY_HOSTS, `autobound`), and the
- * documented differences are asserted apart, in differential.test.ts. `dev`, `cgroup` (ss 6.1 sends
- * cgroup id 0) and host names (which sockdiag rejects) are left out altogether.
+ * and in user space, and shows a socket only when both accept it. The two halves disagree on
+ * `autobound` (kernel: "port not bound by the program"; user space: "port in ip_local_port_range") and
+ * on address prefixes that match the raw address words of the other family (user space ignores the
+ * family, so `0.0.0.0` matches `::`, and `[::]` matches `0.0.0.0`). When such conditions are never
+ * negated, and one expression does not mix the two kinds, "both halves accept" reduces to the kernel's
+ * meaning, which is sockdiag's; otherwise it does not. So those conditions appear here only in positive
+ * position (POSITIVE_ONLY_HOSTS, `autobound`), and the documented differences are asserted apart, in
+ * differential.test.ts. `dev`, `cgroup` (ss 6.1 sends cgroup id 0) and host names (which sockdiag
+ * rejects) are left out altogether.
  */
 import fc from "fast-check";
 
@@ -213,18 +214,29 @@ function hostLeaf(hosts: readonly string[]): fc.Arbitrary<string> {
     .map(([key, eq, host]) => `${key} ${eq}${host}`);
 }
 
+const autoboundLeaf = leafOf(fc.constant("autobound"));
+const positiveOnlyHosts = leafOf(hostLeaf(POSITIVE_ONLY_HOSTS));
 const markLeaf = fc.constantFrom("fwmark 0", "fwmark 1", "fwmark 0/0xf", "fwmark != 0x2/0x3");
+
+/** Leaves that mean the same in either position, weighted towards the conditions that split the scene. */
+const commonLeaves = [
+  { arbitrary: leafOf(hostLeaf(HOSTS)), weight: 4 },
+  { arbitrary: leafOf(portLeaf), weight: 4 },
+  { arbitrary: leafOf(markLeaf), weight: 1 },
+];
+
+/** Parentheses the grammar does not need, around one operand in five. */
+const extraParens = fc.integer({ min: 0, max: 4 }).map((n) => n === 0);
 
 function wrap(g: Generated, force: boolean, extra: boolean): string {
   return force || extra ? `( ${g.text} )` : g.text;
 }
 
 /**
- * expressionArbitrary generates ss filter text from the grammar: `positive` expressions may hold the
- * positive-only conditions where they are not negated, and `negative` ones (those under an odd number
- * of `not`s) never do.
+ * expressionArbitrary generates ss filter text from the grammar: `positive` expressions may hold
+ * `positiveOnly` leaves, `negative` ones (those under an odd number of `not`s) never do.
  */
-function expressionArbitrary(): fc.Arbitrary<string> {
+function expressionArbitrary(positiveOnly: fc.Arbitrary<Generated>): fc.Arbitrary<string> {
   const { positive } = fc.letrec<{ positive: Generated; negative: Generated }>((tie) => {
     const branch = (polarity: "positive" | "negative", leaf: fc.Arbitrary<Generated>) => {
       const same = tie(polarity);
@@ -233,47 +245,63 @@ function expressionArbitrary(): fc.Arbitrary<string> {
         { depthSize: "small", maxDepth: 5 },
         leaf,
         fc
-          .tuple(same, fc.constantFrom("and", "&", "&&", "", "or", "|", "||"), same, fc.boolean(), fc.boolean())
-          .map(([l, op, r, parenLeft, parenRight]): Generated => ({
-            // No precedence: the left operand never needs parentheses, the right one does when binary.
-            text: `${wrap(l, false, parenLeft)} ${op} ${wrap(r, r.binary, parenRight)}`.replace(/ {2,}/g, " "),
-            binary: true,
-          })),
+          .tuple(same, fc.constantFrom("and", "&", "&&", "", "or", "|", "||"), same, extraParens, extraParens)
+          .map(
+            ([l, op, r, parenLeft, parenRight]): Generated => ({
+              // No precedence: the left operand never needs parentheses, the right one does when binary.
+              text: `${wrap(l, false, parenLeft)} ${op} ${wrap(r, r.binary, parenRight)}`.replace(
+                / {2,}/g,
+                " ",
+              ),
+              binary: true,
+            }),
+          ),
         fc
-          .tuple(fc.constantFrom("not", "!"), flipped, fc.boolean())
-          .map(([not, x, paren]): Generated => ({ text: `${not} ${wrap(x, x.binary, paren)}`, binary: false })),
+          .tuple(fc.constantFrom("not", "!"), flipped, extraParens)
+          .map(
+            ([not, x, paren]): Generated => ({ text: `${not} ${wrap(x, x.binary, paren)}`, binary: false }),
+          ),
       );
     };
     return {
-      positive: branch(
-        "positive",
-        fc.oneof(
-          leafOf(hostLeaf([...HOSTS, ...POSITIVE_ONLY_HOSTS])),
-          leafOf(portLeaf),
-          leafOf(markLeaf),
-          leafOf(fc.constant("autobound")),
-        ),
-      ),
-      negative: branch("negative", fc.oneof(leafOf(hostLeaf(HOSTS)), leafOf(portLeaf), leafOf(markLeaf))),
+      positive: branch("positive", fc.oneof(...commonLeaves, { arbitrary: positiveOnly, weight: 2 })),
+      negative: branch("negative", fc.oneof(...commonLeaves)),
     };
   });
   return positive.map((g) => g.text);
 }
 
-/** generatedExpressions returns `count` distinct generated expressions, the same ones for the same seed. */
-export function generatedExpressions(count: number, seed: number): string[] {
+/**
+ * generatedExpressions returns `count` distinct generated expressions that are not in `exclude`, the
+ * same ones for the same seed. Half may hold `autobound`, half the positive-only hosts, none both: the
+ * two kinds of condition disagree between ss's evaluators in opposite directions (an accepted TCP
+ * socket is "not bound by the program" but outside the ephemeral range), so together they would not
+ * reduce to the kernel's meaning.
+ */
+export function generatedExpressions(count: number, seed: number, exclude: readonly string[] = []): string[] {
   const out = new Set<string>();
-  for (const text of fc.sample(expressionArbitrary(), { seed, numRuns: count * 2 })) {
-    if (out.size === count) break;
-    out.add(text);
+  const skip = new Set(exclude);
+  const half = Math.ceil(count / 2);
+  for (const [i, extra] of [autoboundLeaf, positiveOnlyHosts].entries()) {
+    const want = i === 0 ? half : count;
+    for (const text of fc.sample(expressionArbitrary(extra), { seed: seed + i, numRuns: count * 4 })) {
+      if (out.size === want) break;
+      if (!skip.has(text)) out.add(text);
+    }
   }
   return [...out];
 }
+
+/** sceneExpressions generates expressions of the kind generatedExpressions returns, for property tests. */
+export const sceneExpressions: fc.Arbitrary<string> = fc.oneof(
+  expressionArbitrary(autoboundLeaf),
+  expressionArbitrary(positiveOnlyHosts),
+);
 
 /** The seed of the generated part of the corpus (change it only together with a reason). */
 export const CORPUS_SEED = 20240611;
 
 /** The whole corpus: the hand-written expressions, then `generated` generated ones. */
 export function corpus(generated = 150): string[] {
-  return [...HAND_WRITTEN, ...generatedExpressions(generated, CORPUS_SEED)];
+  return [...HAND_WRITTEN, ...generatedExpressions(generated, CORPUS_SEED, HAND_WRITTEN)];
 }

@@ -7,13 +7,7 @@
  */
 import type { InetSocket } from "../../src/diag/socket.js";
 import { listSockets, type NamespacedQuery } from "../../src/sockets/index.js";
-import {
-  createNetns,
-  type HeldSocket,
-  Holder,
-  type ScratchNetns,
-  type SocketSpec,
-} from "../kit/index.js";
+import { createNetns, type HeldSocket, Holder, type ScratchNetns, type SocketSpec } from "../kit/index.js";
 
 /** IPv4 addresses added to `lo` (10.1.0.1 with its /24, the others /32), besides 127.0.0.1. */
 export const SCENE_V4 = [
@@ -28,7 +22,15 @@ export const SCENE_V4 = [
   "192.168.7.1",
 ] as const;
 /** IPv6 addresses added to `lo` (fd00::1 with its /64, the others /128), besides ::1. */
-export const SCENE_V6 = ["fd00::1", "fd00::2", "fd00::3", "fd00::4", "fd00::5", "fd00::6", "2001:db8::1"] as const;
+export const SCENE_V6 = [
+  "fd00::1",
+  "fd00::2",
+  "fd00::3",
+  "fd00::4",
+  "fd00::5",
+  "fd00::6",
+  "2001:db8::1",
+] as const;
 
 /** A namespace, the holder in it and what it holds. `stop()` ends the holder and removes the namespace. */
 export interface FilterScene {
@@ -62,7 +64,8 @@ export async function startFilterScene(label = "filter"): Promise<FilterScene> {
 }
 
 async function addAddresses(ns: ScratchNetns): Promise<void> {
-  for (const [i, a] of SCENE_V4.entries()) await ns.ip("addr", "add", `${a}/${i === 0 ? 24 : 32}`, "dev", "lo");
+  for (const [i, a] of SCENE_V4.entries())
+    await ns.ip("addr", "add", `${a}/${i === 0 ? 24 : 32}`, "dev", "lo");
   // nodad: an address on lo is usable at once, without waiting for duplicate address detection.
   for (const [i, a] of SCENE_V6.entries())
     await ns.ip("-6", "addr", "add", `${a}/${i === 0 ? 64 : 128}`, "dev", "lo", "nodad");
@@ -135,7 +138,11 @@ async function openSockets(h: Holder): Promise<HeldSocket[]> {
   await open(udp({ address: "127.0.0.1", port: 1023 }));
   await open(udp({ address: "10.1.0.3", port: { from: 7000, to: 7029 } }), 30);
   // UDP: bound and connected; v4-mapped on both ends; explicitly bound inside the ephemeral range.
-  const connected = (bind: { address: string; port: { from: number; to: number } }, to: string, port: number) => ({
+  const connected = (
+    bind: { address: string; port: { from: number; to: number } },
+    to: string,
+    port: number,
+  ) => ({
     kind: "udp" as const,
     ...(to.includes(":") || bind.address.includes(":") ? { family: "inet6" as const } : {}),
     bind,
@@ -160,6 +167,12 @@ export function listScene(
   filter: NamespacedQuery["filter"],
   kernelFilter = true,
 ): InetSocket[] {
-  const query = { netns: scene.ns.name, protocols: ["tcp", "udp"] as const, states: ["all"], filter, kernelFilter };
+  const query = {
+    netns: scene.ns.name,
+    protocols: ["tcp", "udp"] as const,
+    states: ["all"],
+    filter,
+    kernelFilter,
+  };
   return listSockets(query) as InetSocket[];
 }

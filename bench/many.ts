@@ -1,0 +1,79 @@
+/** A scene of many small pinned namespaces, held by multi-holder children. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { add, remove } from "../src/netns/index.js";
+
+const HOLDER = new URL("./multi-holder.js", import.meta.url).pathname;
+/** Sockets per child: below the 20,000 descriptors a process may hold here. */
+const PER_CHILD = 18_000;
+
+export interface ManyScene {
+  names: string[];
+  /** Re-open the target sockets in every namespace (after they were destroyed). */
+  refill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function ready(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    const onLine = (line: string) => {
+      if (line !== "ready") return;
+      lines.off("line", onLine);
+      lines.close();
+      resolve();
+    };
+    lines.on("line", onLine);
+    child.once("exit", (code) => reject(new Error(`multi-holder exited with ${code}`)));
+  });
+}
+
+export async function manyNamespaces(
+  label: string,
+  count: number,
+  perNamespace: number,
+  targets: number,
+  target: { address: string; port: number },
+): Promise<ManyScene> {
+  const names = Array.from({ length: count }, (_, i) => `sdb-${process.pid}-${label}-${i}`);
+  const children: ChildProcess[] = [];
+  const made: string[] = [];
+  const stop = async () => {
+    for (const c of children) c.kill("SIGKILL");
+    await Promise.all(
+      children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : undefined)),
+    );
+    for (const name of made.splice(0)) remove(name);
+  };
+  try {
+    for (const name of names) {
+      add(name, { loopbackUp: true }).close();
+      made.push(name);
+    }
+    const perChild = Math.max(1, Math.floor(PER_CHILD / perNamespace));
+    for (let i = 0; i < count; i += perChild) {
+      const plan = {
+        namespaces: names.slice(i, i + perChild).map((n) => `/run/netns/${n}`),
+        perNamespace,
+        targets,
+        target,
+      };
+      children.push(
+        spawn(process.execPath, [HOLDER, JSON.stringify(plan)], { stdio: ["pipe", "pipe", "inherit"] }),
+      );
+    }
+    await Promise.all(children.map(ready));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    names,
+    async refill() {
+      const waits = children.map(ready);
+      for (const c of children) c.stdin!.write("targets\n");
+      await Promise.all(waits);
+    },
+    stop,
+  };
+}

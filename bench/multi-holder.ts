@@ -1,0 +1,78 @@
+/**
+ * A benchmark child that holds UDP sockets in MANY namespaces at once (the test kit's holder
+ * holds one namespace per process, too heavy for 100 namespaces). It enters each namespace only
+ * to create sockets (runIn), so they belong to it, and keeps them open.
+ *
+ * argv: JSON { namespaces: string[] (pinned paths), perNamespace: number, targets: number,
+ *              target: { address: string, port: number } }
+ * stdin lines: "targets" (open `targets` more sockets connected to the target in every namespace,
+ * replacing destroyed ones), "exit". Prints "ready" after each step.
+ */
+import { createInterface } from "node:readline";
+import { fromPath, runIn } from "../src/netns/index.js";
+import { AF_INET, bind, close, connect, SOCK_DGRAM, socket } from "../src/sys/socket.js";
+
+interface Plan {
+  namespaces: string[];
+  perNamespace: number;
+  targets: number;
+  target: { address: string; port: number };
+}
+
+const plan = JSON.parse(process.argv[2] ?? "{}") as Plan;
+const held: number[] = [];
+let targetFds: number[] = [];
+
+function sockaddr(address: string, port: number): Buffer {
+  const b = Buffer.alloc(16);
+  b.writeUInt16LE(AF_INET, 0);
+  b.writeUInt16BE(port, 2);
+  address.split(".").forEach((part, i) => {
+    b[4 + i] = Number(part);
+  });
+  return b;
+}
+
+function udp(connectTo?: Buffer): number {
+  const fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (connectTo) connect(fd, connectTo);
+  else bind(fd, sockaddr("127.0.0.1", 0));
+  return fd;
+}
+
+function openTargets(): void {
+  for (const fd of targetFds) close(fd);
+  targetFds = [];
+  const target = sockaddr(plan.target.address, plan.target.port);
+  for (const path of plan.namespaces) {
+    using ns = fromPath(path);
+    runIn(ns, () => {
+      for (let i = 0; i < plan.targets; i++) targetFds.push(udp(target));
+    });
+  }
+}
+
+function openOthers(): void {
+  for (const path of plan.namespaces) {
+    using ns = fromPath(path);
+    runIn(ns, () => {
+      for (let i = 0; i < plan.perNamespace - plan.targets; i++) {
+        // Half connected to other ports of the target address, half bound only.
+        held.push(i % 2 ? udp(sockaddr(plan.target.address, plan.target.port + 1 + (i % 10))) : udp());
+      }
+    });
+  }
+}
+
+openOthers();
+openTargets();
+console.log("ready");
+createInterface({ input: process.stdin }).on("line", (line) => {
+  if (line === "targets") {
+    openTargets();
+    console.log("ready");
+  } else if (line === "exit") {
+    process.exit(0);
+  }
+});
+process.stdin.on("end", () => process.exit(0));
