@@ -4,12 +4,12 @@ import type { DestroyReport, NamespaceFailure } from "../sockets/index.js";
 /** One line per namespace that could not be visited. */
 export function reportNamespaceFailures(failures: readonly NamespaceFailure[], out = process.stderr): void {
   for (const f of failures)
-    out.write(`sockdiag: ${f.unreadable ? "note: skipped, " : ""}${f.error.message}\n`);
+    out.write(`sockdiag: ${f.note ? `note: skipped (${f.note}): ` : ""}${f.error.message}\n`);
 }
 
 /** Whether any namespace failure is a real failure (not just a namespace we may not look at). */
 export function anyRealFailure(failures: readonly NamespaceFailure[]): boolean {
-  return failures.some((f) => !f.unreadable);
+  return failures.some((f) => !f.note);
 }
 
 /** A destroy report as a few lines: counts, then each stop and failure. */
@@ -60,7 +60,7 @@ export function destroyReportJson(
     out.namespaceFailures = report.namespaceFailures.map((f) => ({
       netns: f.netns,
       error: f.error.message,
-      ...(f.unreadable ? { unreadable: true } : {}),
+      ...(f.note ? { note: f.note } : {}),
     }));
   }
   return out;

@@ -6,7 +6,6 @@ import { readdirSync, statSync } from "node:fs";
 import { fsError, NetnsError, NetnsNotFoundError } from "./errors.js";
 import { NetNS } from "./handle.js";
 import { type AllNetnsOptions, NetnsIteration, pinCandidates } from "./iterate.js";
-import { NETNS_RUN_DIR } from "./pinned.js";
 
 /** A namespace found by discoverNetns(). */
 export interface DiscoveredNetns {
@@ -40,11 +39,11 @@ interface Sighting {
  * user's process without CAP_SYS_PTRACE, a bad pin) are recorded on `errors`.
  */
 export function discoverNetns(options: AllNetnsOptions = {}): NetnsIteration<DiscoveredNetns> {
-  const dirs = options.dirs ?? [NETNS_RUN_DIR];
+  const dirs = options.dirs;
   return new NetnsIteration((errors) => walk(dirs, errors));
 }
 
-function* walk(dirs: readonly string[], errors: NetnsError[]): Generator<DiscoveredNetns> {
+function* walk(dirs: readonly string[] | undefined, errors: NetnsError[]): Generator<DiscoveredNetns> {
   const seen = new Map<string, Sighting>();
   const sighting = (dev: number, ino: number): Sighting => {
     const key = `${dev}:${ino}`;

@@ -61,7 +61,7 @@ export interface AllNetnsOptions {
  * for (const err of all.errors) console.error(err.message);
  */
 export function allNetns(options: AllNetnsOptions = {}): NetnsIteration<PinnedNetns> {
-  const dirs = options.dirs ?? [NETNS_RUN_DIR];
+  const dirs = options.dirs;
   return new NetnsIteration((errors) => openDistinct(pinCandidates(dirs, errors), errors));
 }
 
@@ -71,13 +71,22 @@ interface Candidate {
   path: string;
 }
 
-/** pinCandidates lists each directory when the walk reaches it; a failure to list is recorded. */
-export function* pinCandidates(dirs: readonly string[], errors: NetnsError[]): Generator<Candidate> {
-  for (const dir of dirs) {
+/**
+ * pinCandidates lists each directory (default: NETNS_RUN_DIR) when the walk reaches it; a failure to
+ * list is recorded.
+ */
+export function* pinCandidates(
+  dirs: readonly string[] | undefined,
+  errors: NetnsError[],
+): Generator<Candidate> {
+  for (const dir of dirs ?? [NETNS_RUN_DIR]) {
     let names: string[];
     try {
       names = readdirSync(dir).sort();
     } catch (err) {
+      // The default directory exists only once something was pinned (ip netns creates it):
+      // its absence means "no pins". A directory the caller named must exist.
+      if (dirs === undefined && (err as NodeJS.ErrnoException).code === "ENOENT") continue;
       errors.push(fsError(dir, "cannot read the pin directory", err));
       continue;
     }

@@ -11,4 +11,4 @@ export { iterateSockets, listSockets, type NamespacedQuery, SocketIteration } fr
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
-export type { NamespaceFailure, NetnsSelector } from "./targets.js";
+export { type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";

@@ -46,7 +46,9 @@ export interface SocketQuery {
   filter?: FilterInput;
   /**
    * Send the filter to the kernel as INET_DIAG_REQ_BYTECODE when it can be expressed (default true).
-   * The JS predicate always runs, so turning this off changes speed, never results.
+   * The JS predicate always runs, so turning this off changes speed, not results — except for
+   * `autobound`, which only the kernel can tell exactly (without the program, a port in the
+   * ephemeral range counts as autobound).
    */
   kernelFilter?: boolean;
 }

@@ -2,7 +2,15 @@
  * Which network namespaces a query visits: the caller's own, one named by handle, name or path, or
  * all of them (the caller's first, then every pinned or discovered namespace, each once).
  */
-import { current, discoverNetns, fromName, fromPath, type NetNS, type NetnsError } from "../netns/index.js";
+import {
+  current,
+  discoverNetns,
+  fromName,
+  fromPath,
+  type NetNS,
+  type NetnsError,
+  NetnsNotFoundError,
+} from "../netns/index.js";
 
 /** A namespace selector: a handle, a pinned name, a path (anything with "/"), or "all". */
 export type NetnsSelector = NetNS | string;
@@ -13,10 +21,12 @@ export interface NamespaceFailure {
   netns: string;
   error: Error;
   /**
-   * True when the namespace is one of another process that this process may not inspect (EACCES on
-   * /proc/PID/ns/net, e.g. a more privileged pid 1): a visibility limit worth telling, not a failure.
+   * Set when the failure is worth telling but is no failure of the run: "unreadable", a namespace of
+   * another process this process may not inspect (EACCES on /proc/PID/ns/net, e.g. a more
+   * privileged pid 1); "vanished", a namespace removed, or a process gone, between finding and
+   * opening it.
    */
-  unreadable?: boolean;
+  note?: "unreadable" | "vanished";
 }
 
 /** Options for selecting namespaces with "all". */
@@ -54,18 +64,23 @@ export function* allTargets(
   const found = discoverNetns(options.netnsDirs ? { dirs: options.netnsDirs } : {});
   let reported = 0;
   for (const ns of found) {
-    for (; reported < found.errors.length; reported++) failures.push(asFailure(found.errors[reported]!));
+    for (; reported < found.errors.length; reported++)
+      failures.push(namespaceFailureOf(found.errors[reported]!));
     if (ns.netns.equals(self)) continue;
     yield {
       netns: ns.netns,
       label: ns.name ?? (ns.pids.length > 0 ? `pid:${ns.pids[0]}` : `net:[${ns.netns.ino}]`),
     };
   }
-  for (; reported < found.errors.length; reported++) failures.push(asFailure(found.errors[reported]!));
+  for (; reported < found.errors.length; reported++)
+    failures.push(namespaceFailureOf(found.errors[reported]!));
 }
 
-function asFailure(error: NetnsError): NamespaceFailure {
-  const unreadable =
-    error.netns.startsWith("/proc/") && (error.cause as { code?: string } | undefined)?.code === "EACCES";
-  return unreadable ? { netns: error.netns, error, unreadable } : { netns: error.netns, error };
+/** A namespace-source error as a NamespaceFailure, with its note when it is benign. */
+export function namespaceFailureOf(error: NetnsError): NamespaceFailure {
+  if (error instanceof NetnsNotFoundError) return { netns: error.netns, error, note: "vanished" };
+  const code = (error.cause as { code?: string } | undefined)?.code;
+  if (error.netns.startsWith("/proc/") && code === "EACCES")
+    return { netns: error.netns, error, note: "unreadable" };
+  return { netns: error.netns, error };
 }

@@ -1,5 +1,5 @@
 /**
- * Runs the built CLI (dist/src/cli/main.js) as a child process, as root or as an unprivileged user,
+ * Runs the built CLI (dist/bundle/sockdiag.mjs, the package's bin) as a child process, as root or as an unprivileged user,
  * and reads its JSON output. Shared by the CLI integration tests in this folder.
  */
 import { execFile } from "node:child_process";
@@ -10,7 +10,8 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 
 /** The compiled CLI entry point. */
-export const CLI_MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+/** The installed command: the bundle package.json names as `bin`. */
+export const CLI_MAIN = fileURLToPath(new URL("../../bundle/sockdiag.mjs", import.meta.url));
 
 /** The uid/gid of "nobody", for runs without privilege. */
 export const NOBODY = 65534;

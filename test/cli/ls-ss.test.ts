@@ -65,7 +65,12 @@ const FLAG_SETS: readonly (readonly string[])[] = [
   ["-ua", "state", "unconnected"],
   ["-ta", "sport", "=", ":{PORT}"],
   ["-ta", "dport", "=", ":{PORT}", "or", "sport", "=", ":{PORT}"],
+  ["-ta", "dport", ">=", ":{PORT}"],
+  ["-tua", "sport", "<", ":{PORT}"],
+  ["-ta", "(", "sport", "=", ":{PORT}", "or", "dport", "=", ":{PORT}", ")", "and", "dst", "127.0.0.1"],
   ["-ua", "dst", "127.0.0.1"],
+  ["-ua", "dst", "127.0.0.0/8"],
+  ["-ta", "src", "[::ffff:127.0.0.1]"],
   ["-ua", "src", "[::1]"],
   ["-tua", "not", "dst", "127.0.0.1"],
 ];

@@ -2,8 +2,8 @@
  * The filter scene: one throwaway namespace holding a few hundred varied inet sockets for the filter
  * layer's real-kernel tests (differential against `ss`, kernel program against JS predicate). TCP
  * listeners and connections, UDP bound, connected and autobound, over IPv4, IPv6 and v4-mapped IPv6,
- * on many ports and on addresses added to `lo` — so that every condition of the corpus selects some
- * sockets and leaves others out. Traffic stays inside the namespace.
+ * on many ports and on addresses added to `lo` — so that most conditions of the corpus select some
+ * sockets and leave others out. Traffic stays inside the namespace.
  */
 import type { InetSocket } from "../../src/diag/socket.js";
 import { listSockets, type NamespacedQuery } from "../../src/sockets/index.js";
@@ -71,11 +71,25 @@ async function addAddresses(ns: ScratchNetns): Promise<void> {
     await ns.ip("-6", "addr", "add", `${a}/${i === 0 ? 64 : 128}`, "dev", "lo", "nodad");
 }
 
-const udp = (bind?: { address: string; port?: number | { from: number; to: number } }) =>
-  ({ kind: "udp", ...(bind ? { bind } : {}) }) as const;
-const listener = (address: string, port: number | { from: number; to: number }): SocketSpec => ({
+/** A port, or a run of ports: socket i of a batch binds `from + i`. */
+type Ports = number | { from: number; to: number };
+
+const listener = (address: string, port: Ports): SocketSpec => ({
   kind: "listener",
   bind: { address, port },
+});
+const bound = (address: string, port: Ports): SocketSpec => ({ kind: "udp", bind: { address, port } });
+/** UDP sockets bound to `address` on ports `from`.. and connected to `to`; the family follows the addresses. */
+const connectedFrom = (
+  address: string,
+  from: number,
+  count: number,
+  to: string,
+  port: number,
+): SocketSpec => ({
+  kind: "udp",
+  bind: { address, port: { from, to: from + count - 1 } },
+  connect: { address: to, port },
 });
 
 /**
@@ -91,7 +105,7 @@ async function openSockets(h: Holder): Promise<HeldSocket[]> {
     held.push(...got);
     return got;
   };
-  const listen = async (address: string, port: number | { from: number; to: number }, count = 1) =>
+  const listen = async (address: string, port: Ports, count = 1) =>
     (await open(listener(address, port), count))[0]!;
   const connect = (target: HeldSocket, count: number, family?: "inet" | "inet6") =>
     open({ kind: "connection", listener: target.id, ...(family ? { family } : {}) }, count);
@@ -129,29 +143,18 @@ async function openSockets(h: Holder): Promise<HeldSocket[]> {
   await connect(dual8081, 2, "inet6");
 
   // UDP: bound only.
-  for (const a of SCENE_V4.slice(0, 6)) await open(udp({ address: a, port: 53 }));
-  for (const a of SCENE_V6.slice(0, 6)) await open(udp({ address: a, port: 53 }));
-  await open(udp({ address: "0.0.0.0", port: 123 }));
-  await open(udp({ address: "0.0.0.0", port: 60999 }));
-  await open(udp({ address: "::", port: 124 }));
-  await open(udp({ address: "::1", port: 65535 }));
-  await open(udp({ address: "127.0.0.1", port: 1023 }));
-  await open(udp({ address: "10.1.0.3", port: { from: 7000, to: 7029 } }), 30);
+  for (const a of [...SCENE_V4.slice(0, 6), ...SCENE_V6.slice(0, 6)]) await open(bound(a, 53));
+  await open(bound("0.0.0.0", 123));
+  await open(bound("0.0.0.0", 60999));
+  await open(bound("::", 124));
+  await open(bound("::1", 65535));
+  await open(bound("127.0.0.1", 1023));
+  await open(bound("10.1.0.3", { from: 7000, to: 7029 }), 30);
   // UDP: bound and connected; v4-mapped on both ends; explicitly bound inside the ephemeral range.
-  const connected = (
-    bind: { address: string; port: { from: number; to: number } },
-    to: string,
-    port: number,
-  ) => ({
-    kind: "udp" as const,
-    ...(to.includes(":") || bind.address.includes(":") ? { family: "inet6" as const } : {}),
-    bind,
-    connect: { address: to, port },
-  });
-  await open(connected({ address: "10.1.0.4", port: { from: 6000, to: 6019 } }, "10.1.0.5", 53), 20);
-  await open(connected({ address: "::ffff:10.1.0.4", port: { from: 6100, to: 6109 } }, "10.1.0.6", 53), 10);
-  await open(connected({ address: "fd00::3", port: { from: 6000, to: 6019 } }, "fd00::4", 53), 20);
-  await open(connected({ address: "10.1.0.5", port: { from: 40002, to: 40011 } }, "10.0.0.1", 80), 10);
+  await open(connectedFrom("10.1.0.4", 6000, 20, "10.1.0.5", 53), 20);
+  await open(connectedFrom("::ffff:10.1.0.4", 6100, 10, "10.1.0.6", 53), 10);
+  await open(connectedFrom("fd00::3", 6000, 20, "fd00::4", 53), 20);
+  await open(connectedFrom("10.1.0.5", 40002, 10, "10.0.0.1", 80), 10);
   // UDP: connected without bind (the kernel picks the port: autobound).
   await open({ kind: "udp", connect: { address: "10.1.0.5", port: 53 } }, 10);
   await open({ kind: "udp", connect: { address: "192.168.7.1", port: 1023 } }, 5);

@@ -13,10 +13,15 @@ import { AF_INET, AF_INET6, IPPROTO_TCP, IPPROTO_UDP, NETLINK_SOCK_DIAG } from "
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../../src/diag/inet.js";
 import type { InetSocket } from "../../src/diag/socket.js";
 import { ALL_STATES } from "../../src/diag/states.js";
-import { type FilterNode, formatFilter, parseFilter, resolveCgroupPath } from "../../src/filter/index.js";
+import {
+  compileBytecode,
+  type FilterNode,
+  formatFilter,
+  parseFilter,
+  resolveCgroupPath,
+} from "../../src/filter/index.js";
 import { DumpCursor, MessageWriter } from "../../src/netlink/index.js";
-import { fromName, type NetNS, openNetlinkIn } from "../../src/netns/index.js";
-import { compileIn, prepareFilter } from "../../src/sockets/filtering.js";
+import { fromName, type NetNS, openNetlinkIn, runIn } from "../../src/netns/index.js";
 import { cleanupLeftovers, describeAsRoot } from "../kit/index.js";
 import { compilableTree, hasAutobound } from "./arbitraries.js";
 import { type Cookies, cookiesOf, difference, failIfAny } from "./differential-check.js";
@@ -88,7 +93,8 @@ describeAsRoot("filter: the kernel runs every compiled program as the predicate 
     let both: Cookies;
     let predicateOnly: Cookies;
     try {
-      bytecode = compileIn(prepareFilter(tree, true), netns).bytecode;
+      // Compiled where the sockets live: `dev` names and the ephemeral port range are the namespace's.
+      bytecode = runIn(netns, () => compileBytecode(tree));
       both = cookiesOf(listScene(scene, tree));
       predicateOnly = cookiesOf(listScene(scene, tree, false));
     } catch (err) {
@@ -112,6 +118,26 @@ describeAsRoot("filter: the kernel runs every compiled program as the predicate 
     assert.ok(
       programs.count >= texts.length * 0.9,
       `only ${programs.count} of ${texts.length} compiled to a program`,
+    );
+  });
+
+  test("documented: without the kernel program, `autobound` can only test the port range", () => {
+    // Sockets bound explicitly to a port inside 32768-60999: the listeners on 40000 and 40001, the
+    // UDP socket on 60999 and the UDP sockets on 40002-40011.
+    const explicit = [...index.values()].filter(
+      (s) => [40000, 40001, 60999].includes(s.sport) || (s.sport >= 40002 && s.sport <= 40011),
+    );
+    assert.equal(explicit.length, 13);
+    const exact = cookiesOf(listScene(scene, "autobound"));
+    const rangeOnly = cookiesOf(listScene(scene, "autobound", false));
+    assert.ok(exact.size > 0);
+    for (const s of explicit) {
+      const c = s.cookie.toString();
+      assert.ok(rangeOnly.has(c) && !exact.has(c), `socket on port ${s.sport}`);
+    }
+    assert.deepEqual(
+      [...exact].filter((c) => !rangeOnly.has(c)),
+      [],
     );
   });
 

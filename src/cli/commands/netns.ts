@@ -1,9 +1,9 @@
 /** `sockdiag netns ls`: the network namespaces on this machine, pinned or in use by a process. */
 import { discoverNetns } from "../../netns/index.js";
-import { iterateSockets } from "../../sockets/index.js";
+import { iterateSockets, namespaceFailureOf } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
-import { reportNamespaceFailures } from "../report.js";
+import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 
 export const NETNS: CommandSpec = {
@@ -80,11 +80,7 @@ export function runNetns(argv: readonly string[]): number {
         "\n",
     );
   }
-  const failures = found.errors.map((error) => ({
-    netns: error.netns,
-    error,
-    unreadable: error.netns.startsWith("/proc/"),
-  }));
+  const failures = found.errors.map(namespaceFailureOf);
   reportNamespaceFailures(failures);
-  return rows.some((r) => r.error) ? EXIT_FAILED : EXIT_OK;
+  return rows.some((r) => r.error) || anyRealFailure(failures) ? EXIT_FAILED : EXIT_OK;
 }
