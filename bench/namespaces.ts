@@ -40,7 +40,7 @@ export async function benchNamespaces(): Promise<string[]> {
       row(
         "sockdiag ls -u -a --all-netns (whole process, every netns)",
         fmt.ms(all),
-        fmt.ratio(all, ss) + " ss loop",
+        `${fmt.ratio(all, ss)} ss loop`,
       ),
     );
   } finally {

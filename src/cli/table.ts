@@ -4,7 +4,7 @@
  * in the same pass, and lines are joined into chunks rather than one array per row.
  */
 import { formatIPv4 } from "../diag/address.js";
-import type { InetSocket, Socket, UnixSocket } from "../diag/socket.js";
+import type { InetSocket, Socket } from "../diag/socket.js";
 import type { StateName } from "../diag/states.js";
 import type { SocketOwner } from "../sockets/index.js";
 import type { Display } from "./select.js";
@@ -44,20 +44,21 @@ function pad(n: number): string {
   return pads[n]!;
 }
 
-/** ss's text for one endpoint: "10.0.0.1:53", "[::1]:53", port 0 as "*". IPv4 text is memoised. */
+/** ss's text for one endpoint: "10.0.0.1:53", "[::1]:53", port 0 as "*". */
+function endpoint(host: string, port: number): string {
+  return port === 0 ? `${host}:*` : `${host}:${port}`;
+}
+
+/** Endpoint texts of inet sockets, IPv4 addresses memoised (a listing repeats a few of them). */
 class Endpoints {
   private readonly v4 = new Map<number, string>();
 
   local(s: InetSocket): string {
-    return this.text(s, s.family === "inet" ? this.ipv4(s.src0) : `[${s.src}]`, s.sport);
+    return endpoint(s.family === "inet" ? this.ipv4(s.src0) : `[${s.src}]`, s.sport);
   }
 
   peer(s: InetSocket): string {
-    return this.text(s, s.family === "inet" ? this.ipv4(s.dst0) : `[${s.dst}]`, s.dport);
-  }
-
-  private text(_s: InetSocket, host: string, port: number): string {
-    return port === 0 ? `${host}:*` : `${host}:${port}`;
+    return endpoint(s.family === "inet" ? this.ipv4(s.dst0) : `[${s.dst}]`, s.dport);
   }
 
   private ipv4(word: number): string {

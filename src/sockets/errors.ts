@@ -27,13 +27,3 @@ export class UnsupportedProtocolError extends Error {
     this.protocol = protocol;
   }
 }
-
-/** PermissionError: the operation needs a capability this process lacks in the target namespace. */
-export class PermissionError extends Error {
-  override readonly name = "PermissionError";
-  readonly capability: string;
-  constructor(what: string, capability: string) {
-    super(`${what}: permission denied (needs ${capability})`);
-    this.capability = capability;
-  }
-}

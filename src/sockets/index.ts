@@ -6,7 +6,7 @@ export {
   type NamespacedDestroyReport,
 } from "./destroy.js";
 export type { DestroyFailure, DestroyOutcome, DestroyReport, DestroyStop } from "./destroy-report.js";
-export { PermissionError, QueryError, UnsupportedProtocolError } from "./errors.js";
+export { QueryError, UnsupportedProtocolError } from "./errors.js";
 export { iterateSockets, listSockets, type NamespacedQuery, SocketIteration } from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";

@@ -2,7 +2,7 @@
 import type { Protocol, Socket } from "../../diag/socket.js";
 import { findSocketOwners, iterateSockets, UnsupportedProtocolError } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
-import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeOut } from "../output.js";
+import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeJson, writeOut } from "../output.js";
 import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { selectionFromArgs, selectOptions } from "../select.js";
 import { EXIT_FAILED, EXIT_OK } from "../usage.js";
@@ -34,18 +34,24 @@ export function runLs(argv: readonly string[]): number {
   if (!selection.explicitProtocols && selection.query.protocols)
     selection.query.protocols = selection.query.protocols.filter(kernelLists);
   const iteration = iterateSockets(selection.query);
-  const sockets: Socket[] = iteration.toArray();
-  const owners = selection.display.processes
-    ? findSocketOwners(new Set(sockets.map((s) => s.inode)))
-    : undefined;
-  writeOut(
-    renderSockets(sockets, formatFromArgs(values), {
-      display: selection.display,
-      header: !values["no-header"],
-      netnsColumn: selection.query.netns === "all",
-      owners,
-    }),
-  );
+  const format = formatFromArgs(values);
+  if (format !== "table" && !selection.display.processes) {
+    // JSON streams: a 100,000-socket listing never holds more than one chunk of lines.
+    writeJson(iteration, format);
+  } else {
+    const sockets: Socket[] = iteration.toArray();
+    const owners = selection.display.processes
+      ? findSocketOwners(new Set(sockets.map((s) => s.inode)))
+      : undefined;
+    writeOut(
+      renderSockets(sockets, format, {
+        display: selection.display,
+        header: !values["no-header"],
+        netnsColumn: selection.query.netns === "all",
+        owners,
+      }),
+    );
+  }
   reportNamespaceFailures(iteration.failures);
   return anyRealFailure(iteration.failures) ? EXIT_FAILED : EXIT_OK;
 }
