@@ -120,7 +120,12 @@ export function selectionFromArgs(
   else if (values.listening) query.states = ["listening", "close"];
   else query.states = DEFAULT_STATES;
   if (exclude.length > 0) query.exclude = exclude;
-  if (filterWords.some((w) => w.trim() !== "")) query.filter = filterWords;
+  if (filterWords.some((w) => w.trim() !== "")) {
+    if (explicitProtocols && protocols.includes("unix")) {
+      throw new UsageError("a FILTER applies to IP sockets only: it cannot select unix sockets (-x)");
+    }
+    query.filter = filterWords;
+  }
 
   const display: Display = {
     extended: Boolean(values.extended),

@@ -77,6 +77,11 @@ describeAsRoot("sockdiag usage errors and privileges", () => {
     assertUsage(await sockdiag(["ls", "-4", "-x"]), /-4\/-6/);
   });
 
+  test("a filter with unix sockets selected exits 2: filters select IP sockets only", async () => {
+    assertUsage(await sockdiag(["ls", "-x", "dport", "=", ":53"]), /IP sockets only.*-x/);
+    assertUsage(await sockdiag(["kill", "-u", "-x", "dst", "127.0.0.1:53"]), /IP sockets only.*-x/);
+  });
+
   test("a filter read with -F is applied like one given as words", async () => {
     const r = await sockdiag(["ls", "-N", ns.name, "-F", "-", "-j"], { input: "dport = :53\n" });
     assert.deepEqual([r.code, r.stdout, r.stderr], [0, "[]\n", ""]);
@@ -106,7 +111,7 @@ describeAsRoot("sockdiag usage errors and privileges", () => {
       listen: true,
     });
     assert.ok(udp && unix);
-    const r = await sockdiag(["ls", "-a", "-u", "-x", "-j", `sport = :${udp.sport}`], { unprivileged: true });
+    const r = await sockdiag(["ls", "-a", "-u", "-j", `sport = :${udp.sport}`], { unprivileged: true });
     assert.equal(r.code, 0, r.stderr);
     const got = JSON.parse(r.stdout) as JsonSocket[];
     assert.deepEqual(got.map(keyOf), [keyOf(udp)]);

@@ -29,7 +29,8 @@ function ssKey(r: SsRecord): string {
 
 /**
  * The flag sets compared: each runs as `sockdiag ls -N NAME FLAGS -j` and `ss -N NAME -H -n -e FLAGS`.
- * `{PORT}` is replaced with the port of the scene's IPv4 TCP listener.
+ * `{PORT}` is replaced with the port of the scene's IPv4 TCP listener, `{NEXT}` with the port after it
+ * (so that `sport < :{NEXT}` selects at least the listener, whatever ports the kernel picked).
  */
 const FLAG_SETS: readonly (readonly string[])[] = [
   [],
@@ -66,7 +67,7 @@ const FLAG_SETS: readonly (readonly string[])[] = [
   ["-ta", "sport", "=", ":{PORT}"],
   ["-ta", "dport", "=", ":{PORT}", "or", "sport", "=", ":{PORT}"],
   ["-ta", "dport", ">=", ":{PORT}"],
-  ["-tua", "sport", "<", ":{PORT}"],
+  ["-tua", "sport", "<", ":{NEXT}"],
   ["-ta", "(", "sport", "=", ":{PORT}", "or", "dport", "=", ":{PORT}", ")", "and", "dst", "127.0.0.1"],
   ["-ua", "dst", "127.0.0.1"],
   ["-ua", "dst", "127.0.0.0/8"],
@@ -94,7 +95,9 @@ describeAsRoot("sockdiag ls -j names exactly the sockets ss shows", () => {
 
   for (const flags of FLAG_SETS) {
     test(`ls ${flags.join(" ") || "(no flags)"}`, async () => {
-      const args = flags.map((a) => a.replaceAll("{PORT}", String(port)));
+      const args = flags.map((a) =>
+        a.replaceAll("{PORT}", String(port)).replaceAll("{NEXT}", String(port + 1)),
+      );
       const ours = await sockdiagJson(["ls", "-N", scene.ns.name, ...args]);
       const out = await runSs(["-N", scene.ns.name, "-H", "-n", "-e", ...args]);
       const theirs = parseSs(out, columnDefaults(args)).filter((r) => LISTED_NETIDS.has(r.netid));
