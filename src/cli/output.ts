@@ -19,17 +19,21 @@ export function formatFromArgs(values: ParsedValues): Format {
   return values.json ? "json" : values.ndjson ? "ndjson" : "table";
 }
 
-/** Write chunks of text to stdout, in order. */
-export function writeOut(text: string | readonly string[]): void {
-  for (const chunk of typeof text === "string" ? [text] : text)
+/** Write text or bytes to stdout, chunk after chunk. */
+export function writeOut(text: string | Uint8Array | readonly (string | Uint8Array)[]): void {
+  for (const chunk of typeof text === "string" || text instanceof Uint8Array ? [text] : text)
     if (chunk.length > 0) process.stdout.write(chunk);
 }
 
 const LINES_PER_WRITE = 2048;
 
-/** Render sockets in the chosen format, as chunks of text to write in order. */
-export function renderSockets(sockets: readonly Socket[], format: Format, table: TableOptions): string[] {
-  if (format === "table") return renderTable(sockets, table);
+/** Render sockets in the chosen format, as chunks to write in order. */
+export function renderSockets(
+  sockets: readonly Socket[],
+  format: Format,
+  table: TableOptions,
+): (string | Buffer)[] {
+  if (format === "table") return [renderTable(sockets, table)];
   const chunks: string[] = [];
   writeJson(sockets, format, (chunk) => chunks.push(chunk), table.owners);
   return chunks;

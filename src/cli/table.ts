@@ -7,6 +7,7 @@ import { formatIPv4 } from "../diag/address.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
 import type { StateName } from "../diag/states.js";
 import type { SocketOwner } from "../sockets/index.js";
+import { AsciiWriter, digits } from "./ascii.js";
 import type { Display } from "./select.js";
 
 const STATE_LABELS: Readonly<Record<StateName, string>> = {
@@ -37,28 +38,20 @@ export interface TableOptions {
 }
 
 const HEADERS = ["Netns", "Netid", "State", "Recv-Q", "Send-Q", "Local Address:Port", "Peer Address:Port"];
-const LINES_PER_CHUNK = 2048;
-const pads: string[] = [""];
-function pad(n: number): string {
-  while (pads.length <= n) pads.push(`${pads[pads.length - 1]} `);
-  return pads[n]!;
-}
+const COLON = 58;
+const NEWLINE = 10;
+const STAR = 42;
 
-/** ss's text for one endpoint: "10.0.0.1:53", "[::1]:53", port 0 as "*". */
-function endpoint(host: string, port: number): string {
-  return port === 0 ? `${host}:*` : `${host}:${port}`;
-}
-
-/** Endpoint texts of inet sockets, IPv4 addresses memoised (a listing repeats a few of them). */
-class Endpoints {
+/** Host texts of inet endpoints ("10.0.0.1", "[::1]"), IPv4 addresses memoised (a listing repeats a few). */
+class Hosts {
   private readonly v4 = new Map<number, string>();
 
   local(s: InetSocket): string {
-    return endpoint(s.family === "inet" ? this.ipv4(s.src0) : `[${s.src}]`, s.sport);
+    return s.family === "inet" ? this.ipv4(s.src0) : `[${s.src}]`;
   }
 
   peer(s: InetSocket): string {
-    return endpoint(s.family === "inet" ? this.ipv4(s.dst0) : `[${s.dst}]`, s.dport);
+    return s.family === "inet" ? this.ipv4(s.dst0) : `[${s.dst}]`;
   }
 
   private ipv4(word: number): string {
@@ -71,84 +64,110 @@ class Endpoints {
   }
 }
 
+/** ss's width of an endpoint: host, ":", and the port ("*" for 0). */
+function endpointWidth(host: string, port: number): number {
+  return host.length + 1 + (port === 0 ? 1 : digits(port));
+}
+
 /**
- * Render sockets as ss's table, as chunks of text to write in order (empty when there is nothing
- * to print). Every line ends with a newline.
+ * Render sockets as ss's table, as bytes to write (empty when there is nothing to print). Every
+ * line ends with a newline. Cells are measured in a first pass and written straight into one buffer
+ * in a second: no string is built per cell or per line.
  */
-export function renderTable(sockets: readonly Socket[], options: TableOptions): string[] {
+export function renderTable(sockets: readonly Socket[], options: TableOptions): Buffer {
   const n = sockets.length;
-  if (n === 0 && !options.header) return [];
-  const endpoints = new Endpoints();
+  if (n === 0 && !options.header) return Buffer.alloc(0);
+  const hosts = new Hosts();
+  // Local and peer "host" text per socket; for unix sockets, the whole cell.
   const locals = new Array<string>(n);
   const peers = new Array<string>(n);
   const first = options.netnsColumn ? 0 : 1;
   const widths = HEADERS.map((h) => (options.header ? h.length : 0));
   for (let i = 0; i < n; i++) {
     const s = sockets[i]!;
-    let local: string;
-    let peer: string;
+    let localWidth: number;
+    let peerWidth: number;
     if (s.family === "unix") {
-      local = `${s.name ?? "*"} ${s.inode}`;
-      peer = `* ${s.peer ?? 0}`;
+      locals[i] = `${s.name ?? "*"} ${s.inode}`;
+      peers[i] = `* ${s.peer ?? 0}`;
+      localWidth = locals[i]!.length;
+      peerWidth = peers[i]!.length;
     } else {
-      local = endpoints.local(s);
-      peer = endpoints.peer(s);
+      locals[i] = hosts.local(s);
+      peers[i] = hosts.peer(s);
+      localWidth = endpointWidth(locals[i]!, s.sport);
+      peerWidth = endpointWidth(peers[i]!, s.dport);
     }
-    locals[i] = local;
-    peers[i] = peer;
     if (options.netnsColumn) widths[0] = Math.max(widths[0]!, (s.netns ?? "(host)").length);
     widths[1] = Math.max(widths[1]!, netid(s).length);
     widths[2] = Math.max(widths[2]!, STATE_LABELS[s.state].length);
     widths[3] = Math.max(widths[3]!, digits(s.rqueue));
     widths[4] = Math.max(widths[4]!, digits(s.wqueue));
-    widths[5] = Math.max(widths[5]!, local.length);
-    widths[6] = Math.max(widths[6]!, peer.length);
+    widths[5] = Math.max(widths[5]!, localWidth);
+    widths[6] = Math.max(widths[6]!, peerWidth);
   }
-  const chunks: string[] = [];
-  const lines: string[] = [];
+  const lineWidth = widths.reduce((a, b) => a + b + 1, 0);
+  const out = new AsciiWriter((n + 1) * (lineWidth + 1));
   if (options.header) {
     const cells = HEADERS.slice(first).map((h, c) => align(h, widths[c + first]!, c + first));
-    lines.push(`${cells.join(" ")}${options.display.processes ? " Process" : ""}`.trimEnd());
+    out.text(`${cells.join(" ")}${options.display.processes ? " Process" : ""}`.trimEnd()).char(NEWLINE);
   }
   const wantsDetails =
     options.display.extended || options.display.memory || options.display.info || options.display.processes;
   for (let i = 0; i < n; i++) {
     const s = sockets[i]!;
-    let line = options.netnsColumn ? left(s.netns ?? "(host)", widths[0]!) : "";
-    line += `${left(netid(s), widths[1]!)}${left(STATE_LABELS[s.state], widths[2]!)}`;
-    line += `${right(String(s.rqueue), widths[3]!)} ${right(String(s.wqueue), widths[4]!)} `;
-    line += `${right(locals[i]!, widths[5]!)} ${peers[i]!}`;
-    if (wantsDetails) line = `${line}${pad(widths[6]! - peers[i]!.length)}${details(s, options)}`.trimEnd();
-    lines.push(line);
-    if (lines.length === LINES_PER_CHUNK) {
-      chunks.push(`${lines.join("\n")}\n`);
-      lines.length = 0;
+    if (options.netnsColumn) cell(out, s.netns ?? "(host)", widths[0]!);
+    cell(out, netid(s), widths[1]!);
+    cell(out, STATE_LABELS[s.state], widths[2]!);
+    out
+      .spaces(widths[3]! - digits(s.rqueue))
+      .uint(s.rqueue)
+      .char(32);
+    out
+      .spaces(widths[4]! - digits(s.wqueue))
+      .uint(s.wqueue)
+      .char(32);
+    let peerWidth: number;
+    if (s.family === "unix") {
+      out
+        .spaces(widths[5]! - locals[i]!.length)
+        .text(locals[i]!)
+        .char(32)
+        .text(peers[i]!);
+      peerWidth = peers[i]!.length;
+    } else {
+      out.spaces(widths[5]! - endpointWidth(locals[i]!, s.sport));
+      endpoint(out, locals[i]!, s.sport).char(32);
+      endpoint(out, peers[i]!, s.dport);
+      peerWidth = endpointWidth(peers[i]!, s.dport);
     }
+    if (wantsDetails)
+      out
+        .spaces(widths[6]! - peerWidth)
+        .text(details(s, options))
+        .trimEnd();
+    out.char(NEWLINE);
   }
-  if (lines.length > 0) chunks.push(`${lines.join("\n")}\n`);
-  return chunks;
+  return out.bytes();
+}
+
+/** A left-aligned cell and its separating space. */
+function cell(out: AsciiWriter, text: string, width: number): void {
+  out.text(text).spaces(width - text.length + 1);
+}
+
+function endpoint(out: AsciiWriter, host: string, port: number): AsciiWriter {
+  out.text(host).char(COLON);
+  return port === 0 ? out.char(STAR) : out.uint(port);
 }
 
 function netid(s: Socket): string {
   return s.family === "unix" ? UNIX_NETIDS[s.type] : s.protocol;
 }
 
-function digits(n: number): number {
-  return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : String(n).length;
-}
-
-/** A left-aligned cell followed by its separating space. */
-function left(text: string, width: number): string {
-  return `${text}${pad(width - text.length + 1)}`;
-}
-
-function right(text: string, width: number): string {
-  return `${pad(width - text.length)}${text}`;
-}
-
 // Header cells: numbers and local addresses align right, as ss aligns them.
 function align(text: string, width: number, column: number): string {
-  return column >= 3 && column <= 5 ? right(text, width) : text.padEnd(width);
+  return column >= 3 && column <= 5 ? text.padStart(width) : text.padEnd(width);
 }
 
 function details(s: Socket, options: TableOptions): string {

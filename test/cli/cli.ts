@@ -1,5 +1,5 @@
 /**
- * Runs the built CLI (dist/bundle/sockdiag.mjs, the package's bin) as a child process, as root or as an unprivileged user,
+ * Runs the built CLI (dist/bundle/sockdiag.cjs, the package's bin) as a child process, as root or as an unprivileged user,
  * and reads its JSON output. Shared by the CLI integration tests in this folder.
  */
 import { execFile } from "node:child_process";
@@ -11,7 +11,7 @@ const run = promisify(execFile);
 
 /** The compiled CLI entry point. */
 /** The installed command: the bundle package.json names as `bin`. */
-export const CLI_MAIN = fileURLToPath(new URL("../../bundle/sockdiag.mjs", import.meta.url));
+export const CLI_MAIN = fileURLToPath(new URL("../../bundle/sockdiag.cjs", import.meta.url));
 
 /** The uid/gid of "nobody", for runs without privilege. */
 export const NOBODY = 65534;

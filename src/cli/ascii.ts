@@ -1,0 +1,91 @@
+/**
+ * AsciiWriter: builds output text directly as bytes in a growing Buffer — no string per cell or
+ * line. The table of a 100,000-socket listing is written this way, which leaves nothing for the
+ * garbage collector but the Buffer itself.
+ */
+export class AsciiWriter {
+  private buf: Buffer;
+  private pos = 0;
+
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(capacity, 256));
+  }
+
+  /** Append text (UTF-8). Short ASCII text is copied byte by byte: cheaper than a call into C++. */
+  text(s: string): this {
+    const len = s.length;
+    this.ensure(len * 3);
+    const buf = this.buf;
+    let pos = this.pos;
+    if (len < 64) {
+      for (let i = 0; i < len; i++) {
+        const code = s.charCodeAt(i);
+        if (code > 127) {
+          this.pos += buf.write(s, this.pos, "utf8");
+          return this;
+        }
+        buf[pos++] = code;
+      }
+      this.pos = pos;
+      return this;
+    }
+    this.pos += buf.write(s, pos, "utf8");
+    return this;
+  }
+
+  /** Append `n` spaces (none when n <= 0). */
+  spaces(n: number): this {
+    if (n <= 0) return this;
+    this.ensure(n);
+    const buf = this.buf;
+    for (let i = 0; i < n; i++) buf[this.pos++] = 32;
+    return this;
+  }
+
+  /** Append a non-negative integer in decimal. */
+  uint(n: number): this {
+    const d = digits(n);
+    this.ensure(d);
+    const buf = this.buf;
+    for (let i = this.pos + d - 1; i >= this.pos; i--) {
+      const q = n < 2147483648 ? (n / 10) | 0 : Math.floor(n / 10);
+      buf[i] = 48 + (n - q * 10);
+      n = q;
+    }
+    this.pos += d;
+    return this;
+  }
+
+  /** Append one character code. */
+  char(code: number): this {
+    this.ensure(1);
+    this.buf[this.pos++] = code;
+    return this;
+  }
+
+  /** Drop trailing spaces (ss trims its lines). */
+  trimEnd(): this {
+    while (this.pos > 0 && this.buf[this.pos - 1] === 32) this.pos--;
+    return this;
+  }
+
+  /** The bytes written so far. */
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(bigger, 0, 0, this.pos);
+    this.buf = bigger;
+  }
+}
+
+/** The number of decimal digits of a non-negative integer (up to 2^53). */
+export function digits(n: number): number {
+  if (n < 100000) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10000 ? 4 : 5;
+  let d = 6;
+  for (let m = 1000000; n >= m; m *= 10) d++;
+  return d;
+}
