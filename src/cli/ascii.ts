@@ -69,6 +69,11 @@ export class AsciiWriter {
     return this;
   }
 
+  /** How many bytes were written. */
+  get length(): number {
+    return this.pos;
+  }
+
   /** The bytes written so far. */
   bytes(): Buffer {
     return this.buf.subarray(0, this.pos);

@@ -3,10 +3,10 @@
  * detail (-e, -m, -i, -p) after the row. Built for 100,000 rows: cells are computed once, widths
  * in the same pass, and lines are joined into chunks rather than one array per row.
  */
-import { formatIPv4 } from "../diag/address.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
 import type { StateName } from "../diag/states.js";
 import type { SocketOwner } from "../sockets/index.js";
+import { AddressTexts } from "./addresses.js";
 import { AsciiWriter, digits } from "./ascii.js";
 import type { Display } from "./select.js";
 
@@ -42,28 +42,6 @@ const COLON = 58;
 const NEWLINE = 10;
 const STAR = 42;
 
-/** Host texts of inet endpoints ("10.0.0.1", "[::1]"), IPv4 addresses memoised (a listing repeats a few). */
-class Hosts {
-  private readonly v4 = new Map<number, string>();
-
-  local(s: InetSocket): string {
-    return s.family === "inet" ? this.ipv4(s.src0) : `[${s.src}]`;
-  }
-
-  peer(s: InetSocket): string {
-    return s.family === "inet" ? this.ipv4(s.dst0) : `[${s.dst}]`;
-  }
-
-  private ipv4(word: number): string {
-    let text = this.v4.get(word);
-    if (text === undefined) {
-      text = formatIPv4(word);
-      if (this.v4.size < 65536) this.v4.set(word, text);
-    }
-    return text;
-  }
-}
-
 /** ss's width of an endpoint: host, ":", and the port ("*" for 0). */
 function endpointWidth(host: string, port: number): number {
   return host.length + 1 + (port === 0 ? 1 : digits(port));
@@ -77,7 +55,7 @@ function endpointWidth(host: string, port: number): number {
 export function renderTable(sockets: readonly Socket[], options: TableOptions): Buffer {
   const n = sockets.length;
   if (n === 0 && !options.header) return Buffer.alloc(0);
-  const hosts = new Hosts();
+  const hosts = new AddressTexts();
   // Local and peer "host" text per socket; for unix sockets, the whole cell.
   const locals = new Array<string>(n);
   const peers = new Array<string>(n);
@@ -93,8 +71,8 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
       localWidth = locals[i]!.length;
       peerWidth = peers[i]!.length;
     } else {
-      locals[i] = hosts.local(s);
-      peers[i] = hosts.peer(s);
+      locals[i] = hosts.localHost(s);
+      peers[i] = hosts.peerHost(s);
       localWidth = endpointWidth(locals[i]!, s.sport);
       peerWidth = endpointWidth(peers[i]!, s.dport);
     }

@@ -312,16 +312,8 @@ export class InetSocket implements SocketBase {
     return this.cookie.toString();
   }
 
-  /**
-   * JSON.stringify(this), written directly: `ls -j` prints 100,000 sockets without building 100,000
-   * intermediate objects. Sockets carrying attributes take the general path.
-   */
-  jsonText(): string {
-    if (this.hasAttributes()) return JSON.stringify(this);
-    return `{"netns":${jsonLabel(this.netns)},"family":"${this.family}","protocol":"${this.protocol}","state":"${this.state}","src":"${this.src}","sport":${this.sport},"dst":"${this.dst}","dport":${this.dport},"ifindex":${this.ifindex},"cookie":"${this.cookieText()}","inode":${this.inode},"uid":${this.uid},"rqueue":${this.rqueue},"wqueue":${this.wqueue}}`;
-  }
-
-  private hasAttributes(): boolean {
+  /** Whether any attribute (extension, mark, cgroup, ...) was decoded: toJSON then has more fields. */
+  get hasAttributes(): boolean {
     return (
       this.meminfo !== undefined ||
       this.skmem !== undefined ||
@@ -377,11 +369,6 @@ export class UnixSocket implements SocketBase {
     return (BigInt(this.cookieHi) << 32n) | BigInt(this.cookieLo);
   }
 
-  /** JSON.stringify(this). */
-  jsonText(): string {
-    return JSON.stringify(this);
-  }
-
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = {
       netns: this.netns ?? null,
@@ -407,17 +394,6 @@ export class UnixSocket implements SocketBase {
 
 /** Any socket sockdiag lists. Narrow on `family` ("unix" or an inet family). */
 export type Socket = InetSocket | UnixSocket;
-
-// Namespace labels repeat for thousands of sockets in a row: encode each once.
-let lastLabel: string | undefined;
-let lastLabelJson = "null";
-function jsonLabel(label: string | undefined): string {
-  if (label !== lastLabel) {
-    lastLabel = label;
-    lastLabelJson = label === undefined ? "null" : JSON.stringify(label);
-  }
-  return lastLabelJson;
-}
 
 function jsonSafe(info: TcpInfo): Record<string, number | string> {
   const out: Record<string, number | string> = {};

@@ -37,7 +37,7 @@ export function runLs(argv: readonly string[]): number {
   const format = formatFromArgs(values);
   if (format !== "table" && !selection.display.processes) {
     // JSON streams: a 100,000-socket listing never holds more than one chunk of lines.
-    writeJson(iteration, format);
+    writeJson(iteration, format, writeOut);
   } else {
     const sockets: Socket[] = iteration.toArray();
     const owners = selection.display.processes

@@ -1,0 +1,109 @@
+/**
+ * The CLI's JSON byte writer must print exactly what JSON.stringify prints for the same sockets
+ * (the model's toJSON is the contract); checked on random sockets of every shape.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { writeJson } from "../../src/cli/json.js";
+import { InetSocket, type Socket, UnixSocket } from "../../src/diag/socket.js";
+import type { SocketOwner } from "../../src/sockets/index.js";
+
+const u32 = fc.integer({ min: 0, max: 0xffffffff });
+const u16 = fc.integer({ min: 0, max: 0xffff });
+
+const inetSocket = fc
+  .record({
+    family: fc.constantFrom("inet" as const, "inet6" as const),
+    protocol: fc.constantFrom("tcp" as const, "udp" as const, "udplite" as const, "mptcp" as const),
+    state: fc.integer({ min: 0, max: 15 }),
+    ports: fc.tuple(u16, u16),
+    words: fc.array(fc.oneof(fc.constant(0), fc.constant(0xffff), u32), { minLength: 8, maxLength: 8 }),
+    cookie: fc.tuple(u32, u32),
+    numbers: fc.tuple(u32, u32, u32, u32, u32),
+    netns: fc.option(fc.string(), { nil: undefined }),
+    mark: fc.option(u32, { nil: undefined }),
+  })
+  .map((r) => {
+    const s = new InetSocket();
+    s.family = r.family;
+    s.protocol = r.protocol;
+    s.stateCode = r.state;
+    [s.sport, s.dport] = r.ports;
+    [s.src0, s.src1, s.src2, s.src3, s.dst0, s.dst1, s.dst2, s.dst3] = r.words as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    [s.cookieLo, s.cookieHi] = r.cookie;
+    [s.ifindex, s.inode, s.uid, s.rqueue, s.wqueue] = r.numbers;
+    s.netns = r.netns;
+    if (r.mark !== undefined) s.mark = r.mark;
+    return s as Socket;
+  });
+
+const unixSocket = fc.record({ inode: u32, name: fc.option(fc.string(), { nil: undefined }) }).map((r) => {
+  const s = new UnixSocket();
+  s.inode = r.inode;
+  if (r.name !== undefined) s.name = r.name;
+  return s as Socket;
+});
+
+function written(sockets: Socket[], format: "json" | "ndjson", owners?: Map<number, SocketOwner[]>): string {
+  const chunks: Uint8Array[] = [];
+  writeJson(sockets, format, (c) => chunks.push(Buffer.from(c)), owners);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+test("-j output equals JSON.stringify of the same sockets", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof({ arbitrary: inetSocket, weight: 5 }, unixSocket), { maxLength: 20 }),
+      (sockets) => {
+        const text = written(sockets, "json");
+        assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(sockets)));
+        assert.equal(
+          text,
+          sockets.length === 0 ? "[]\n" : `[\n${sockets.map((s) => JSON.stringify(s)).join(",\n")}\n]\n`,
+        );
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test("--ndjson is one JSON.stringify per line; -p adds owners last", () => {
+  fc.assert(
+    fc.property(fc.array(inetSocket, { minLength: 1, maxLength: 10 }), (sockets) => {
+      const owners = new Map([[sockets[0]!.inode, [{ pid: 1, command: 'a "b"', fd: 3 }]]]);
+      const lines = written(sockets, "ndjson", owners).split("\n");
+      assert.equal(lines.pop(), "");
+      lines.forEach((line, i) => {
+        const expected = {
+          ...JSON.parse(JSON.stringify(sockets[i])),
+          owners: owners.get(sockets[i]!.inode) ?? [],
+        };
+        assert.equal(line, JSON.stringify(expected));
+      });
+    }),
+    { numRuns: 100 },
+  );
+});
+
+test("a listing larger than one write chunk is written in several chunks that join into valid JSON", () => {
+  const sockets = Array.from({ length: 12_000 }, (_, i) => {
+    const s = new InetSocket();
+    s.sport = i % 65536;
+    s.inode = i;
+    return s as Socket;
+  });
+  const chunks: Uint8Array[] = [];
+  writeJson(sockets, "json", (c) => chunks.push(Buffer.from(c)));
+  assert.ok(chunks.length > 1);
+  assert.equal((JSON.parse(Buffer.concat(chunks).toString()) as unknown[]).length, sockets.length);
+});
