@@ -3,9 +3,10 @@
  * the backend; the whole terminate against a shell loop of `ss -K -N NAME dst IP:PORT` over the same
  * namespaces plus the host.
  */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fromName } from "../src/netns/index.js";
 import { BackendTerminator, type NamespaceSource } from "../src/terminator/index.js";
-import { manyNamespaces } from "./many.js";
+import { type ManyScene, manyNamespaces } from "./many.js";
 import { fmt, row, runProcess } from "./measure.js";
 import { CLI } from "./scene.js";
 
@@ -27,47 +28,85 @@ function source(names: readonly string[]): () => NamespaceSource {
   });
 }
 
-export async function benchTerminate(): Promise<string[]> {
-  const out = [
-    `terminate: ${COUNT} namespaces of ${PER_NAMESPACE} UDP sockets, ${TARGETS} each connected to ${BACKEND.address}:${BACKEND.port}`,
-  ];
-  const scene = await manyNamespaces("term", COUNT, PER_NAMESPACE, TARGETS, BACKEND);
-  const expected = COUNT * TARGETS;
+/**
+ * net.ipv4.udp_child_hash_entries (Linux 6.2+): namespaces created while it is set get a UDP hash
+ * table of their own, instead of sharing the host's. A UDP dump walks the whole table it reads, so
+ * with a shared table every namespace's dump walks every UDP socket of the machine — the floor of
+ * both ss and sockdiag here. The bench measures both layouts; it sets the value only while creating
+ * its own namespaces and restores it at once.
+ */
+const UDP_CHILD_HASH = "/proc/sys/net/ipv4/udp_child_hash_entries";
+
+async function withChildHash<T>(entries: number | undefined, make: () => Promise<T>): Promise<T> {
+  if (entries === undefined || !existsSync(UDP_CHILD_HASH)) return make();
+  const before = readFileSync(UDP_CHILD_HASH, "utf8").trim();
+  writeFileSync(UDP_CHILD_HASH, String(entries));
   try {
-    const t0 = process.hrtime.bigint();
-    const report = new BackendTerminator({ namespaces: source(scene.names) }).terminate(BACKEND);
-    const lib = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (report.total.destroyed !== expected)
-      throw new Error(`terminate destroyed ${report.total.destroyed}, expected ${expected}`);
-
-    await scene.refill();
-    const dst = `${BACKEND.address}:${BACKEND.port}`;
-    const loop = `ss -K -n -u dst ${dst}; for n in ${scene.names.join(" ")}; do ss -K -n -N $n -u dst ${dst}; done`;
-    const ss = runProcess("bash", ["-c", loop]);
-    const killed = ss.stdout.split("\n").filter((l) => l.includes(dst)).length;
-    out.push(
-      row(`shell loop of ss -K -N NAME dst ${dst} (host + ${COUNT})`, fmt.ms(ss.ms), `${killed} destroyed`),
-    );
-    out.push(
-      row(
-        `BackendTerminator.terminate, in-process (${report.total.destroyed} destroyed)`,
-        fmt.ms(lib),
-        `${fmt.ratio(lib, ss.ms)} ss loop (goal <= 0.1)`,
-      ),
-    );
-
-    await scene.refill();
-    const cli = runProcess(process.execPath, [CLI, "terminate-backend", dst, "-j"]);
-    const total = (JSON.parse(cli.stdout) as { total: { destroyed: number } }).total.destroyed;
-    out.push(
-      row(
-        `sockdiag terminate-backend (whole process, all of /run/netns; ${total} destroyed)`,
-        fmt.ms(cli.ms),
-        `${fmt.ratio(cli.ms, ss.ms)} ss loop`,
-      ),
-    );
+    return await make();
   } finally {
-    await scene.stop();
+    writeFileSync(UDP_CHILD_HASH, before);
   }
+}
+
+export async function benchTerminate(): Promise<string[]> {
+  const out: string[] = [];
+  for (const [layout, entries] of [
+    ["one UDP hash table shared by all namespaces (the default)", undefined],
+    ["a UDP hash table per namespace (udp_child_hash_entries=1024)", 1024],
+  ] as const) {
+    out.push(
+      `terminate: ${COUNT} namespaces of ${PER_NAMESPACE} UDP sockets, ${TARGETS} each connected to ${BACKEND.address}:${BACKEND.port};`,
+      `  ${layout}`,
+    );
+    const scene = await withChildHash(entries, () =>
+      manyNamespaces("term", COUNT, PER_NAMESPACE, TARGETS, BACKEND),
+    );
+    try {
+      out.push(...(await measure(scene)));
+    } finally {
+      await scene.stop();
+    }
+  }
+  return out;
+}
+
+async function measure(scene: ManyScene): Promise<string[]> {
+  const out: string[] = [];
+  const expected = COUNT * TARGETS;
+  const terminator = new BackendTerminator({ namespaces: source(scene.names) });
+  terminator.terminate(BACKEND); // warm-up run (JIT); the targets are opened again below
+  await scene.refill();
+  const t0 = process.hrtime.bigint();
+  const report = terminator.terminate(BACKEND);
+  const lib = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (report.total.destroyed !== expected)
+    throw new Error(`terminate destroyed ${report.total.destroyed}, expected ${expected}`);
+
+  await scene.refill();
+  const dst = `${BACKEND.address}:${BACKEND.port}`;
+  const loop = `ss -K -n -u dst ${dst}; for n in ${scene.names.join(" ")}; do ss -K -n -N $n -u dst ${dst}; done`;
+  const ss = runProcess("bash", ["-c", loop]);
+  const killed = ss.stdout.split("\n").filter((l) => l.includes(dst)).length;
+  out.push(
+    row(`shell loop of ss -K -N NAME dst ${dst} (host + ${COUNT})`, fmt.ms(ss.ms), `${killed} destroyed`),
+  );
+  out.push(
+    row(
+      `BackendTerminator.terminate, in-process (${report.total.destroyed} destroyed)`,
+      fmt.ms(lib),
+      `${fmt.ratio(lib, ss.ms)} ss loop (goal <= 0.1)`,
+    ),
+  );
+
+  await scene.refill();
+  const cli = runProcess(process.execPath, [CLI, "terminate-backend", dst, "-j"]);
+  const total = (JSON.parse(cli.stdout) as { total: { destroyed: number } }).total.destroyed;
+  out.push(
+    row(
+      `sockdiag terminate-backend (whole process, all of /run/netns; ${total} destroyed)`,
+      fmt.ms(cli.ms),
+      `${fmt.ratio(cli.ms, ss.ms)} ss loop`,
+    ),
+  );
   return out;
 }

@@ -35,6 +35,9 @@ export const native = {
   umount2: libc.func("int umount2(const char *target, int flags)"),
   gettid: libc.func("int gettid()"),
   if_nametoindex: libc.func("unsigned int if_nametoindex(const char *name)"),
+  // ioctl is variadic; declared with one integer argument, which the x86-64 and arm64 calling
+  // conventions pass the same way, because koffi's variadic calls cost ~100 us each.
+  ioctl: libc.func("int ioctl(int fd, unsigned long request, unsigned long arg)"),
 };
 
 /** errno returns the calling thread's errno, read right after a failed call. */
