@@ -7,6 +7,7 @@ import { cleanupLeftovers } from "../test/kit/index.js";
 import { benchCodec } from "./codec.js";
 import { benchDestroy } from "./destroy.js";
 import { benchList } from "./list.js";
+import { cleanupBenchLeftovers } from "./many.js";
 import { benchNamespaces } from "./namespaces.js";
 import { benchTerminate } from "./terminate.js";
 
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
     if (!SECTIONS[name])
       throw new Error(`unknown section ${name}; known: ${Object.keys(SECTIONS).join(", ")}`);
   await cleanupLeftovers();
+  cleanupBenchLeftovers();
   for (const [name, run] of Object.entries(SECTIONS)) {
     if (wanted.length > 0 && !wanted.includes(name)) continue;
     const lines = await run();

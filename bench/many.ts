@@ -1,5 +1,6 @@
 /** A scene of many small pinned namespaces, held by multi-holder children. */
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { add, remove } from "../src/netns/index.js";
 
@@ -26,6 +27,20 @@ function ready(child: ChildProcess): Promise<void> {
     lines.on("line", onLine);
     child.once("exit", (code) => reject(new Error(`multi-holder exited with ${code}`)));
   });
+}
+
+/** Remove the namespaces of benchmark runs that died before removing them ("sdb-<pid>-..."). */
+export function cleanupBenchLeftovers(): void {
+  let names: string[];
+  try {
+    names = readdirSync("/run/netns");
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^sdb-(\d+)-/.exec(name)?.[1];
+    if (pid && !existsSync(`/proc/${pid}`)) remove(name);
+  }
 }
 
 export async function manyNamespaces(

@@ -84,7 +84,11 @@ export interface TerminationReport {
   sourceErrors: { name: string; message: string }[];
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
-  /** True when everything matched was destroyed or already gone and no namespace failed. */
+  /**
+   * True when everything matched was destroyed or already gone and no namespace failed. A namespace
+   * removed between being listed and being opened (NetnsNotFoundError in `sourceErrors`) had no
+   * socket left to destroy: it is reported, and it is not a failure.
+   */
   ok: boolean;
 }
 
@@ -126,7 +130,7 @@ export class BackendTerminator {
     if (!this.config.hostOnly) this.visitNamespaces(query, report);
     report.ok =
       report.total.failed === 0 &&
-      report.sourceErrors.length === 0 &&
+      report.sourceErrors.every((e) => e.name === "NetnsNotFoundError") &&
       report.namespaces.every((n) => !n.error);
     return report;
   }

@@ -7,13 +7,13 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { Errno } from "../../src/sys/index.js";
 import {
-  cleanupLeftovers,
-  createNetns,
   describeAsRoot,
   type HeldSocket,
-  Holder,
+  type Holder,
   type ScratchNetns,
   ss,
+  startUdpScene,
+  type UdpScene,
 } from "../kit/index.js";
 import { sockdiag } from "./cli.js";
 
@@ -41,24 +41,21 @@ const cookiesOf = (sockets: ReadonlyArray<{ cookie: string }>) => sockets.map((s
 const count = (text: string, part: string) => text.split(part).length - 1;
 
 describeAsRoot("sockdiag kill", () => {
+  let scene: UdpScene;
   let ns: ScratchNetns;
   let holder: Holder;
   let receiver: HeldSocket;
+  let clients: UdpScene["clients"];
 
   before(async () => {
-    await cleanupLeftovers();
-    ns = await createNetns("kill");
-    holder = await Holder.start({ netnsPath: ns.path });
-    [receiver] = (await holder.open({ kind: "udp", bind: { address: "127.0.0.1" } })) as [HeldSocket];
+    scene = await startUdpScene("kill");
+    ({ ns, holder, receiver, clients } = scene);
   });
 
   after(async () => {
-    await holder?.stop();
-    await ns?.remove();
+    await scene?.stop();
   });
 
-  const clients = (n: number) =>
-    holder.open({ kind: "udp", connect: { address: "127.0.0.1", port: receiver.sport } }, n);
   const kill = (...args: string[]) => sockdiag(["kill", "-N", ns.name, ...args]);
   async function assertAlive(sockets: readonly HeldSocket[]): Promise<void> {
     assert.deepEqual(

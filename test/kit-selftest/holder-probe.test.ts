@@ -1,32 +1,29 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { Errno } from "../../src/sys/index.js";
-import { Holder } from "../kit/holder.js";
+import type { Holder } from "../kit/holder.js";
 import type { HeldSocket } from "../kit/holder-protocol.js";
-import { cleanupLeftovers, createNetns, type ScratchNetns } from "../kit/netns.js";
+import type { ScratchNetns } from "../kit/netns.js";
 import { describeAsRoot } from "../kit/root.js";
 import { ss, ssKill } from "../kit/ss.js";
+import { startUdpScene, type UdpScene } from "../kit/udp-scene.js";
 
 describeAsRoot("test kit: holder probes after a destroy (ss -K)", () => {
-  let ns: ScratchNetns;
+  let scene: UdpScene;
   let holder: Holder;
+  let ns: ScratchNetns;
   let receiver: HeldSocket;
+  let clients: UdpScene["clients"];
 
   before(async () => {
-    await cleanupLeftovers();
-    ns = await createNetns("probe");
-    holder = await Holder.start({ netnsPath: ns.path });
-    // Clients talk to a bound socket, so a send never draws an ICMP error that recv would report.
-    [receiver] = (await holder.open({ kind: "udp", bind: { address: "127.0.0.1" } })) as [HeldSocket];
+    scene = await startUdpScene("probe");
+    ({ holder, ns, receiver, clients } = scene);
   });
 
   after(async () => {
-    await holder?.stop();
-    await ns?.remove();
+    await scene?.stop();
   });
 
-  const clients = (n: number) =>
-    holder.open({ kind: "udp", connect: { address: "127.0.0.1", port: receiver.sport } }, n);
   const kill = (s: HeldSocket) => ssKill(["-u", "sport", "=", `:${s.sport}`], { netns: ns.name });
 
   test("poll and send tell a destroyed socket from a live one", async () => {

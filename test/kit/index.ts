@@ -10,3 +10,4 @@ export * from "./root.js";
 export * from "./sockaddr.js";
 export * from "./ss.js";
 export * from "./ss-parse.js";
+export * from "./udp-scene.js";

@@ -130,7 +130,7 @@ describeAsRoot("BackendTerminator faults", () => {
     assert.equal(report.sourceErrors[0]?.name, "NetnsNotFoundError");
     assert.match(report.sourceErrors[0]?.message ?? "", new RegExp(b));
     assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: 0, skipped: 0 });
-    assert.equal(report.ok, false);
+    assert.equal(report.ok, true); // a namespace gone with its sockets is reported, not a failure
   });
 
   test("an open entry unpinned before its visit is still terminated; a closed handle is that namespace's error", async () => {
