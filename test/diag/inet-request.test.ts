@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { decodeInetDiagMsg, writeDestroyRequest, writeInetDumpRequest } from "../../src/diag/inet.js";
 import { InetSocket } from "../../src/diag/socket.js";
 import { MessageWriter } from "../../src/netlink/index.js";
+import { arbitraryInetSocket } from "./arbitraries.js";
 import {
   INET_DIAG_MSG,
   INET_DIAG_REQ_V2,
@@ -241,62 +242,23 @@ describe("writeDestroyRequest", () => {
   });
 });
 
-const word = fc.integer({ min: 0, max: 0xffffffff });
-
 describe("round trip: writeDestroyRequest's sockid read back by decodeInetDiagMsg", () => {
   test("every InetSocket id survives, for random field values", () => {
     fc.assert(
-      fc.property(
-        fc.record({
-          family: fc.constantFrom("inet" as const, "inet6" as const),
-          sport: fc.integer({ min: 0, max: 0xffff }),
-          dport: fc.integer({ min: 0, max: 0xffff }),
-          words: fc.array(word, { minLength: 11, maxLength: 11 }),
-        }),
-        ({ family, sport, dport, words }) => {
-          const s = new InetSocket();
-          s.family = family;
-          s.protocol = "udp";
-          s.sport = sport;
-          s.dport = dport;
-          [
-            s.src0,
-            s.src1,
-            s.src2,
-            s.src3,
-            s.dst0,
-            s.dst1,
-            s.dst2,
-            s.dst3,
-            s.ifindex,
-            s.cookieLo,
-            s.cookieHi,
-          ] = words as [
-            number,
-            number,
-            number,
-            number,
-            number,
-            number,
-            number,
-            number,
-            number,
-            number,
-            number,
-          ];
-          const req = write((w) => writeDestroyRequest(w, 1, s, 17));
-          // inet_diag_msg: the four u8 fields, then the request's sockid bytes unchanged, then five u32.
-          const head = pack(INET_DIAG_MSG, {
-            idiag_family: family === "inet" ? AF_INET : AF_INET6,
-            idiag_state: 1,
-          });
-          req.copy(head, 4, 16 + 8, 16 + 8 + 48);
-          const back = decodeInetDiagMsg(head, 0, head.length, { protocol: "udp", attributes: true });
-          assert.deepEqual(sockidValues(back, ""), sockidValues(s, ""));
-          assert.equal(back.family, family);
-          assert.equal(back.cookie, (BigInt(s.cookieHi) << 32n) | BigInt(s.cookieLo));
-        },
-      ),
+      fc.property(arbitraryInetSocket, (s) => {
+        const family = s.family;
+        const req = write((w) => writeDestroyRequest(w, 1, s, 17));
+        // inet_diag_msg: the four u8 fields, then the request's sockid bytes unchanged, then five u32.
+        const head = pack(INET_DIAG_MSG, {
+          idiag_family: family === "inet" ? AF_INET : AF_INET6,
+          idiag_state: 1,
+        });
+        req.copy(head, 4, 16 + 8, 16 + 8 + 48);
+        const back = decodeInetDiagMsg(head, 0, head.length, { protocol: "udp", attributes: true });
+        assert.deepEqual(sockidValues(back, ""), sockidValues(s, ""));
+        assert.equal(back.family, family);
+        assert.equal(back.cookie, (BigInt(s.cookieHi) << 32n) | BigInt(s.cookieLo));
+      }),
     );
   });
 });
