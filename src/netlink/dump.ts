@@ -16,6 +16,8 @@ import { NetlinkError, NetlinkProtocolError } from "./errors.js";
 export class DumpCursor implements Disposable {
   /** The buffer holding the current message (the connection's receive buffer). */
   readonly buf: Buffer;
+  // DataView reads of the headers are inlined by V8, Buffer's readUInt32LE are calls.
+  private readonly view: DataView;
   /** Type of the current message (nlmsg_type). */
   type = 0;
   /** Offset and length of the current message's payload (after the nlmsghdr). */
@@ -38,6 +40,7 @@ export class DumpCursor implements Disposable {
     private readonly op: string,
   ) {
     this.buf = conn.recvBuf;
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
   }
 
   /**
@@ -45,11 +48,11 @@ export class DumpCursor implements Disposable {
    * the kernel answered with an error, NetlinkTimeoutError / NetlinkProtocolError from the socket.
    */
   next(): boolean {
-    const b = this.buf;
+    const v = this.view;
     for (;;) {
       if (this.pos < this.end) {
         const o = this.pos;
-        const len = this.end - o >= NLMSG_HDRLEN ? b.readUInt32LE(o) : 0;
+        const len = this.end - o >= NLMSG_HDRLEN ? v.getUint32(o, true) : 0;
         if (len < NLMSG_HDRLEN || o + len > this.end) {
           this.finished = true;
           throw new NetlinkProtocolError(
@@ -57,13 +60,13 @@ export class DumpCursor implements Disposable {
           );
         }
         this.pos = o + align4(len);
-        if (b.readUInt32LE(o + 8) !== this.seq) continue;
-        const type = b.readUInt16LE(o + 4);
-        if (b.readUInt16LE(o + 6) & NLM_F_DUMP_INTR) this.interrupted = true;
+        if (v.getUint32(o + 8, true) !== this.seq) continue;
+        const type = v.getUint16(o + 4, true);
+        if (v.getUint16(o + 6, true) & NLM_F_DUMP_INTR) this.interrupted = true;
         if (type === NLMSG_DONE || type === NLMSG_ERROR) {
           this.finished = true;
           this.end = this.pos;
-          const status = len >= NLMSG_HDRLEN + 4 ? b.readInt32LE(o + NLMSG_HDRLEN) : 0;
+          const status = len >= NLMSG_HDRLEN + 4 ? v.getInt32(o + NLMSG_HDRLEN, true) : 0;
           if (status < 0) throw new NetlinkError(this.op, -status, this.seq);
           return false;
         }
