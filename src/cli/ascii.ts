@@ -33,6 +33,17 @@ export class AsciiWriter {
     return this;
   }
 
+  /** Append bytes prepared beforehand (constant text: see `ascii`). */
+  raw(bytes: Uint8Array): this {
+    const n = bytes.length;
+    this.ensure(n);
+    const buf = this.buf;
+    let pos = this.pos;
+    for (let i = 0; i < n; i++) buf[pos++] = bytes[i]!;
+    this.pos = pos;
+    return this;
+  }
+
   /** Append `n` spaces (none when n <= 0). */
   spaces(n: number): this {
     if (n <= 0) return this;
@@ -85,6 +96,11 @@ export class AsciiWriter {
     this.buf.copy(bigger, 0, 0, this.pos);
     this.buf = bigger;
   }
+}
+
+/** Constant text as bytes, encoded once for AsciiWriter.raw. */
+export function ascii(text: string): Uint8Array {
+  return Buffer.from(text, "utf8");
 }
 
 /** The number of decimal digits of a non-negative integer (up to 2^53). */

@@ -6,7 +6,7 @@
 import type { InetSocket, Socket } from "../diag/socket.js";
 import type { SocketOwner } from "../sockets/index.js";
 import { AddressTexts } from "./addresses.js";
-import { AsciiWriter } from "./ascii.js";
+import { AsciiWriter, ascii } from "./ascii.js";
 
 /** Bytes per write to stdout. */
 const CHUNK = 1 << 20;
@@ -23,13 +23,14 @@ export function writeJson(
 ): void {
   const addresses = new AddressTexts();
   const labels = new LabelTexts();
+  const words = new Words();
   let out = new AsciiWriter(CHUNK + 4096);
   let first = true;
   for (const s of sockets) {
     if (format === "json") out.text(first ? "[\n" : ",\n");
     first = false;
     if (s.family === "unix" || s.hasAttributes) out.text(JSON.stringify(s).slice(0, -1));
-    else inetJson(out, s, addresses, labels);
+    else inetJson(out, s, addresses, labels, words);
     if (owners) out.text(`,"owners":${JSON.stringify(owners.get(s.inode) ?? [])}`);
     out.char(125); // }
     if (format === "ndjson") out.char(10);
@@ -43,25 +44,63 @@ export function writeJson(
   write(out.bytes());
 }
 
+// The constant parts of an inet socket's JSON, in toJSON's field order.
+const K = {
+  netns: ascii('{"netns":'),
+  family: ascii(',"family":"'),
+  protocol: ascii('","protocol":"'),
+  state: ascii('","state":"'),
+  src: ascii('","src":"'),
+  sport: ascii('","sport":'),
+  dst: ascii(',"dst":"'),
+  dport: ascii('","dport":'),
+  ifindex: ascii(',"ifindex":'),
+  cookie: ascii(',"cookie":"'),
+  inode: ascii('","inode":'),
+  uid: ascii(',"uid":'),
+  rqueue: ascii(',"rqueue":'),
+  wqueue: ascii(',"wqueue":'),
+};
+
+/** Short constant words (families, protocols, states) as bytes, encoded on first use. */
+class Words {
+  private readonly bytes = new Map<string, Uint8Array>();
+
+  of(word: string): Uint8Array {
+    let b = this.bytes.get(word);
+    if (!b) {
+      b = ascii(word);
+      this.bytes.set(word, b);
+    }
+    return b;
+  }
+}
+
 /** JSON.stringify(s) of an inet socket without attributes, less its closing brace. */
-function inetJson(out: AsciiWriter, s: InetSocket, addresses: AddressTexts, labels: LabelTexts): void {
-  out.text('{"netns":').text(labels.json(s.netns));
-  out.text(',"family":"').text(s.family);
-  out.text('","protocol":"').text(s.protocol);
-  out.text('","state":"').text(s.state);
-  out.text('","src":"').text(addresses.src(s));
-  out.text('","sport":').uint(s.sport);
-  out.text(',"dst":"').text(addresses.dst(s));
-  out.text('","dport":').uint(s.dport);
-  out.text(',"ifindex":').uint(s.ifindex);
-  out.text(',"cookie":"');
+function inetJson(
+  out: AsciiWriter,
+  s: InetSocket,
+  addresses: AddressTexts,
+  labels: LabelTexts,
+  words: Words,
+): void {
+  out.raw(K.netns).text(labels.json(s.netns));
+  out.raw(K.family).raw(words.of(s.family));
+  out.raw(K.protocol).raw(words.of(s.protocol));
+  out.raw(K.state).raw(words.of(s.state));
+  out.raw(K.src).text(addresses.src(s));
+  out.raw(K.sport).uint(s.sport);
+  out.raw(K.dst).text(addresses.dst(s));
+  out.raw(K.dport).uint(s.dport);
+  out.raw(K.ifindex).uint(s.ifindex);
+  out.raw(K.cookie);
   const hi = s.cookieHi;
   if (hi < 0x200000) out.uint(hi * 4294967296 + s.cookieLo);
   else out.text(s.cookie.toString());
-  out.text('","inode":').uint(s.inode);
-  out.text(',"uid":').uint(s.uid);
-  out.text(',"rqueue":').uint(s.rqueue);
-  out.text(',"wqueue":').uint(s.wqueue);
+  out.raw(K.inode).uint(s.inode);
+  out.raw(K.uid).uint(s.uid);
+  out.raw(K.rqueue).uint(s.rqueue);
+  out.raw(K.wqueue).uint(s.wqueue);
 }
 
 /** Namespace labels as JSON strings; a listing repeats each for thousands of sockets. */
