@@ -70,7 +70,7 @@ export async function benchDestroy(): Promise<string[]> {
       await stopAll(holders);
       out.push(
         row(
-          `destroySockets, in-process (${report.destroyed} destroyed)`,
+          `destroySockets, in-process, after a dry run (${report.destroyed} destroyed)`,
           fmt.ms(lib),
           `${fmt.rate(report.destroyed, lib)}  ${fmt.ratio(lib, ss.ms)} ss -K${count === 10_000 ? " (goal <= 0.5)" : ""}`,
         ),

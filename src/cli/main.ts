@@ -33,9 +33,13 @@ function mainHelp(): string {
 
 export function main(argv: readonly string[]): number {
   const [name, ...rest] = argv;
-  if (name === undefined || name === "-h" || name === "--help" || name === "help") {
+  if (name === undefined) {
+    process.stderr.write(mainHelp());
+    return EXIT_USAGE;
+  }
+  if (name === "-h" || name === "--help" || name === "help") {
     process.stdout.write(mainHelp());
-    return name === undefined ? EXIT_USAGE : EXIT_OK;
+    return EXIT_OK;
   }
   const command = COMMANDS.find((c) => c.spec.name === name);
   try {

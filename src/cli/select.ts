@@ -124,6 +124,7 @@ export function selectionFromArgs(
     if (explicitProtocols && protocols.includes("unix")) {
       throw new UsageError("a FILTER applies to IP sockets only: it cannot select unix sockets (-x)");
     }
+    query.protocols = protocols.filter((p) => p !== "unix");
     query.filter = filterWords;
   }
 

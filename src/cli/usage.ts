@@ -25,6 +25,7 @@ const USAGE_ERRORS = new Set([
   "FilterResolveError",
   "InvalidNetnsNameError",
   "NetnsNotFoundError",
+  "NotANetnsError",
   "AddressError",
 ]);
 

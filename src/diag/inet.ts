@@ -28,6 +28,7 @@ import {
   INET_DIAG_SKV6ONLY,
   INET_DIAG_TCLASS,
   INET_DIAG_TOS,
+  IPPROTO_RAW,
   SOCK_DESTROY,
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";
@@ -71,6 +72,8 @@ function writeReqHeader(
   b[o] = family;
   b[o + 1] = protocol & 0xff;
   b[o + 2] = ext;
+  // For raw dumps the pad byte is sdiag_raw_protocol; IPPROTO_RAW asks for every raw socket.
+  if (protocol === IPPROTO_RAW) b[o + 3] = IPPROTO_RAW;
   b.writeUInt32LE(states >>> 0, o + 4);
 }
 
@@ -102,6 +105,8 @@ export function writeDestroyRequest(
   const o = w.reserve(INET_DIAG_REQ_V2_LEN);
   const b = w.buf;
   writeReqHeader(b, o, s.family === "inet" ? AF_INET : AF_INET6, protocol, 0, 0);
+  // struct inet_diag_req_raw: a raw socket is looked up by its IP protocol too (sdiag_raw_protocol).
+  if (protocol === IPPROTO_RAW) b[o + 3] = s.rawProtocol ?? 0;
   writeSockId(b, o + 8, s);
   if (protocol > 0xff) w.attrU32(INET_DIAG_REQ_PROTOCOL, protocol);
   w.end();

@@ -9,6 +9,7 @@ import { Errno, SysError } from "../sys/errors.js";
 import {
   AF_NETLINK,
   close,
+  getsockoptInt,
   MSG_TRUNC,
   recvfrom,
   SO_RCVBUF,
@@ -44,12 +45,19 @@ function kernelAddress(): Buffer {
   return addr;
 }
 
+/**
+ * NetlinkSocket is one open netlink socket with its reused receive buffer. Open it with
+ * NetlinkSocket.open (or netns openNetlinkIn for another namespace); the caller owns it and closes
+ * it (or declares it with `using`).
+ */
 export class NetlinkSocket implements Disposable {
   /** The socket's file descriptor; owned by this object. */
   readonly fd: number;
   /** The reused receive buffer: message views handed out are valid until the next receive. */
   readonly recvBuf: Buffer;
   readonly timeoutMs: number;
+  /** The receive queue the kernel granted (SO_RCVBUF): how many answers can wait to be read. */
+  receiveQueueBytes = 0;
   private readonly kernel = kernelAddress();
   private readonly from = Buffer.alloc(SOCKADDR_NL_LEN);
   private seq: number;
@@ -88,6 +96,8 @@ export class NetlinkSocket implements Disposable {
       if (!(err instanceof SysError) || err.errno !== Errno.EPERM) throw err;
       setsockoptInt(this.fd, SOL_SOCKET, SO_RCVBUF, queueBytes);
     }
+    // The kernel doubles what it was asked for (socket(7)), and caps the unforced request.
+    this.receiveQueueBytes = getsockoptInt(this.fd, SOL_SOCKET, SO_RCVBUF) >> 1;
     setsockoptInt(this.fd, SOL_NETLINK, NETLINK_CAP_ACK, 1);
     const tv = Buffer.alloc(16); // struct timeval { time_t tv_sec; suseconds_t tv_usec; }
     tv.writeBigInt64LE(BigInt(Math.floor(this.timeoutMs / 1000)), 0);

@@ -10,7 +10,7 @@
  */
 
 import type { NetlinkSocket } from "./connection.js";
-import { align4, NLM_F_DUMP_INTR, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_NOOP } from "./constants.js";
+import { align4, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_NOOP } from "./constants.js";
 import { NetlinkError, NetlinkProtocolError } from "./errors.js";
 
 export class DumpCursor implements Disposable {
@@ -23,8 +23,6 @@ export class DumpCursor implements Disposable {
   /** Offset and length of the current message's payload (after the nlmsghdr). */
   offset = 0;
   length = 0;
-  /** True once any message carried NLM_F_DUMP_INTR: the kernel's view changed during the dump. */
-  interrupted = false;
   /** How many datagrams were received so far: changes when `buf` holds a new chunk. */
   received = 0;
   /** Length of the chunk now in `buf`. */
@@ -62,7 +60,6 @@ export class DumpCursor implements Disposable {
         this.pos = o + align4(len);
         if (v.getUint32(o + 8, true) !== this.seq) continue;
         const type = v.getUint16(o + 4, true);
-        if (v.getUint16(o + 6, true) & NLM_F_DUMP_INTR) this.interrupted = true;
         if (type === NLMSG_DONE || type === NLMSG_ERROR) {
           this.finished = true;
           this.end = this.pos;

@@ -51,7 +51,20 @@ export class InvalidNetnsNameError extends NetnsError {
 
 /** NetnsNotFoundError: no namespace file at that name or path (ENOENT), or no such process. */
 export class NetnsNotFoundError extends NetnsError {
-  override readonly name = "NetnsNotFoundError";
+  override readonly name: string = "NetnsNotFoundError";
+}
+
+/** PinDirectoryNotFoundError: a pin directory to search does not exist (a NetnsNotFoundError). */
+export class PinDirectoryNotFoundError extends NetnsNotFoundError {
+  override readonly name = "PinDirectoryNotFoundError";
+}
+
+/**
+ * Whether `err` says a namespace went away between being found and being opened (its pin was
+ * removed, its process exited): it had no sockets left, so this is worth reporting but no failure.
+ */
+export function isVanishedNetns(err: unknown): boolean {
+  return err instanceof NetnsNotFoundError && !(err instanceof PinDirectoryNotFoundError);
 }
 
 /** NetnsExistsError: add() found a file of that name already in the pin directory (EEXIST). */
@@ -142,4 +155,12 @@ export function fsError(netns: string, what: string, err: unknown): NetnsError {
   if (cause.errno === Errno.ENOENT || cause.code === "ESRCH")
     return new NetnsNotFoundError(netns, what, cause);
   return new NetnsError(netns, what, cause);
+}
+
+/**
+ * Whether `err` means the calling thread may be in the wrong network namespace: no later result
+ * could be trusted, so it must end the whole operation instead of becoming one namespace's error.
+ */
+export function isFatalNetnsError(err: unknown): boolean {
+  return err instanceof NetnsRestoreError || err instanceof NetnsPoisonedError;
 }

@@ -7,6 +7,8 @@ export { type DiscoveredNetns, discoverNetns } from "./discover.js";
 export { openNetlinkIn, runIn, ThreadNetns, type ThreadSyscalls, threadNetns } from "./enter.js";
 export {
   InvalidNetnsNameError,
+  isFatalNetnsError,
+  isVanishedNetns,
   NetnsAsyncCallbackError,
   type NetnsCause,
   NetnsError,
@@ -15,6 +17,7 @@ export {
   NetnsPoisonedError,
   NetnsRestoreError,
   NotANetnsError,
+  PinDirectoryNotFoundError,
 } from "./errors.js";
 export { NetNS } from "./handle.js";
 export { type AllNetnsOptions, allNetns, NetnsIteration, type PinnedNetns } from "./iterate.js";

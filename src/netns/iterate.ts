@@ -4,7 +4,7 @@
  */
 import { readdirSync } from "node:fs";
 import { threadNetns } from "./enter.js";
-import { fsError, NetnsError } from "./errors.js";
+import { NetnsError, PinDirectoryNotFoundError, sysErrorOf } from "./errors.js";
 import { NetNS } from "./handle.js";
 import { NETNS_RUN_DIR } from "./pinned.js";
 
@@ -87,7 +87,9 @@ export function* pinCandidates(
       // The default directory exists only once something was pinned (ip netns creates it):
       // its absence means "no pins". A directory the caller named must exist.
       if (dirs === undefined && (err as NodeJS.ErrnoException).code === "ENOENT") continue;
-      errors.push(fsError(dir, "cannot read the pin directory", err));
+      const cause = sysErrorOf(err);
+      const Failure = cause.code === "ENOENT" ? PinDirectoryNotFoundError : NetnsError;
+      errors.push(new Failure(dir, "cannot read the pin directory", cause));
       continue;
     }
     for (const name of names) yield { name, path: `${dir}/${name}` };

@@ -39,8 +39,10 @@ export interface DestroyReport {
   dryRun: boolean;
 }
 
+/** What happened to one matched socket; "matched" is a dry run's only outcome. */
 export type DestroyOutcome = "destroyed" | "gone" | "failed" | "skipped" | "matched";
 
+/** A report with nothing counted yet. */
 export function emptyReport(dryRun: boolean): DestroyReport {
   return { matched: 0, destroyed: 0, gone: 0, failed: [], skipped: 0, stops: [], dryRun };
 }

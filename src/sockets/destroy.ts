@@ -12,8 +12,16 @@ import { Dumper } from "./dump.js";
 import { compileIn } from "./filtering.js";
 import type { NamespacedQuery } from "./iterate.js";
 import { planQuery, type QueryPlan } from "./query.js";
-import { allTargets, type NamespaceFailure, openSelected, type Target } from "./targets.js";
+import {
+  allTargets,
+  isNamespaceScoped,
+  type NamespaceFailure,
+  openLabel,
+  openSelected,
+  type Target,
+} from "./targets.js";
 
+/** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {
   /**
    * Called with each candidate after the kernel and the filter selected it; return false to keep the
@@ -37,8 +45,10 @@ export interface NamespacedDestroyReport extends DestroyReport {
  * Destroy every socket matching `query` (and its predicate). Returns what happened to each socket:
  * destroyed, gone (ENOENT: closed or replaced since the dump, not a failure), failed (with errno),
  * or skipped after the kernel made further attempts pointless (EPERM, EOPNOTSUPP — reported once in
- * `stops`). Never throws for a socket's failure; throws QueryError before sending anything when the
- * query is wrong, and for a single namespace the errors iterateSockets would throw.
+ * `stops`). Never throws for a socket's failure, nor for a namespace that fails after destroying
+ * began: that goes to `namespaceFailures`, with the counts of what was done before it. Throws
+ * QueryError / FilterSyntaxError before sending anything when the query is wrong; for a single
+ * namespace, the errors of opening it (NetnsError) and of compiling the filter there.
  */
 export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
   const plan = planQuery(query);
@@ -48,7 +58,7 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
     const target: Target =
       selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
     try {
-      addReport(total, destroyIn(target.netns, target.label, plan, query));
+      destroyIn(target.netns, target.label, plan, query, total);
     } finally {
       target.netns?.close();
     }
@@ -56,22 +66,27 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
   }
   for (const target of allTargets(query, total.namespaceFailures)) {
     try {
-      addReport(total, destroyIn(target.netns, target.label, plan, query));
+      destroyIn(target.netns, target.label, plan, query, total);
     } catch (err) {
-      if (target.netns === undefined || !(err instanceof Error)) throw err;
+      // Setting up failed in a namespace other than the caller's own: record it and go on.
+      if (target.netns === undefined || !isNamespaceScoped(err)) throw err;
       total.namespaceFailures.push({ netns: target.label ?? "(host)", error: err });
     }
   }
   return total;
 }
 
-/** destroySockets in one namespace (undefined: the calling thread's own). */
+/**
+ * destroySockets in one namespace (undefined: the calling thread's own), adding what it did to
+ * `total` — also when it fails half way, so that no destroyed socket goes uncounted.
+ */
 function destroyIn(
   netns: NetNS | undefined,
   label: string | undefined,
   plan: QueryPlan,
   query: DestroyQuery,
-): DestroyReport {
+  total: NamespacedDestroyReport,
+): void {
   using dumpConn = openNetlinkIn(netns, NETLINK_SOCK_DIAG);
   const dumper = new Dumper(dumpConn);
   const options = {
@@ -90,18 +105,26 @@ function destroyIn(
     report.matched++;
     onOutcome?.(s, "matched");
   };
-  dumper.each(plan, options, visit);
-  destroyer?.flush();
-  return report;
+  try {
+    dumper.each(plan, options, visit);
+    destroyer?.flush();
+  } catch (err) {
+    if (!isNamespaceScoped(err)) throw err;
+    total.namespaceFailures.push({ netns: label ?? "(host)", error: err });
+  } finally {
+    addReport(total, report);
+  }
 }
 
 /**
- * Destroy exactly `socket` (as listed: its family, protocol and full id including the cookie, in the
- * namespace it was listed in — pass that namespace as `netns` when it is not the caller's own).
- * Returns "destroyed", or "gone" when it no longer exists (ENOENT). Throws DestroyError otherwise.
+ * Destroy exactly `socket` (as listed: its family, protocol and full id including the cookie), in
+ * the namespace it was listed in: `netns` when given, else the one its `netns` label names, else
+ * the caller's own. Returns "destroyed", or "gone" when it no longer exists (ENOENT). Throws
+ * DestroyError when the kernel refuses, NetnsError when the namespace cannot be opened.
  */
 export function destroySocket(socket: Socket, netns?: NetNS): "destroyed" | "gone" {
-  using conn = openNetlinkIn(netns, NETLINK_SOCK_DIAG);
+  using labelled = netns === undefined && socket.netns !== undefined ? openLabel(socket.netns) : undefined;
+  using conn = openNetlinkIn(netns ?? labelled, NETLINK_SOCK_DIAG);
   const destroyer = new Destroyer(conn, 1);
   destroyer.add(socket);
   destroyer.flush();

@@ -10,8 +10,14 @@
  */
 import { writeDestroyRequest } from "../diag/inet.js";
 import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
-import { collectErrors, MessageWriter, type NetlinkSocket, writeBarrier } from "../netlink/index.js";
-import { Errno, errnoName } from "../sys/errors.js";
+import {
+  collectErrors,
+  MessageWriter,
+  type NetlinkSocket,
+  NetlinkTimeoutError,
+  writeBarrier,
+} from "../netlink/index.js";
+import { Errno, errnoName, SysError } from "../sys/errors.js";
 import {
   type DestroyOutcome,
   type DestroyReport,
@@ -21,17 +27,25 @@ import {
 } from "./destroy-report.js";
 import { INET_PROTOCOLS } from "./protocols.js";
 
-/**
- * Requests per write. Even if every one fails, their answers (36 bytes each with NETLINK_CAP_ACK,
- * under 1 KiB of receive queue each) fit in the 4 MiB receive queue, so none is dropped.
- */
+/** Requests per write, by default. */
 export const DEFAULT_BATCH_SIZE = 512;
+/**
+ * What one failure's answer costs in the receive queue: 36 bytes with NETLINK_CAP_ACK, in an skb of
+ * well under 1 KiB. A batch is never larger than the queue can hold if every request fails, so no
+ * answer is ever dropped (ENOBUFS) — with the 4 MiB queue of a privileged caller, that is 4,096.
+ */
+const ANSWER_BYTES = 1024;
 // sizeof(nlmsghdr) + sizeof(inet_diag_req_v2) + one u32 attribute (MPTCP's protocol number).
 const REQUEST_BYTES = 16 + 56 + 8;
 const BARRIER_BYTES = 16;
 
+/** Told the outcome of each matched socket, in order, as soon as it is known. */
 export type OutcomeListener = (socket: Socket, outcome: DestroyOutcome) => void;
 
+/**
+ * Destroyer destroys the sockets added to it, in batches on one netlink socket, and keeps the
+ * report of every outcome. Call flush() after the last add().
+ */
 export class Destroyer {
   readonly report: DestroyReport;
   private readonly writer: MessageWriter;
@@ -43,14 +57,23 @@ export class Destroyer {
   /** Protocols that have had one destroy answered: the first goes alone, as a probe. */
   private readonly probed = new Set<Protocol>();
 
+  private readonly batchSize: number;
+
+  /**
+   * Destroy through `conn` (a netlink socket in the sockets' namespace; the caller owns it), at most
+   * `batchSize` requests per write — fewer if the socket's receive queue could not hold as many
+   * failure answers. `onOutcome` is told each socket's outcome.
+   */
   constructor(
     private readonly conn: NetlinkSocket,
-    private readonly batchSize = DEFAULT_BATCH_SIZE,
+    batchSize = DEFAULT_BATCH_SIZE,
     private readonly onOutcome?: OutcomeListener,
   ) {
+    const room = Math.max(1, Math.floor(conn.receiveQueueBytes / ANSWER_BYTES));
+    this.batchSize = Math.max(1, Math.min(Math.floor(batchSize) || 1, room));
     this.report = emptyReport(false);
-    this.writer = new MessageWriter(Buffer.alloc(batchSize * REQUEST_BYTES + BARRIER_BYTES));
-    this.errnos = new Int32Array(batchSize);
+    this.writer = new MessageWriter(Buffer.alloc(this.batchSize * REQUEST_BYTES + BARRIER_BYTES));
+    this.errnos = new Int32Array(this.batchSize);
   }
 
   /** Queue `socket` for destruction; sends a batch when it is full. */
@@ -88,12 +111,25 @@ export class Destroyer {
     }
     const barrier = this.conn.nextSeq();
     writeBarrier(w, barrier);
-    this.conn.send(w.buf, w.length);
     const errnos = this.errnos;
     errnos.fill(0, 0, batch.length);
-    collectErrors(this.conn, firstSeq, batch.length, barrier, "destroy", (index, errno) => {
-      errnos[index] = errno;
-    });
+    try {
+      this.conn.send(w.buf, w.length);
+      collectErrors(this.conn, firstSeq, batch.length, barrier, "destroy", (index, errno) => {
+        errnos[index] = errno;
+      });
+    } catch (err) {
+      // Whether the kernel acted on this batch is unknown: each of its sockets failed, with the reason.
+      const errno =
+        err instanceof SysError
+          ? err.errno
+          : err instanceof NetlinkTimeoutError
+            ? Errno.ETIMEDOUT
+            : Errno.EIO;
+      for (const s of batch) this.fail(s, errno);
+      batch.length = 0;
+      throw err;
+    }
     for (let i = 0; i < batch.length; i++) this.answer(batch[i]!, errnos[i]!);
     batch.length = 0;
   }

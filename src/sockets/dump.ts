@@ -6,7 +6,13 @@
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
-import { DumpCursor, MessageWriter, NetlinkError, type NetlinkSocket } from "../netlink/index.js";
+import {
+  DumpCursor,
+  MessageWriter,
+  NetlinkError,
+  NetlinkProtocolError,
+  type NetlinkSocket,
+} from "../netlink/index.js";
 import { Errno } from "../sys/errors.js";
 import { UnsupportedProtocolError } from "./errors.js";
 import { INET_PROTOCOLS } from "./protocols.js";
@@ -28,7 +34,9 @@ type Decode = (buf: Buffer, offset: number, length: number) => Socket | undefine
 
 /**
  * The answer to one dump request, decoded a batch at a time: `pump` hands up to `max` sockets to a
- * sink and says whether more may follow. Closing it early drains the rest of the answer.
+ * sink and says whether more may follow. Closing it before the end leaves the rest of the answer
+ * unread — the connection must then be closed, not used for another request (every caller here
+ * closes it: reading on would cost as much as the whole dump).
  */
 export class SocketStream implements Disposable {
   private chunk = -1;
@@ -38,6 +46,7 @@ export class SocketStream implements Disposable {
     private readonly cursor: DumpCursor,
     private readonly decode: Decode,
     private readonly protocol: Socket["protocol"],
+    private readonly onAbandon: () => void,
   ) {
     this.copy = cursor.buf;
   }
@@ -47,7 +56,10 @@ export class SocketStream implements Disposable {
     const cursor = this.cursor;
     try {
       for (let n = 0; n < max; n++) {
-        if (!cursor.next()) return false;
+        if (!cursor.next()) {
+          this.done = true;
+          return false;
+        }
         if (cursor.received !== this.chunk) {
           // Sockets read their fields from the bytes they came in: one copy per chunk, not per socket.
           this.chunk = cursor.received;
@@ -58,6 +70,8 @@ export class SocketStream implements Disposable {
       }
       return true;
     } catch (err) {
+      // An error answer ends the answer: nothing is left unread on the connection.
+      if (err instanceof NetlinkError) this.done = true;
       // The kernel answers ENOENT when no diag handler is registered for the family or protocol
       // (net/core/sock_diag.c, net/ipv4/inet_diag.c inet_diag_lock_handler).
       if (err instanceof NetlinkError && err.errno === Errno.ENOENT) {
@@ -69,13 +83,17 @@ export class SocketStream implements Disposable {
   }
 
   [Symbol.dispose](): void {
-    this.cursor.close();
+    if (!this.done) this.onAbandon();
   }
+
+  private done = false;
 }
 
 /** A connection plus the request buffer reused for every dump sent on it. */
 export class Dumper {
   private readonly writer = new MessageWriter(Buffer.alloc(64 * 1024));
+  /** Set when a stream was closed before its end: its answer is still queued on the connection. */
+  private unread = false;
 
   constructor(readonly conn: NetlinkSocket) {}
 
@@ -89,7 +107,8 @@ export class Dumper {
       states: dump.states,
       bytecode: options.bytecode,
     });
-    const decode = { protocol: dump.protocol, attributes: options.attributes };
+    // A raw socket's IP protocol (INET_DIAG_PROTOCOL) is needed to destroy it: always decoded.
+    const decode = { protocol: dump.protocol, attributes: options.attributes || dump.protocol === "raw" };
     const { predicate, netns } = options;
     return this.start(seq, dump.protocol, (buf, o, len) => {
       const s = decodeInetDiagMsg(buf, o, len, decode);
@@ -141,7 +160,11 @@ export class Dumper {
   }
 
   private start(seq: number, protocol: Socket["protocol"], decode: Decode): SocketStream {
+    if (this.unread) throw new NetlinkProtocolError("dump: the connection still holds an abandoned answer");
     this.conn.send(this.writer.buf, this.writer.length);
-    return new SocketStream(new DumpCursor(this.conn, seq, `dump ${protocol}`), decode, protocol);
+    const cursor = new DumpCursor(this.conn, seq, `dump ${protocol}`);
+    return new SocketStream(cursor, decode, protocol, () => {
+      this.unread = true;
+    });
   }
 }

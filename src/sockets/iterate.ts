@@ -10,6 +10,7 @@ import { compileIn } from "./filtering.js";
 import { planQuery, type QueryPlan, type SocketQuery } from "./query.js";
 import {
   allTargets,
+  isNamespaceScoped,
   type NamespaceFailure,
   type NamespaceSourceOptions,
   type NetnsSelector,
@@ -33,10 +34,15 @@ export interface NamespacedQuery extends SocketQuery, NamespaceSourceOptions {
  */
 export class SocketIteration implements Iterable<Socket> {
   readonly failures: NamespaceFailure[] = [];
-  constructor(private readonly query: NamespacedQuery) {}
+  private readonly plan: QueryPlan;
+
+  /** Checks the query at once (QueryError, FilterSyntaxError): nothing is sent before that. */
+  constructor(private readonly query: NamespacedQuery) {
+    this.plan = planQuery(query);
+  }
 
   *[Symbol.iterator](): Generator<Socket> {
-    const plan = planQuery(this.query);
+    const plan = this.plan;
     for (const target of this.targets()) {
       try {
         using scan = new Scan(target, plan);
@@ -49,7 +55,7 @@ export class SocketIteration implements Iterable<Socket> {
 
   /** Every socket in an array: the same as spreading the iteration, without a generator per socket. */
   toArray(): Socket[] {
-    const plan = planQuery(this.query);
+    const plan = this.plan;
     const out: Socket[] = [];
     const push = (s: Socket) => {
       out.push(s);
@@ -85,7 +91,7 @@ export class SocketIteration implements Iterable<Socket> {
   // With netns "all", a namespace other than the caller's own that fails is recorded and skipped;
   // otherwise (a single namespace, or the caller's own failing) the query itself cannot work.
   private fail(target: Target, err: unknown): void {
-    if (this.query.netns !== "all" || target.netns === undefined || !(err instanceof Error)) throw err;
+    if (this.query.netns !== "all" || target.netns === undefined || !isNamespaceScoped(err)) throw err;
     this.failures.push({ netns: target.label ?? "(host)", error: err });
   }
 }
@@ -118,7 +124,6 @@ class Scan implements Disposable {
  * NetlinkError / SysError for other kernel failures. Breaking out of the loop releases everything.
  */
 export function iterateSockets(query: NamespacedQuery = {}): SocketIteration {
-  planQuery(query);
   return new SocketIteration(query);
 }
 

@@ -33,6 +33,7 @@ export interface ProbeItem {
   detail: string;
 }
 
+/** The answers of probe(), one item per capability or feature. */
 export interface ProbeResult {
   kernel: string;
   /** sock_diag listing, per protocol. */
@@ -78,9 +79,17 @@ function effectiveCapabilities(): bigint | undefined {
 }
 
 function probeDiag(): Record<Protocol, ProbeItem> {
-  using conn = NetlinkSocket.open(NETLINK_SOCK_DIAG);
-  const dumper = new Dumper(conn);
   const out = {} as Record<Protocol, ProbeItem>;
+  let conn: NetlinkSocket;
+  try {
+    conn = NetlinkSocket.open(NETLINK_SOCK_DIAG);
+  } catch (err) {
+    for (const protocol of PROTOCOL_NAMES)
+      out[protocol] = { ok: false, detail: `no sock_diag socket: ${(err as Error).message}` };
+    return out;
+  }
+  using _ = conn;
+  const dumper = new Dumper(conn);
   for (const protocol of PROTOCOL_NAMES) {
     try {
       // An empty state set still makes the kernel look up the protocol's handler.

@@ -14,6 +14,7 @@ import {
 } from "../diag/constants.js";
 import type { InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
 
+/** How one inet protocol is asked for, and what the kernel can do with it. */
 export interface InetProtocolInfo {
   /** IPPROTO_* number sent in the request. */
   number: number;
@@ -23,6 +24,7 @@ export interface InetProtocolInfo {
   destroyable: boolean;
 }
 
+/** Every inet protocol sockdiag knows, by name. */
 export const INET_PROTOCOLS: Readonly<Record<InetProtocol, InetProtocolInfo>> = {
   tcp: { number: IPPROTO_TCP, module: "tcp_diag", destroyable: true },
   udp: { number: IPPROTO_UDP, module: "udp_diag", destroyable: true },
@@ -32,13 +34,17 @@ export const INET_PROTOCOLS: Readonly<Record<InetProtocol, InetProtocolInfo>> = 
   sctp: { number: IPPROTO_SCTP, module: "sctp_diag", destroyable: false },
 };
 
+/** Every protocol name a query accepts. */
 export const PROTOCOL_NAMES: readonly Protocol[] = ["tcp", "udp", "udplite", "raw", "mptcp", "sctp", "unix"];
+/** Every inet family name a query accepts. */
 export const FAMILY_NAMES: readonly InetFamily[] = ["inet", "inet6"];
 
+/** AF_INET or AF_INET6 for a family name. */
 export function familyNumber(family: InetFamily): number {
   return family === "inet" ? AF_INET : AF_INET6;
 }
 
+/** Whether `name` is a protocol name a query accepts. */
 export function isProtocol(name: string): name is Protocol {
   return (PROTOCOL_NAMES as readonly string[]).includes(name);
 }

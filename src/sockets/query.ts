@@ -40,8 +40,8 @@ export interface SocketQuery {
   extensions?: readonly Extension[];
   /**
    * ss filter: text (`"dst 10.0.0.5:53"`), argv words, a parsed FilterNode, or an object such as
-   * `{ dst: "10.0.0.5", dport: 53 }`. Filters apply to inet sockets; with a filter, unix sockets are
-   * not listed.
+   * `{ dst: "10.0.0.5", dport: 53 }`. Filters select inet sockets: a query with a filter cannot ask
+   * for unix sockets (QueryError).
    */
   filter?: FilterInput;
   /**
@@ -99,6 +99,17 @@ export function statesFromWords(words: readonly string[], field = "states"): num
   return mask;
 }
 
+function checkedMask(mask: number): number {
+  if (!Number.isInteger(mask) || mask < 0 || mask > 0xffffffff) {
+    throw new QueryError(
+      "states",
+      String(mask),
+      "a state mask is a 32-bit unsigned integer of (1 << state) bits",
+    );
+  }
+  return mask;
+}
+
 /** Check a query and turn it into dump requests. Throws QueryError, FilterSyntaxError; sends nothing. */
 export function planQuery(query: SocketQuery): QueryPlan {
   const protocols = query.protocols ?? ["tcp", "udp"];
@@ -114,12 +125,12 @@ export function planQuery(query: SocketQuery): QueryPlan {
     query.states === undefined
       ? ALL_STATES
       : typeof query.states === "number"
-        ? query.states
+        ? checkedMask(query.states)
         : statesFromWords(query.states);
   if (query.exclude) states &= ~statesFromWords(query.exclude, "exclude");
   let ext = 0;
   for (const e of query.extensions ?? []) {
-    const bit = EXTENSION_BITS[e];
+    const bit = Object.hasOwn(EXTENSION_BITS, e) ? EXTENSION_BITS[e] : undefined;
     if (bit === undefined)
       throw new QueryError(
         "extensions",
@@ -132,7 +143,13 @@ export function planQuery(query: SocketQuery): QueryPlan {
   const plan: QueryPlan = { inet: [], attributes: ext !== 0 || filter.needsAttributes, filter };
   for (const protocol of new Set(protocols)) {
     if (protocol === "unix") {
-      if (filter.tree) continue;
+      if (filter.tree) {
+        throw new QueryError(
+          "protocols",
+          "unix",
+          "a filter selects IP sockets; list unix sockets without one",
+        );
+      }
       plan.unix = {
         states,
         show: UNIX_SHOW | (query.extensions?.includes("skmem") ? UDIAG_SHOW_MEMINFO : 0),

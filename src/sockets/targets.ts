@@ -2,15 +2,21 @@
  * Which network namespaces a query visits: the caller's own, one named by handle, name or path, or
  * all of them (the caller's first, then every pinned or discovered namespace, each once).
  */
+
+import { FilterResolveError } from "../filter/index.js";
+import { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "../netlink/index.js";
 import {
   current,
   discoverNetns,
   fromName,
   fromPath,
+  fromPid,
+  isFatalNetnsError,
+  isVanishedNetns,
   type NetNS,
-  type NetnsError,
-  NetnsNotFoundError,
+  NetnsError,
 } from "../netns/index.js";
+import { SysError } from "../sys/errors.js";
 
 /** A namespace selector: a handle, a pinned name, a path (anything with "/"), or "all". */
 export type NetnsSelector = NetNS | string;
@@ -78,9 +84,40 @@ export function* allTargets(
 
 /** A namespace-source error as a NamespaceFailure, with its note when it is benign. */
 export function namespaceFailureOf(error: NetnsError): NamespaceFailure {
-  if (error instanceof NetnsNotFoundError) return { netns: error.netns, error, note: "vanished" };
+  if (isVanishedNetns(error)) return { netns: error.netns, error, note: "vanished" };
   const code = (error.cause as { code?: string } | undefined)?.code;
   if (error.netns.startsWith("/proc/") && code === "EACCES")
     return { netns: error.netns, error, note: "unreadable" };
   return { netns: error.netns, error };
+}
+
+/**
+ * Whether an error concerns only the namespace it happened in, so that a run over several may
+ * record it and go on: a namespace that cannot be entered, a kernel answer, a device name the
+ * namespace lacks. Anything else — a failed return to the caller's namespace, a protocol the kernel
+ * lacks, an exception from the caller's own predicate — ends the run.
+ */
+export function isNamespaceScoped(err: unknown): err is Error {
+  if (isFatalNetnsError(err)) return false;
+  return (
+    err instanceof NetnsError ||
+    err instanceof NetlinkError ||
+    err instanceof NetlinkTimeoutError ||
+    err instanceof NetlinkProtocolError ||
+    err instanceof SysError ||
+    err instanceof DecodeError ||
+    err instanceof FilterResolveError
+  );
+}
+
+/**
+ * Open the namespace a socket's `netns` label names: a pinned name, a path, or "pid:N" (a
+ * discovered namespace). Throws NetnsError when the label cannot be opened again ("net:[ino]").
+ */
+export function openLabel(label: string): NetNS {
+  const pid = /^pid:(\d+)$/.exec(label)?.[1];
+  if (pid) return fromPid(Number(pid));
+  if (label.startsWith("net:["))
+    throw new NetnsError(label, "a namespace found without a name or process cannot be opened again");
+  return openSelected(label).netns!;
 }

@@ -26,6 +26,8 @@ export const Errno = {
   EOPNOTSUPP: constants.errno.EOPNOTSUPP,
   ECONNABORTED: constants.errno.ECONNABORTED,
   EDESTADDRREQ: constants.errno.EDESTADDRREQ,
+  ETIMEDOUT: constants.errno.ETIMEDOUT,
+  EIO: constants.errno.EIO,
   EPROTONOSUPPORT: constants.errno.EPROTONOSUPPORT,
   EAFNOSUPPORT: constants.errno.EAFNOSUPPORT,
 } as const;

@@ -127,6 +127,13 @@ export function getsockopt(fd: number, level: number, name: number, out: Buffer)
   return len[0] as number;
 }
 
+/** getsockopt(2) of an int option. */
+export function getsockoptInt(fd: number, level: number, name: number): number {
+  const out = Buffer.alloc(4);
+  getsockopt(fd, level, name, out);
+  return out.readInt32LE();
+}
+
 /** The socket's cookie (SO_COOKIE), as the kernel reports it in inet_diag_sockid. */
 export function socketCookie(fd: number): bigint {
   const out = Buffer.alloc(8);

@@ -7,13 +7,16 @@
  * cannot destroy sockets is recognised once.
  */
 import type { InetFamily, InetProtocol, InetSocket, Socket } from "../diag/socket.js";
-import { allNetns, type NetNS, NetnsPoisonedError, NetnsRestoreError } from "../netns/index.js";
+import { DEFAULT_STATES } from "../diag/states.js";
+import { allNetns, current, isFatalNetnsError, isVanishedNetns, type NetNS } from "../netns/index.js";
 import {
   type DestroyQuery,
   type DestroyReport,
   type DestroyStop,
   destroySockets,
+  type NamespaceFailure,
   type NetnsSelector,
+  QueryError,
 } from "../sockets/index.js";
 import {
   type Backend,
@@ -37,12 +40,13 @@ export interface NamespaceSource extends Iterable<NamespaceEntry> {
 /** Destroys the sockets of a query: the sockets library by default; tests inject faults here. */
 export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport;
 
-/** Where log lines go. Every method is optional in effect: the default logger drops everything. */
+/** Where log lines go. Without one, BackendTerminator logs nothing (everything is in its report). */
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
 }
 
+/** BackendTerminator's configuration and collaborators; every field is optional. */
 export interface TerminatorConfig {
   /** Namespaces to visit after the host's. Default: allNetns over `netnsDirs`. */
   namespaces?: () => NamespaceSource;
@@ -94,6 +98,10 @@ export interface TerminationReport {
 
 const noLogger: Logger = { info() {}, warn() {} };
 
+/**
+ * BackendTerminator destroys the sockets connected to a backend that went away, in the host and in
+ * every namespace of its source; built once with its configuration, used for every backend.
+ */
 export class BackendTerminator {
   private readonly config: TerminatorConfig;
   private readonly destroy: SocketsDestroyer;
@@ -117,7 +125,7 @@ export class BackendTerminator {
     const target = checkBackend(backend.address, backend.port);
     const protocol = backend.protocol ?? this.config.protocol ?? "udp";
     if (!["udp", "tcp", "any"].includes(protocol))
-      throw new TypeError(`protocol must be udp, tcp or any, not "${protocol}"`);
+      throw new QueryError("protocol", String(protocol), "expected udp, tcp or any");
     const report: TerminationReport = {
       backend: { address: target.address, port: target.port, protocol },
       namespaces: [],
@@ -127,10 +135,11 @@ export class BackendTerminator {
     };
     const query = this.queryFor(target, protocol);
     this.visit("(host)", undefined, query, report);
-    if (!this.config.hostOnly) this.visitNamespaces(query, report);
+    const vanished: Error[] = [];
+    if (!this.config.hostOnly) this.visitNamespaces(query, report, vanished);
     report.ok =
       report.total.failed === 0 &&
-      report.sourceErrors.every((e) => e.name === "NetnsNotFoundError") &&
+      report.sourceErrors.length === vanished.length &&
       report.namespaces.every((n) => !n.error);
     return report;
   }
@@ -139,20 +148,24 @@ export class BackendTerminator {
    * Visit every namespace of the source. A source that throws (while made or while iterated) ends
    * the walk: what was visited stays in the report and the exception joins `sourceErrors`.
    */
-  private visitNamespaces(query: DestroyQuery, report: TerminationReport): void {
+  private visitNamespaces(query: DestroyQuery, report: TerminationReport, vanished: Error[]): void {
     const broken: Error[] = [];
     let source: NamespaceSource | undefined;
     try {
       source = this.config.namespaces?.() ?? defaultSource(this.config.netnsDirs);
-      for (const { name, netns } of guarded(source, broken)) this.visit(name, netns, query, report);
+      using host = current();
+      for (const { name, netns } of guarded(source, broken)) {
+        // The host namespace may be pinned too (e.g. `ip netns attach host 1`): visit it once.
+        if (netns.equals(host)) continue;
+        this.visit(name, netns, query, report);
+      }
     } catch (err) {
-      if (isFatal(err)) throw err;
+      if (isFatalNetnsError(err)) throw err;
       broken.push(asError(err));
     }
-    report.sourceErrors = [...(source?.errors ?? []), ...broken].map((e) => ({
-      name: e.name,
-      message: e.message,
-    }));
+    const errors = [...(source?.errors ?? []), ...broken];
+    report.sourceErrors = errors.map((e) => ({ name: e.name, message: e.message }));
+    vanished.push(...errors.filter(isVanishedNetns));
     for (const e of report.sourceErrors) this.logger.warn("namespace source error", { error: e.message });
   }
 
@@ -167,8 +180,18 @@ export class BackendTerminator {
       result.skipped = true;
     } else {
       try {
-        const r = this.destroy(netns === undefined ? query : { ...query, netns });
+        const { namespaceFailures, ...r } = this.destroy(
+          netns === undefined ? query : { ...query, netns },
+        ) as DestroyReport & {
+          namespaceFailures?: NamespaceFailure[];
+        };
         result.report = r;
+        // A failure after destroying began comes back with the partial report instead of thrown.
+        const failure = namespaceFailures?.[0];
+        if (failure) {
+          result.error = { name: failure.error.name, message: failure.error.message };
+          this.logger.warn("namespace failed", { netns: name, error: failure.error.message });
+        }
         report.total.matched += r.matched;
         report.total.destroyed += r.destroyed;
         report.total.gone += r.gone;
@@ -183,7 +206,7 @@ export class BackendTerminator {
             failed: r.failed.length,
           });
       } catch (err) {
-        if (isFatal(err)) throw err;
+        if (isFatalNetnsError(err)) throw err;
         const e = asError(err);
         result.error = { name: e.name, message: e.message };
         this.logger.warn("namespace failed", { netns: name, error: e.message });
@@ -202,7 +225,9 @@ export class BackendTerminator {
     return {
       protocols,
       families,
-      states: ["established"],
+      // Connected sockets only (ss's default states: for UDP, established; for TCP also syn-sent,
+      // fin-wait, close-wait, ...): unconnected and listening sockets are never touched.
+      states: DEFAULT_STATES,
       // ss host syntax: an IPv6 address in brackets, or its last group would read as a port.
       filter: { dst: target.family === "inet6" ? `[${target.address}]` : target.address, dport: target.port },
       predicate: (s: Socket) => s.family !== "unix" && matches(s) && (!veto || veto(s)),
@@ -229,14 +254,6 @@ function isKernelUnsupported(stop: DestroyStop): boolean {
   return stop.code === "EOPNOTSUPP";
 }
 
-/**
- * A failed return to the caller's namespace: the thread may be in the wrong one, so no later result
- * could be trusted. It ends terminate() instead of becoming one namespace's error (DESIGN.md).
- */
-function isFatal(err: unknown): boolean {
-  return err instanceof NetnsRestoreError || err instanceof NetnsPoisonedError;
-}
-
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
@@ -250,7 +267,7 @@ function* guarded(source: NamespaceSource, broken: Error[]): Generator<Namespace
       try {
         next = entries.next();
       } catch (err) {
-        if (isFatal(err)) throw err;
+        if (isFatalNetnsError(err)) throw err;
         broken.push(asError(err));
         return;
       }

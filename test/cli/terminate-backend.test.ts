@@ -168,7 +168,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
       [["10.0.0.1"], /invalid backend "10\.0\.0\.1": a port is missing/],
       [["10.0.0.1:99999"], /invalid backend "10\.0\.0\.1:99999": port 99999 is out of range/],
       [["127.0.0.1:0"], /invalid backend "127\.0\.0\.1:0": port 0 is out of range/],
-      [[`127.0.0.1:${a}`, "--protocol", "foo"], /--protocol must be udp, tcp or any, not "foo"/],
+      [[`127.0.0.1:${a}`, "--protocol", "foo"], /invalid protocol "foo": expected udp, tcp or any/],
       [[`127.0.0.1:${a}`, `127.0.0.1:${scene.portB}`], /one backend at a time/],
       [[`[127.0.0.1]:${a}`], /brackets are for IPv6 addresses only/],
       [[`127.0.0.1:${a}`, "--bogus"], /unknown option '--bogus'/],

@@ -115,7 +115,7 @@ describe("bad backends reach no namespace", () => {
     const terminator = new BackendTerminator(untouchable);
     assert.throws(
       () => terminator.terminate({ address: "127.0.0.1", port: 53, protocol: "foo" as "udp" }),
-      /protocol must be udp, tcp or any, not "foo"/,
+      /invalid protocol "foo": expected udp, tcp or any/,
     );
   });
 });

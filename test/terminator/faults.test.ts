@@ -175,7 +175,7 @@ describeAsRoot("BackendTerminator faults", () => {
     );
     assert.deepEqual(
       report.sourceErrors.map((e) => e.name),
-      ["NetnsNotFoundError", "NotANetnsError"],
+      ["PinDirectoryNotFoundError", "NotANetnsError"],
     );
     assert.match(report.sourceErrors[0]?.message ?? "", /no-such-dir/);
     assert.match(report.sourceErrors[1]?.message ?? "", /zz-plain-file/);

@@ -49,7 +49,7 @@ export function runKill(argv: readonly string[]): number {
   });
   const format = formatFromArgs(values);
   if (format === "json") {
-    writeOut(`${JSON.stringify({ sockets: printed, report: destroyReportJson(report) }, null, 1)}\n`);
+    writeOut(`${JSON.stringify({ sockets: printed, report: destroyReportJson(report) })}\n`);
   } else {
     writeOut(
       renderSockets(printed, format, {

@@ -3,6 +3,7 @@
  * that went away, in the host and in every pinned namespace, and report per namespace.
  */
 import {
+  type BackendProtocol,
   BackendTerminator,
   type NamespaceResult,
   parseBackend,
@@ -50,10 +51,7 @@ export function runTerminateBackend(argv: readonly string[]): number {
     );
   }
   const backend = parseBackend(positionals[0]!);
-  const protocol = (values.protocol as string | undefined) ?? "udp";
-  if (protocol !== "udp" && protocol !== "tcp" && protocol !== "any") {
-    throw new UsageError(`--protocol must be udp, tcp or any, not "${protocol}"`);
-  }
+  const protocol = (values.protocol as BackendProtocol | undefined) ?? "udp";
   const progress = process.stderr.isTTY;
   const terminator = new BackendTerminator({
     hostOnly: Boolean(values["host-only"]),
