@@ -1,0 +1,63 @@
+/**
+ * Edges of destroying: a socket listed in another namespace is destroyed there (by its label), a
+ * predicate that throws ends a run over every namespace instead of being taken for one namespace's
+ * failure, and a batch never outgrows what the receive queue can hold.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { NETLINK_SOCK_DIAG } from "../../src/diag/constants.js";
+import { NetlinkSocket } from "../../src/netlink/index.js";
+import { Destroyer } from "../../src/sockets/destroyer.js";
+import { destroySocket, destroySockets, listSockets } from "../../src/sockets/index.js";
+import { describeAsRoot, startUdpScene, type UdpScene } from "../kit/index.js";
+
+describeAsRoot("destroy edges", () => {
+  let scene: UdpScene;
+
+  before(async () => {
+    scene = await startUdpScene("edges");
+  });
+  after(async () => {
+    await scene?.stop();
+  });
+
+  test("destroySocket destroys a socket in the namespace it was listed in, found by its label", async () => {
+    const [client] = await scene.clients(1);
+    const [listed] = listSockets({
+      netns: scene.ns.name,
+      protocols: ["udp"],
+      filter: `sport = :${client!.sport}`,
+    });
+    assert.equal(listed?.netns, scene.ns.name);
+    assert.equal(destroySocket(listed!), "destroyed");
+    await scene.holder.waitFor([client!], "ECONNABORTED");
+  });
+
+  test("a throwing predicate ends a run over every namespace: it is no namespace's failure", async () => {
+    await scene.clients(1);
+    const boom = new TypeError("predicate bug");
+    assert.throws(
+      () =>
+        destroySockets({
+          netns: "all",
+          protocols: ["udp"],
+          filter: `dport = :${scene.receiver.sport}`,
+          predicate: () => {
+            throw boom;
+          },
+        }),
+      (err) => err === boom,
+    );
+  });
+
+  test("a batch is capped by what the receive queue can hold if every request fails", () => {
+    using small = NetlinkSocket.open(NETLINK_SOCK_DIAG, { receiveQueueBytes: 64 * 1024 });
+    const capped = new Destroyer(small, 100_000) as unknown as { batchSize: number };
+    assert.ok(
+      capped.batchSize >= 1 && capped.batchSize * 1024 <= small.receiveQueueBytes,
+      String(capped.batchSize),
+    );
+    using big = NetlinkSocket.open(NETLINK_SOCK_DIAG);
+    assert.equal((new Destroyer(big, 256) as unknown as { batchSize: number }).batchSize, 256);
+  });
+});
