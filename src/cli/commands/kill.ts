@@ -1,6 +1,6 @@
 /** `sockdiag kill [SELECT] FILTER`: destroy the selected sockets (SOCK_DESTROY), as ss -K does. */
 import type { Socket } from "../../diag/socket.js";
-import { destroySockets } from "../../sockets/index.js";
+import { destroySockets, findSocketOwners } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeOut } from "../output.js";
 import {
@@ -48,6 +48,8 @@ export function runKill(argv: readonly string[]): number {
     },
   });
   const format = formatFromArgs(values);
+  // A destroyed socket stays open in its owner until it closes it: -p can still name the owner.
+  const owners = selection.display.processes ? findSocketOwners(new Set(printed.map((s) => s.inode))) : undefined;
   if (format === "json") {
     writeOut(`${JSON.stringify({ sockets: printed, report: destroyReportJson(report) })}\n`);
   } else {
@@ -56,6 +58,7 @@ export function runKill(argv: readonly string[]): number {
         display: selection.display,
         header: !values["no-header"],
         netnsColumn: selection.query.netns === "all",
+        owners,
       }),
     );
     process.stderr.write(formatDestroyReport(report));
