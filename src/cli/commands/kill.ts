@@ -49,7 +49,9 @@ export function runKill(argv: readonly string[]): number {
   });
   const format = formatFromArgs(values);
   // A destroyed socket stays open in its owner until it closes it: -p can still name the owner.
-  const owners = selection.display.processes ? findSocketOwners(new Set(printed.map((s) => s.inode))) : undefined;
+  const owners = selection.display.processes
+    ? findSocketOwners(new Set(printed.map((s) => s.inode)))
+    : undefined;
   if (format === "json") {
     writeOut(`${JSON.stringify({ sockets: printed, report: destroyReportJson(report) })}\n`);
   } else {
