@@ -5,6 +5,7 @@
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
+import type { NetlinkSocket } from "../netlink/index.js";
 import { type NetNS, openNetlinkIn } from "../netns/index.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
@@ -95,9 +96,15 @@ function destroyIn(
     ...compileIn(plan.filter, netns),
   };
   const { predicate, onOutcome, dryRun } = query;
-  using destroyConn = dryRun ? undefined : openNetlinkIn(netns, NETLINK_SOCK_DIAG);
-  const destroyer =
-    destroyConn && new Destroyer(destroyConn, query.batchSize ?? DEFAULT_BATCH_SIZE, onOutcome);
+  // A second socket only if a batch fills while the dump runs; the last batch goes on the dump's own.
+  let destroyConn: NetlinkSocket | undefined;
+  const connect = () => {
+    destroyConn ??= openNetlinkIn(netns, NETLINK_SOCK_DIAG);
+    return destroyConn;
+  };
+  const destroyer = dryRun
+    ? undefined
+    : new Destroyer(connect, dumpConn.receiveQueueBytes, query.batchSize ?? DEFAULT_BATCH_SIZE, onOutcome);
   const report = destroyer?.report ?? emptyReport(true);
   const visit = (s: Socket) => {
     if (predicate && !predicate(s)) return;
@@ -107,11 +114,12 @@ function destroyIn(
   };
   try {
     dumper.each(plan, options, visit);
-    destroyer?.flush();
+    destroyer?.flush(dumpConn);
   } catch (err) {
     if (!isNamespaceScoped(err)) throw err;
     total.namespaceFailures.push({ netns: label ?? "(host)", error: err });
   } finally {
+    destroyConn?.close();
     addReport(total, report);
   }
 }
@@ -125,9 +133,9 @@ function destroyIn(
 export function destroySocket(socket: Socket, netns?: NetNS): "destroyed" | "gone" {
   using labelled = netns === undefined && socket.netns !== undefined ? openLabel(socket.netns) : undefined;
   using conn = openNetlinkIn(netns ?? labelled, NETLINK_SOCK_DIAG);
-  const destroyer = new Destroyer(conn, 1);
+  const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
   destroyer.add(socket);
-  destroyer.flush();
+  destroyer.flush(conn);
   const failure = destroyer.report.failed[0];
   if (failure) throw new DestroyError(failure.errno, failure.code, failure.message);
   return destroyer.report.destroyed === 1 ? "destroyed" : "gone";

@@ -43,45 +43,47 @@ const BARRIER_BYTES = 16;
 export type OutcomeListener = (socket: Socket, outcome: DestroyOutcome) => void;
 
 /**
- * Destroyer destroys the sockets added to it, in batches on one netlink socket, and keeps the
- * report of every outcome. Call flush() after the last add().
+ * Destroyer destroys the sockets added to it, in batches, and keeps the report of every outcome.
+ * Batches that fill while the dump that finds the sockets still runs go out on a second netlink
+ * socket (`connect`, opened only then); the rest goes out on whichever socket flush() is given —
+ * usually the dump's own, idle once the dump is over. Call flush() after the last add().
  */
 export class Destroyer {
   readonly report: DestroyReport;
   private readonly writer: MessageWriter;
-  private readonly pending: InetSocket[] = [];
+  private pending: InetSocket[] = [];
   /** The errno answered for each request of the batch in flight (0: no answer, success). */
   private readonly errnos: Int32Array;
   private readonly stoppedProtocols = new Set<Protocol>();
   private stoppedAll = false;
-  /** Protocols that have had one destroy answered: the first goes alone, as a probe. */
+  /** Protocols that have had one destroy answered: the first of each goes alone, as a probe. */
   private readonly probed = new Set<Protocol>();
-
   private readonly batchSize: number;
 
   /**
-   * Destroy through `conn` (a netlink socket in the sockets' namespace; the caller owns it), at most
-   * `batchSize` requests per write — fewer if the socket's receive queue could not hold as many
-   * failure answers. `onOutcome` is told each socket's outcome.
+   * `connect` gives the netlink socket (in the sockets' namespace; the caller owns it) for batches
+   * sent before flush(). At most `batchSize` requests go per write — fewer if `queueBytes` (the
+   * receive queue the kernel granted) could not hold as many failure answers. `onOutcome` is told
+   * each socket's outcome.
    */
   constructor(
-    private readonly conn: NetlinkSocket,
+    private readonly connect: () => NetlinkSocket,
+    queueBytes: number,
     batchSize = DEFAULT_BATCH_SIZE,
     private readonly onOutcome?: OutcomeListener,
   ) {
-    const room = Math.max(1, Math.floor(conn.receiveQueueBytes / ANSWER_BYTES));
+    const room = Math.max(1, Math.floor(queueBytes / ANSWER_BYTES));
     this.batchSize = Math.max(1, Math.min(Math.floor(batchSize) || 1, room));
     this.report = emptyReport(false);
     this.writer = new MessageWriter(Buffer.alloc(this.batchSize * REQUEST_BYTES + BARRIER_BYTES));
     this.errnos = new Int32Array(this.batchSize);
   }
 
-  /** Queue `socket` for destruction; sends a batch when it is full. */
+  /** Queue `socket` for destruction; a full batch is sent at once. */
   add(socket: Socket): void {
     this.report.matched++;
-    if (this.stoppedAll || this.stoppedProtocols.has(socket.protocol)) {
-      this.report.skipped++;
-      this.onOutcome?.(socket, "skipped");
+    if (this.isStopped(socket)) {
+      this.skip(socket);
       return;
     }
     if (socket.family === "unix") {
@@ -90,32 +92,52 @@ export class Destroyer {
       return;
     }
     this.pending.push(socket);
-    if (this.pending.length >= this.batchSize || !this.probed.has(socket.protocol)) this.flush();
+    if (this.pending.length >= this.batchSize) this.flush(this.connect());
   }
 
-  /** Send what is queued and wait until the kernel has processed all of it. */
-  flush(): void {
-    const batch = this.pending;
-    if (batch.length === 0) return;
+  /**
+   * Send what is queued on `conn` and wait until the kernel has processed all of it. The first
+   * request of each protocol goes alone: if the kernel refuses it for a reason that holds for the
+   * others too (EPERM, EOPNOTSUPP), they are never sent, only counted as skipped.
+   */
+  flush(conn: NetlinkSocket = this.connect()): void {
+    while (this.pending.length > 0) {
+      let n = 1;
+      if (this.probed.has(this.pending[0]!.protocol)) {
+        while (n < this.pending.length && this.probed.has(this.pending[n]!.protocol)) n++;
+      }
+      this.send(conn, this.pending.splice(0, n));
+      if (this.stoppedAll || this.stoppedProtocols.size > 0) {
+        const left = this.pending;
+        this.pending = [];
+        for (const s of left) {
+          if (this.isStopped(s)) this.skip(s);
+          else this.pending.push(s);
+        }
+      }
+    }
+  }
+
+  private send(conn: NetlinkSocket, batch: readonly InetSocket[]): void {
     const w = this.writer.reset();
-    const firstSeq = this.conn.nextSeq();
+    const firstSeq = conn.nextSeq();
     for (let i = 0; i < batch.length; i++) {
       const s = batch[i]!;
       writeDestroyRequest(
         w,
-        i === 0 ? firstSeq : this.conn.nextSeq(),
+        i === 0 ? firstSeq : conn.nextSeq(),
         s,
         INET_PROTOCOLS[s.protocol].number,
         false,
       );
     }
-    const barrier = this.conn.nextSeq();
+    const barrier = conn.nextSeq();
     writeBarrier(w, barrier);
     const errnos = this.errnos;
     errnos.fill(0, 0, batch.length);
     try {
-      this.conn.send(w.buf, w.length);
-      collectErrors(this.conn, firstSeq, batch.length, barrier, "destroy", (index, errno) => {
+      conn.send(w.buf, w.length);
+      collectErrors(conn, firstSeq, batch.length, barrier, "destroy", (index, errno) => {
         errnos[index] = errno;
       });
     } catch (err) {
@@ -127,11 +149,19 @@ export class Destroyer {
             ? Errno.ETIMEDOUT
             : Errno.EIO;
       for (const s of batch) this.fail(s, errno);
-      batch.length = 0;
+      for (const s of this.pending.splice(0)) this.fail(s, errno);
       throw err;
     }
     for (let i = 0; i < batch.length; i++) this.answer(batch[i]!, errnos[i]!);
-    batch.length = 0;
+  }
+
+  private isStopped(socket: Socket): boolean {
+    return this.stoppedAll || this.stoppedProtocols.has(socket.protocol);
+  }
+
+  private skip(socket: Socket): void {
+    this.report.skipped++;
+    this.onOutcome?.(socket, "skipped");
   }
 
   private answer(socket: InetSocket, errno: number): void {

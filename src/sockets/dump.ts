@@ -91,7 +91,8 @@ export class SocketStream implements Disposable {
 
 /** A connection plus the request buffer reused for every dump sent on it. */
 export class Dumper {
-  private readonly writer = new MessageWriter(Buffer.alloc(64 * 1024));
+  // Room for the largest bytecode program (65,528 bytes); MessageWriter zeroes what it reserves.
+  private readonly writer = new MessageWriter(Buffer.allocUnsafe(66 * 1024));
   /** Set when a stream was closed before its end: its answer is still queued on the connection. */
   private unread = false;
 

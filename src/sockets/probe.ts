@@ -123,9 +123,9 @@ function probeDestroy(): ProbeItem {
     connect(fd, addr);
     const s = ownSocket(fd, addr);
     using conn = NetlinkSocket.open(NETLINK_SOCK_DIAG);
-    const destroyer = new Destroyer(conn, 1);
+    const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
     destroyer.add(s);
-    destroyer.flush();
+    destroyer.flush(conn);
     const failure = destroyer.report.failed[0];
     if (failure) return { ok: false, detail: `${failure.code}: ${failure.message}` };
     if (destroyer.report.gone > 0) return { ok: false, detail: "the probe socket was not found (ENOENT)" };

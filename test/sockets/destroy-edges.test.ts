@@ -52,12 +52,17 @@ describeAsRoot("destroy edges", () => {
 
   test("a batch is capped by what the receive queue can hold if every request fails", () => {
     using small = NetlinkSocket.open(NETLINK_SOCK_DIAG, { receiveQueueBytes: 64 * 1024 });
-    const capped = new Destroyer(small, 100_000) as unknown as { batchSize: number };
+    const capped = new Destroyer(() => small, small.receiveQueueBytes, 100_000) as unknown as {
+      batchSize: number;
+    };
     assert.ok(
       capped.batchSize >= 1 && capped.batchSize * 1024 <= small.receiveQueueBytes,
       String(capped.batchSize),
     );
     using big = NetlinkSocket.open(NETLINK_SOCK_DIAG);
-    assert.equal((new Destroyer(big, 256) as unknown as { batchSize: number }).batchSize, 256);
+    assert.equal(
+      (new Destroyer(() => big, big.receiveQueueBytes, 256) as unknown as { batchSize: number }).batchSize,
+      256,
+    );
   });
 });
