@@ -134,7 +134,11 @@ export class Dumper {
   each(plan: QueryPlan, options: DumpOptions, sink: (s: Socket) => void): void {
     for (const stream of this.streams(plan, options)) {
       using s = stream;
-      while (s.pump(sink));
+      try {
+        while (s.pump(sink));
+      } catch (err) {
+        if (!skippable(plan, err)) throw err;
+      }
     }
   }
 
@@ -148,7 +152,12 @@ export class Dumper {
       using s = stream;
       for (let more = true; more; ) {
         batch.length = 0;
-        more = s.pump(push);
+        try {
+          more = s.pump(push);
+        } catch (err) {
+          if (!skippable(plan, err)) throw err;
+          more = false;
+        }
         yield* batch;
       }
     }
@@ -168,4 +177,9 @@ export class Dumper {
       this.unread = true;
     });
   }
+}
+
+/** A protocol the kernel cannot list, in a query that asked to leave such protocols out. */
+function skippable(plan: QueryPlan, err: unknown): boolean {
+  return plan.ignoreUnsupported && err instanceof UnsupportedProtocolError;
 }

@@ -51,6 +51,11 @@ export interface SocketQuery {
    * ephemeral range counts as autobound).
    */
   kernelFilter?: boolean;
+  /**
+   * Leave out the protocols this kernel has no sock_diag handler for (raw, SCTP, ...) instead of
+   * throwing UnsupportedProtocolError — for "everything there is" listings. Default false.
+   */
+  ignoreUnsupported?: boolean;
 }
 
 /** One inet dump to send. */
@@ -69,6 +74,8 @@ export interface QueryPlan {
   /** Whether inet attributes must be decoded (extensions asked for, or read by the filter). */
   attributes: boolean;
   filter: PreparedFilter;
+  /** Skip a dump the kernel answers with "no handler" (SocketQuery.ignoreUnsupported). */
+  ignoreUnsupported: boolean;
 }
 
 const EXTENSION_BITS: Readonly<Record<Extension, number>> = {
@@ -140,7 +147,12 @@ export function planQuery(query: SocketQuery): QueryPlan {
     ext |= bit;
   }
   const filter = prepareFilter(query.filter, query.kernelFilter ?? true);
-  const plan: QueryPlan = { inet: [], attributes: ext !== 0 || filter.needsAttributes, filter };
+  const plan: QueryPlan = {
+    inet: [],
+    attributes: ext !== 0 || filter.needsAttributes,
+    filter,
+    ignoreUnsupported: Boolean(query.ignoreUnsupported),
+  };
   for (const protocol of new Set(protocols)) {
     if (protocol === "unix") {
       if (filter.tree) {

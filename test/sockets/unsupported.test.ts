@@ -1,0 +1,27 @@
+/**
+ * A protocol this kernel cannot list (no sock_diag handler: raw and SCTP on this project's kernel,
+ * whatever probe() says elsewhere) is an error naming it — unless the query asks to leave such
+ * protocols out, as `sockdiag ls` does when no protocol is named.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { listSockets, probe, UnsupportedProtocolError } from "../../src/sockets/index.js";
+
+const missing = Object.entries(probe().diag)
+  .filter(([, item]) => !item.ok)
+  .map(([protocol]) => protocol as "raw" | "sctp");
+
+test("an unsupported protocol throws a typed error naming it, or is left out on request", (t) => {
+  if (missing.length === 0) {
+    t.skip("this kernel lists every protocol: nothing to check");
+    return;
+  }
+  for (const protocol of missing) {
+    assert.throws(
+      () => listSockets({ protocols: ["udp", protocol] }),
+      (err) => err instanceof UnsupportedProtocolError && err.protocol === protocol,
+    );
+    const both = listSockets({ protocols: ["udp", protocol], ignoreUnsupported: true });
+    assert.ok(both.every((s) => s.protocol === "udp"));
+  }
+});
