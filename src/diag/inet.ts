@@ -139,6 +139,8 @@ export interface InetDecodeOptions {
   protocol: InetProtocol;
   /** Decode the attributes after the fixed struct (extensions, mark, cgroup, ...); skipped otherwise. */
   attributes: boolean;
+  /** The label of the namespace the socket was listed in. */
+  netns?: string | undefined;
 }
 
 const attrs = new AttributeReader();
@@ -167,8 +169,7 @@ export function decodeInetDiagMsg(
     viewed = buf;
     view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
-  const s = new InetSocket(view, o);
-  s.protocol = options.protocol;
+  const s = new InetSocket(view, o, options.protocol, options.netns);
   if (options.attributes && len > INET_DIAG_MSG_LEN)
     decodeInetAttributes(buf, o + INET_DIAG_MSG_LEN, o + len, s);
   return s;

@@ -85,9 +85,9 @@ const AF_INET6 = 10;
  */
 export class InetSocket implements SocketBase {
   /** The label of the network namespace this socket was listed in (undefined: the caller's own). */
-  netns: string | undefined = undefined;
+  netns: string | undefined;
   /** The protocol the dump asked for (inet_diag_msg does not say). */
-  protocol: InetProtocol = "tcp";
+  protocol: InetProtocol;
   readonly #view: DataView;
   readonly #at: number;
 
@@ -107,11 +107,14 @@ export class InetSocket implements SocketBase {
 
   /**
    * A socket over the struct inet_diag_msg at `view[offset]` (which the socket then shares, and which
-   * must not change), or over a zeroed message of its own when no view is given.
+   * must not change), or over a zeroed message of its own when no view is given; with the protocol
+   * its dump asked for and the label of its namespace.
    */
-  constructor(view?: DataView, offset = 0) {
+  constructor(view?: DataView, offset = 0, protocol: InetProtocol = "tcp", netns?: string) {
     this.#view = view ?? new DataView(new ArrayBuffer(INET_DIAG_MSG_LEN));
     this.#at = view ? offset : 0;
+    this.protocol = protocol;
+    this.netns = netns;
   }
 
   get family(): InetFamily {

@@ -109,13 +109,15 @@ export class Dumper {
       bytecode: options.bytecode,
     });
     // A raw socket's IP protocol (INET_DIAG_PROTOCOL) is needed to destroy it: always decoded.
-    const decode = { protocol: dump.protocol, attributes: options.attributes || dump.protocol === "raw" };
-    const { predicate, netns } = options;
+    const decode = {
+      protocol: dump.protocol,
+      attributes: options.attributes || dump.protocol === "raw",
+      netns: options.netns,
+    };
+    const { predicate } = options;
     return this.start(seq, dump.protocol, (buf, o, len) => {
       const s = decodeInetDiagMsg(buf, o, len, decode);
-      if (predicate && !predicate(s)) return undefined;
-      s.netns = netns;
-      return s;
+      return predicate && !predicate(s) ? undefined : s;
     });
   }
 
