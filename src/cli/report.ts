@@ -14,10 +14,9 @@ export function anyRealFailure(failures: readonly NamespaceFailure[]): boolean {
 
 /** A destroy report as a few lines: counts, then each stop and failure. */
 export function formatDestroyReport(report: DestroyReport): string {
-  const verb = report.dryRun ? "would destroy" : "destroyed";
   const counts = report.dryRun
     ? `${report.matched} matched`
-    : `${report.matched} matched, ${report.destroyed} ${verb}, ${report.gone} already gone, ${report.failed.length} failed` +
+    : `${report.matched} matched, ${report.destroyed} destroyed, ${report.gone} already gone, ${report.failed.length} failed` +
       (report.skipped > 0 ? `, ${report.skipped} not attempted` : "");
   const lines = [counts];
   for (const stop of report.stops)

@@ -10,6 +10,14 @@ import type { NamespacedQuery } from "../sockets/index.js";
 import type { OptionSpec, ParsedValues } from "./options.js";
 import { UsageError } from "./usage.js";
 
+/** --netns-dir: where pinned namespaces are looked for (ls/kill --all-netns, terminate-backend, netns ls). */
+export const NETNS_DIR_OPTION: OptionSpec = {
+  name: "netns-dir",
+  value: "DIR",
+  multiple: true,
+  help: "pin directory to search (default /run/netns); repeatable",
+};
+
 /**
  * The SELECT flags. `kill` spells -a's long form --all-states, because its --all means "no filter:
  * destroy every selected socket".
@@ -40,12 +48,7 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
   { name: "netns", value: "PATH", help: "in the namespace of the file PATH (/proc/PID/ns/net, a pin)" },
   { name: "pid", value: "PID", help: "in the network namespace of process PID" },
   { name: "all-netns", help: "in this namespace and every pinned or discovered one (adds a netns column)" },
-  {
-    name: "netns-dir",
-    value: "DIR",
-    multiple: true,
-    help: "pin directory searched by --all-netns (default /run/netns)",
-  },
+  NETNS_DIR_OPTION,
 ];
 
 const PROTOCOL_FLAGS: readonly [string, Protocol][] = [

@@ -5,12 +5,6 @@
 import {
   TCP_BOUND_INACTIVE,
   TCP_CLOSE,
-  TCP_CLOSE_WAIT,
-  TCP_CLOSING,
-  TCP_ESTABLISHED,
-  TCP_FIN_WAIT1,
-  TCP_FIN_WAIT2,
-  TCP_LAST_ACK,
   TCP_LISTEN,
   TCP_NEW_SYN_RECV,
   TCP_SYN_RECV,
@@ -105,18 +99,3 @@ export function stateMask(word: string): number | undefined {
 export function stateWords(): string[] {
   return [...STATE_NAMES.slice(1), ...Object.keys(aliases), ...Object.keys(STATE_GROUPS)];
 }
-
-export {
-  TCP_CLOSE,
-  TCP_CLOSE_WAIT,
-  TCP_CLOSING,
-  TCP_ESTABLISHED,
-  TCP_FIN_WAIT1,
-  TCP_FIN_WAIT2,
-  TCP_LAST_ACK,
-  TCP_LISTEN,
-  TCP_NEW_SYN_RECV,
-  TCP_SYN_RECV,
-  TCP_SYN_SENT,
-  TCP_TIME_WAIT,
-};

@@ -10,6 +10,28 @@ import { NetlinkProtocolError } from "./errors.js";
 import type { MessageWriter } from "./writer.js";
 
 /**
+ * Receive answers (NLMSG_ERROR messages: an ack, error 0, or a failure) and hand each one's sequence
+ * number and errno to `answer` until it returns true. Throws NetlinkProtocolError on a malformed
+ * message, NetlinkTimeoutError / SysError from the socket.
+ */
+function readAnswers(conn: NetlinkSocket, op: string, answer: (seq: number, errno: number) => boolean): void {
+  const b = conn.recvBuf;
+  for (;;) {
+    const end = conn.receive(op);
+    for (let o = 0; o < end; ) {
+      const len = end - o >= NLMSG_HDRLEN ? b.readUInt32LE(o) : 0;
+      if (len < NLMSG_HDRLEN || o + len > end) {
+        throw new NetlinkProtocolError(`${op}: malformed netlink message at byte ${o} (length ${len})`);
+      }
+      if (b.readUInt16LE(o + 4) === NLMSG_ERROR && len >= NLMSG_HDRLEN + 4) {
+        if (answer(b.readUInt32LE(o + 8), -b.readInt32LE(o + NLMSG_HDRLEN) | 0)) return;
+      }
+      o += align4(len);
+    }
+  }
+}
+
+/**
  * collectAcks receives until each of the `count` requests numbered firstSeq, firstSeq+1, ... has been
  * acked, calling onAck(index, errno) once per request (index = seq - firstSeq, errno 0 on success).
  * Messages with other sequence numbers are ignored. Throws NetlinkTimeoutError if the kernel stops
@@ -22,23 +44,16 @@ export function collectAcks(
   op: string,
   onAck: (index: number, errno: number) => void,
 ): void {
-  const b = conn.recvBuf;
   let remaining = count;
-  while (remaining > 0) {
-    const end = conn.receive(op);
-    for (let o = 0; o < end; ) {
-      const len = end - o >= NLMSG_HDRLEN ? b.readUInt32LE(o) : 0;
-      if (len < NLMSG_HDRLEN || o + len > end) {
-        throw new NetlinkProtocolError(`${op}: malformed netlink message at byte ${o} (length ${len})`);
-      }
-      const index = (b.readUInt32LE(o + 8) - firstSeq) >>> 0;
-      if (b.readUInt16LE(o + 4) === NLMSG_ERROR && index < count && len >= NLMSG_HDRLEN + 4) {
-        onAck(index, -b.readInt32LE(o + NLMSG_HDRLEN) | 0);
-        remaining--;
-      }
-      o += align4(len);
+  if (remaining <= 0) return;
+  readAnswers(conn, op, (seq, errno) => {
+    const index = (seq - firstSeq) >>> 0;
+    if (index < count) {
+      onAck(index, errno);
+      remaining--;
     }
-  }
+    return remaining === 0;
+  });
 }
 
 /**
@@ -68,22 +83,10 @@ export function collectErrors(
   op: string,
   onError: (index: number, errno: number) => void,
 ): void {
-  const b = conn.recvBuf;
-  for (;;) {
-    const end = conn.receive(op);
-    for (let o = 0; o < end; ) {
-      const len = end - o >= NLMSG_HDRLEN ? b.readUInt32LE(o) : 0;
-      if (len < NLMSG_HDRLEN || o + len > end) {
-        throw new NetlinkProtocolError(`${op}: malformed netlink message at byte ${o} (length ${len})`);
-      }
-      const seq = b.readUInt32LE(o + 8);
-      if (b.readUInt16LE(o + 4) === NLMSG_ERROR && len >= NLMSG_HDRLEN + 4) {
-        if (seq === barrierSeq) return;
-        const index = (seq - firstSeq) >>> 0;
-        const errno = -b.readInt32LE(o + NLMSG_HDRLEN) | 0;
-        if (index < count && errno !== 0) onError(index, errno);
-      }
-      o += align4(len);
-    }
-  }
+  readAnswers(conn, op, (seq, errno) => {
+    if (seq === barrierSeq) return true;
+    const index = (seq - firstSeq) >>> 0;
+    if (index < count && errno !== 0) onError(index, errno);
+    return false;
+  });
 }

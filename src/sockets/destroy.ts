@@ -1,7 +1,8 @@
 /**
  * destroySockets / destroySocket: the write half of the sockets library. Sockets are found with a
- * dump on one netlink socket and destroyed in batches on a second one opened in the same namespace,
- * while the dump streams: memory does not grow with the number of sockets.
+ * dump and destroyed in batches while the dump streams — on a second netlink socket in the same
+ * namespace when a batch fills mid-dump, on the dump's own once it is over: memory does not grow
+ * with the number of sockets.
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
@@ -9,18 +10,10 @@ import type { NetlinkSocket } from "../netlink/index.js";
 import { type NetNS, openNetlinkIn } from "../netns/index.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
-import { Dumper } from "./dump.js";
-import { compileIn } from "./filtering.js";
 import type { NamespacedQuery } from "./iterate.js";
-import { planQuery, type QueryPlan } from "./query.js";
-import {
-  allTargets,
-  isNamespaceScoped,
-  type NamespaceFailure,
-  openLabel,
-  openSelected,
-  type Target,
-} from "./targets.js";
+import { planQuery } from "./query.js";
+import { Scan } from "./scan.js";
+import { isNamespaceScoped, type NamespaceFailure, openLabel, recordOrThrow, targetsOf } from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {
@@ -54,57 +47,32 @@ export interface NamespacedDestroyReport extends DestroyReport {
 export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
   const plan = planQuery(query);
   const total: NamespacedDestroyReport = { ...emptyReport(Boolean(query.dryRun)), namespaceFailures: [] };
-  const selector = query.netns;
-  if (selector !== "all") {
-    const target: Target =
-      selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
+  for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
     try {
-      destroyIn(target.netns, target.label, plan, query, total);
-    } finally {
-      target.netns?.close();
-    }
-    return total;
-  }
-  for (const target of allTargets(query, total.namespaceFailures)) {
-    try {
-      destroyIn(target.netns, target.label, plan, query, total);
+      using scan = new Scan(target, plan);
+      destroyIn(scan, query, total);
     } catch (err) {
-      // Setting up failed in a namespace other than the caller's own: record it and go on.
-      if (target.netns === undefined || !isNamespaceScoped(err)) throw err;
-      total.namespaceFailures.push({ netns: target.label ?? "(host)", error: err });
+      recordOrThrow(query.netns, target, err, total.namespaceFailures);
     }
   }
   return total;
 }
 
 /**
- * destroySockets in one namespace (undefined: the calling thread's own), adding what it did to
- * `total` — also when it fails half way, so that no destroyed socket goes uncounted.
+ * destroySockets in one namespace, adding what it did to `total` — also when it fails half way, so
+ * that no destroyed socket goes uncounted.
  */
-function destroyIn(
-  netns: NetNS | undefined,
-  label: string | undefined,
-  plan: QueryPlan,
-  query: DestroyQuery,
-  total: NamespacedDestroyReport,
-): void {
-  using dumpConn = openNetlinkIn(netns, NETLINK_SOCK_DIAG);
-  const dumper = new Dumper(dumpConn);
-  const options = {
-    attributes: plan.attributes,
-    netns: label,
-    ...compileIn(plan.filter, netns),
-  };
+function destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyReport): void {
   const { predicate, onOutcome, dryRun } = query;
   // A second socket only if a batch fills while the dump runs; the last batch goes on the dump's own.
   let destroyConn: NetlinkSocket | undefined;
-  const connect = () => {
-    destroyConn ??= openNetlinkIn(netns, NETLINK_SOCK_DIAG);
+  const connect = (): NetlinkSocket => {
+    destroyConn ??= scan.openAnother();
     return destroyConn;
   };
   const destroyer = dryRun
     ? undefined
-    : new Destroyer(connect, dumpConn.receiveQueueBytes, query.batchSize ?? DEFAULT_BATCH_SIZE, onOutcome);
+    : new Destroyer(connect, scan.conn.receiveQueueBytes, query.batchSize ?? DEFAULT_BATCH_SIZE, onOutcome);
   const report = destroyer?.report ?? emptyReport(true);
   const visit = (s: Socket) => {
     if (predicate && !predicate(s)) return;
@@ -113,11 +81,11 @@ function destroyIn(
     onOutcome?.(s, "matched");
   };
   try {
-    dumper.each(plan, options, visit);
-    destroyer?.flush(dumpConn);
+    scan.dumper.each(scan.plan, scan.options, visit);
+    destroyer?.flush(scan.conn);
   } catch (err) {
     if (!isNamespaceScoped(err)) throw err;
-    total.namespaceFailures.push({ netns: label ?? "(host)", error: err });
+    total.namespaceFailures.push({ netns: scan.target.label ?? "(host)", error: err });
   } finally {
     destroyConn?.close();
     addReport(total, report);

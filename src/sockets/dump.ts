@@ -76,7 +76,7 @@ export class SocketStream implements Disposable {
       // (net/core/sock_diag.c, net/ipv4/inet_diag.c inet_diag_lock_handler).
       if (err instanceof NetlinkError && err.errno === Errno.ENOENT) {
         const module = this.protocol === "unix" ? "unix_diag" : INET_PROTOCOLS[this.protocol].module;
-        throw new UnsupportedProtocolError(this.protocol, module);
+        throw new UnsupportedProtocolError(this.protocol, module, err);
       }
       throw err;
     }

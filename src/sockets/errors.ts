@@ -22,8 +22,9 @@ export class QueryError extends Error {
 export class UnsupportedProtocolError extends Error {
   override readonly name = "UnsupportedProtocolError";
   readonly protocol: Protocol;
-  constructor(protocol: Protocol, module: string) {
-    super(`protocol ${protocol} is not supported by this kernel (no ${module} sock_diag handler)`);
+  /** `cause`: the kernel's answer (NetlinkError ENOENT). */
+  constructor(protocol: Protocol, module: string, cause?: Error) {
+    super(`protocol ${protocol} is not supported by this kernel (no ${module} sock_diag handler)`, { cause });
     this.protocol = protocol;
   }
 }

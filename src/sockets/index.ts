@@ -10,5 +10,6 @@ export { QueryError, UnsupportedProtocolError } from "./errors.js";
 export { iterateSockets, listSockets, type NamespacedQuery, SocketIteration } from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
+export { PROTOCOL_NAMES } from "./protocols.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
 export { type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";

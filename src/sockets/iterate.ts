@@ -1,21 +1,15 @@
 /**
  * iterateSockets / listSockets: the read half of the sockets library.
  */
-import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
-import type { NetlinkSocket } from "../netlink/index.js";
-import { openNetlinkIn } from "../netns/index.js";
-import { Dumper, type DumpOptions } from "./dump.js";
-import { compileIn } from "./filtering.js";
 import { planQuery, type QueryPlan, type SocketQuery } from "./query.js";
+import { Scan } from "./scan.js";
 import {
-  allTargets,
-  isNamespaceScoped,
   type NamespaceFailure,
   type NamespaceSourceOptions,
   type NetnsSelector,
-  openSelected,
-  type Target,
+  recordOrThrow,
+  targetsOf,
 } from "./targets.js";
 
 /** A query plus where to run it. */
@@ -42,78 +36,33 @@ export class SocketIteration implements Iterable<Socket> {
   }
 
   *[Symbol.iterator](): Generator<Socket> {
-    const plan = this.plan;
-    for (const target of this.targets()) {
+    this.failures.length = 0;
+    for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
       try {
-        using scan = new Scan(target, plan);
-        yield* scan.dumper.sockets(plan, scan.options);
+        using scan = new Scan(target, this.plan);
+        yield* scan.dumper.sockets(this.plan, scan.options);
       } catch (err) {
-        this.fail(target, err);
+        recordOrThrow(this.query.netns, target, err, this.failures);
       }
     }
   }
 
   /** Every socket in an array: the same as spreading the iteration, without a generator per socket. */
   toArray(): Socket[] {
-    const plan = this.plan;
+    this.failures.length = 0;
     const out: Socket[] = [];
     const push = (s: Socket) => {
       out.push(s);
     };
-    for (const target of this.targets()) {
+    for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
       try {
-        using scan = new Scan(target, plan);
-        scan.dumper.each(plan, scan.options, push);
+        using scan = new Scan(target, this.plan);
+        scan.dumper.each(this.plan, scan.options, push);
       } catch (err) {
-        this.fail(target, err);
+        recordOrThrow(this.query.netns, target, err, this.failures);
       }
     }
     return out;
-  }
-
-  // The namespaces to visit; a single one is opened here and closed when the walk ends.
-  private *targets(): Generator<Target> {
-    this.failures.length = 0;
-    const selector = this.query.netns;
-    if (selector === "all") {
-      yield* allTargets(this.query, this.failures);
-      return;
-    }
-    const target: Target =
-      selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
-    try {
-      yield target;
-    } finally {
-      target.netns?.close();
-    }
-  }
-
-  // With netns "all", a namespace other than the caller's own that fails is recorded and skipped;
-  // otherwise (a single namespace, or the caller's own failing) the query itself cannot work.
-  private fail(target: Target, err: unknown): void {
-    if (this.query.netns !== "all" || target.netns === undefined || !isNamespaceScoped(err)) throw err;
-    this.failures.push({ netns: target.label ?? "(host)", error: err });
-  }
-}
-
-/** One namespace's listing: a netlink socket opened there and the filter compiled for it. */
-class Scan implements Disposable {
-  readonly conn: NetlinkSocket;
-  readonly dumper: Dumper;
-  readonly options: DumpOptions;
-
-  constructor(target: Target, plan: QueryPlan) {
-    this.conn = openNetlinkIn(target.netns, NETLINK_SOCK_DIAG);
-    this.dumper = new Dumper(this.conn);
-    this.options = {
-      attributes: plan.attributes,
-      netns: target.label,
-      ...compileIn(plan.filter, target.netns),
-    };
-  }
-
-  [Symbol.dispose](): void {
-    this.conn.close();
   }
 }
 

@@ -21,7 +21,7 @@ import type { Extension, InetFamily, InetProtocol, Protocol } from "../diag/sock
 import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
 import { QueryError } from "./errors.js";
 import { type FilterInput, type PreparedFilter, prepareFilter } from "./filtering.js";
-import { FAMILY_NAMES, familyNumber, INET_PROTOCOLS, isProtocol, PROTOCOL_NAMES } from "./protocols.js";
+import { FAMILY_NAMES, familyNumber, isProtocol, PROTOCOL_NAMES } from "./protocols.js";
 
 /** Which sockets to list. Every field is optional. */
 export interface SocketQuery {
@@ -174,5 +174,3 @@ export function planQuery(query: SocketQuery): QueryPlan {
   }
   return plan;
 }
-
-export { INET_PROTOCOLS };

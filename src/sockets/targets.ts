@@ -58,13 +58,48 @@ export function openSelected(selector: NetnsSelector): Target {
 }
 
 /**
- * Every namespace: the caller's own first (label undefined), then each pinned or discovered one.
- * Handles are lent until the generator moves on. Failures to open one go to `failures`.
+ * The namespaces a query visits, in order: the one its `netns` names (opened here and closed when
+ * the walk ends; undefined: the caller's own), or with "all" the caller's own and then every pinned
+ * or discovered one, failures to open one going to `failures`.
  */
-export function* allTargets(
+export function* targetsOf(
+  selector: NetnsSelector | "all" | undefined,
   options: NamespaceSourceOptions,
   failures: NamespaceFailure[],
 ): Generator<Target> {
+  if (selector === "all") {
+    yield* allTargets(options, failures);
+    return;
+  }
+  const target: Target =
+    selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
+  try {
+    yield target;
+  } finally {
+    target.netns?.close();
+  }
+}
+
+/**
+ * After `err` in `target`: with "all", a namespace other than the caller's own that failed for a
+ * reason of its own is recorded in `failures` and the walk goes on; anything else is rethrown (a
+ * single namespace, the caller's own, a fatal or foreign error: the query itself cannot work).
+ */
+export function recordOrThrow(
+  selector: NetnsSelector | "all" | undefined,
+  target: Target,
+  err: unknown,
+  failures: NamespaceFailure[],
+): void {
+  if (selector !== "all" || target.netns === undefined || !isNamespaceScoped(err)) throw err;
+  failures.push({ netns: target.label ?? "(host)", error: err });
+}
+
+/**
+ * Every namespace: the caller's own first (label undefined), then each pinned or discovered one.
+ * Handles are lent until the generator moves on. Failures to open one go to `failures`.
+ */
+function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure[]): Generator<Target> {
   using self = current();
   yield { netns: undefined, label: undefined };
   const found = discoverNetns(options.netnsDirs ? { dirs: options.netnsDirs } : {});

@@ -1,10 +1,10 @@
 /**
  * A load-balancer backend: an exact IP address and port, parsed strictly ("10.0.0.5:53",
- * "[fd00::5]:53"), with the address words the socket matching compares against.
+ * "[fd00::5]:53").
  */
 import { isIPv4, isIPv6 } from "node:net";
 import { formatIPv4, isV4Mapped } from "../diag/address.js";
-import { type AddressWords, parseIPv4, parseIPv6 } from "../filter/prefix.js";
+import { parseIPv6 } from "../filter/prefix.js";
 
 export type BackendProtocol = "udp" | "tcp" | "any";
 
@@ -29,9 +29,8 @@ export class AddressError extends Error {
 /** A checked backend. */
 export interface ParsedBackend {
   family: "inet" | "inet6";
+  /** The address in its canonical text; a v4-mapped address as the IPv4 address it maps. */
   address: string;
-  /** The address as four big-endian words (IPv4: first word). */
-  words: AddressWords;
   port: number;
 }
 
@@ -45,8 +44,7 @@ export function checkBackend(address: string, port: number, input = `${address}:
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new AddressError(input, `port ${port} is out of range (1-65535)`);
   }
-  const v4 = isIPv4(address) ? parseIPv4(address) : undefined;
-  if (v4 !== undefined) return { family: "inet", address, words: [v4, 0, 0, 0], port };
+  if (isIPv4(address)) return { family: "inet", address, port };
   const words = isIPv6(address) ? parseIPv6(address) : undefined;
   if (words === undefined) {
     const why = address.includes("%")
@@ -55,8 +53,8 @@ export function checkBackend(address: string, port: number, input = `${address}:
     throw new AddressError(input, `"${address}" ${why}`);
   }
   const [w0, w1, w2, w3] = words;
-  if (isV4Mapped(w0, w1, w2)) return { family: "inet", address: formatIPv4(w3), words: [w3, 0, 0, 0], port };
-  return { family: "inet6", address, words, port };
+  if (isV4Mapped(w0, w1, w2)) return { family: "inet", address: formatIPv4(w3), port };
+  return { family: "inet6", address, port };
 }
 
 /** Parse "IP:PORT" or "[IPv6]:PORT"; throws AddressError. */

@@ -220,7 +220,6 @@ export class BackendTerminator {
     const protocols: InetProtocol[] = protocol === "any" ? ["udp", "tcp"] : [protocol];
     // An IPv4 backend is reached from IPv6 sockets too, through its v4-mapped address.
     const families: InetFamily[] = target.family === "inet" ? ["inet", "inet6"] : ["inet6"];
-    const matches = connectedTo(target);
     const veto = this.config.predicate;
     return {
       protocols,
@@ -228,25 +227,12 @@ export class BackendTerminator {
       // Connected sockets only (ss's default states: for UDP, established; for TCP also syn-sent,
       // fin-wait, close-wait, ...): unconnected and listening sockets are never touched.
       states: DEFAULT_STATES,
-      // ss host syntax: an IPv6 address in brackets, or its last group would read as a port.
-      filter: { dst: target.family === "inet6" ? `[${target.address}]` : target.address, dport: target.port },
-      predicate: (s: Socket) => s.family !== "unix" && matches(s) && (!veto || veto(s)),
+      // Exactly ip:port; the filter's AF_INET address also matches ::ffff:a.b.c.d (ss semantics).
+      filter: { dst: target.address, dport: target.port },
+      ...(veto ? { predicate: (s: Socket) => s.family !== "unix" && veto(s) } : {}),
       dryRun: Boolean(this.config.dryRun),
     };
   }
-}
-
-/** Exact destination match, comparing address words (an IPv4 backend matches ::ffff:a.b.c.d). */
-function connectedTo(target: ParsedBackend): (s: InetSocket) => boolean {
-  const [w0, w1, w2, w3] = target.words;
-  if (target.family === "inet") return (s) => s.dport === target.port && s.dstIPv4 === w0;
-  return (s) =>
-    s.family === "inet6" &&
-    s.dport === target.port &&
-    s.dst0 === w0 &&
-    s.dst1 === w1 &&
-    s.dst2 === w2 &&
-    s.dst3 === w3;
 }
 
 /** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */

@@ -1,9 +1,10 @@
 /** `sockdiag netns ls`: the network namespaces on this machine, pinned or in use by a process. */
 import { discoverNetns } from "../../netns/index.js";
-import { iterateSockets, namespaceFailureOf } from "../../sockets/index.js";
+import { iterateSockets, namespaceFailureOf, PROTOCOL_NAMES } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
 import { anyRealFailure, reportNamespaceFailures } from "../report.js";
+import { NETNS_DIR_OPTION } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 
 export const NETNS: CommandSpec = {
@@ -11,12 +12,7 @@ export const NETNS: CommandSpec = {
   usage: "ls [--netns-dir DIR]... [-j]",
   summary: "List network namespaces: pinned name, path, inode, the processes in each, and its socket count.",
   options: [
-    {
-      name: "netns-dir",
-      value: "DIR",
-      multiple: true,
-      help: "pin directory to search (default /run/netns); repeatable",
-    },
+    NETNS_DIR_OPTION,
     { name: "json", short: "j", help: "print one JSON array" },
     { name: "no-header", short: "H", help: "no table header" },
   ],
@@ -52,10 +48,8 @@ export function runNetns(argv: readonly string[]): number {
     };
     try {
       let count = 0;
-      for (const _ of iterateSockets({
-        netns: ns.netns,
-        protocols: ["tcp", "udp", "udplite", "mptcp", "unix"],
-      }))
+      // Every protocol this kernel can list, in every state.
+      for (const _ of iterateSockets({ netns: ns.netns, protocols: PROTOCOL_NAMES, ignoreUnsupported: true }))
         count++;
       row.sockets = count;
     } catch (err) {

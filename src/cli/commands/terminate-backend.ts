@@ -12,6 +12,7 @@ import {
 import { type CommandSpec, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
 import { destroyReportJson } from "../report.js";
+import { NETNS_DIR_OPTION } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 
 export const TERMINATE_BACKEND: CommandSpec = {
@@ -22,12 +23,7 @@ export const TERMINATE_BACKEND: CommandSpec = {
   options: [
     { name: "protocol", value: "udp|tcp|any", help: "which sockets (default udp)" },
     { name: "host-only", help: "only the host namespace" },
-    {
-      name: "netns-dir",
-      value: "DIR",
-      multiple: true,
-      help: "pin directory to search (default /run/netns); repeatable",
-    },
+    NETNS_DIR_OPTION,
     { name: "dry-run", help: "count what would be destroyed, destroy nothing" },
     { name: "json", short: "j", help: "print the report as JSON" },
   ],
