@@ -16,7 +16,7 @@ import {
 import {
   collectErrors,
   MessageWriter,
-  type NetlinkSocket,
+  type NetlinkConnection,
   NetlinkTimeoutError,
   writeBarrier,
 } from "../netlink/index.js";
@@ -54,7 +54,7 @@ export class EntryDeleter {
    * (`queueBytes`) could not hold as many failure answers.
    */
   constructor(
-    private readonly connect: () => NetlinkSocket,
+    private readonly connect: () => NetlinkConnection,
     queueBytes: number,
     batchSize = DEFAULT_CT_BATCH_SIZE,
     private readonly onOutcome?: EntryOutcomeListener,
@@ -88,7 +88,7 @@ export class EntryDeleter {
   }
 
   /** Send what is queued on `conn` and wait until the kernel has processed all of it. */
-  flush(conn: NetlinkSocket = this.connect()): void {
+  flush(conn: NetlinkConnection = this.connect()): void {
     const batch = this.pending;
     if (batch.length === 0) return;
     this.pending = [];
