@@ -75,7 +75,8 @@ interface Compiled {
 
 /** What a query turns into: the kernel's part and the user-space check. */
 export interface ConntrackPlan {
-  filter: DumpFilter;
+  /** One dump per filter (one per family at most). */
+  filters: DumpFilter[];
   matches: (entry: ConntrackEntry) => boolean;
   /** Whether the selection names an address, port, zone or mark (deletion refuses otherwise). */
   narrow: boolean;
@@ -95,14 +96,39 @@ export function planConntrack(query: ConntrackQuery): ConntrackPlan {
     const each = alternatives.map(entryMatcher);
     matches = (e) => topMatches(e) && each.some((m) => m(e));
   }
-  const kernel =
-    query.kernelFilter === false ? EMPTY : overlay(top, alternatives ? common(alternatives) : EMPTY);
   return {
-    filter: dumpFilter(kernel),
+    filters:
+      query.kernelFilter === false ? [{ family: top.family ?? AF_UNSPEC }] : kernelFilters(top, alternatives),
     matches,
     nothing: alternatives?.length === 0,
     narrow: isNarrow(top) || alternatives?.every(isNarrow) === true,
   };
+}
+
+/**
+ * One dump filter per family to ask. The kernel applies CTA_FILTER only within one family (with
+ * AF_UNSPEC it matches nothing), so a selection of both families that the kernel can narrow is
+ * asked as two dumps, each with what that family's alternatives share.
+ */
+function kernelFilters(top: Compiled, alternatives: readonly Compiled[] | undefined): DumpFilter[] {
+  const families =
+    top.family !== undefined
+      ? [top.family]
+      : alternatives?.every((a) => a.family !== undefined)
+        ? [...new Set(alternatives.map((a) => a.family!))].sort()
+        : [AF_INET, AF_INET6];
+  const filters = families.flatMap((family) => {
+    const mine = alternatives?.filter((a) => a.family === undefined || a.family === family);
+    if (mine && mine.length === 0) return [];
+    return [dumpFilter({ ...overlay(top, mine ? common(mine) : EMPTY), family })];
+  });
+  const needsFamily = (f: DumpFilter) =>
+    f.protocol !== undefined || f.orig !== undefined || f.reply !== undefined;
+  if (top.family === undefined && filters.length === 2 && !filters.some(needsFamily)) {
+    const { family: _, ...rest } = filters[0]!;
+    return [{ ...rest, family: AF_UNSPEC }];
+  }
+  return filters;
 }
 
 const EMPTY: Compiled = Object.freeze({ original: {}, reply: {} });

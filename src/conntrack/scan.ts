@@ -1,11 +1,12 @@
 /**
  * ConntrackScan: one namespace's part of a conntrack query — a NETLINK_NETFILTER socket opened
- * there, one filtered dump, and each entry that passes the user-space check handed to a visitor
- * with where its original tuple lies in the receive buffer (for an exact delete).
+ * there, one filtered dump per family asked, and each entry that passes the user-space check handed
+ * to a visitor with where its original tuple lies in the receive buffer (for an exact delete).
  */
 import {
   type ConntrackEntry,
   CT_NEW,
+  type DumpFilter,
   EntryDecoder,
   NETLINK_NETFILTER,
   type TupleSpan,
@@ -65,24 +66,30 @@ export class ConntrackScan implements Disposable {
    * ConntrackUnavailableError, NetlinkError, DecodeError, and whatever `visit` throws.
    */
   each(visit: EntryVisitor): void {
-    using cursor = this.start();
-    const { matches } = this.plan;
+    const { matches, filters } = this.plan;
     const label = this.target.label;
-    try {
-      while (cursor.next()) {
-        if (cursor.type !== CT_NEW) continue;
-        const entry = this.decoder.decode(cursor.buf, cursor.offset, cursor.length, label);
-        if (matches(entry)) visit(entry, cursor.buf, this.decoder.origTuple);
+    for (const filter of filters) {
+      using cursor = this.start(filter);
+      try {
+        while (cursor.next()) {
+          if (cursor.type !== CT_NEW) continue;
+          const entry = this.decoder.decode(cursor.buf, cursor.offset, cursor.length, label);
+          if (matches(entry)) visit(entry, cursor.buf, this.decoder.origTuple);
+        }
+      } catch (err) {
+        if (isUnavailable(err)) throw new ConntrackUnavailableError(label ?? "(host)", err);
+        throw err;
       }
-    } catch (err) {
-      if (isUnavailable(err)) throw new ConntrackUnavailableError(label ?? "(host)", err);
-      throw err;
     }
   }
 
   /** The matching entries, one at a time; breaking out of the loop drains the dump. */
   *entries(): Generator<ConntrackEntry> {
-    using cursor = this.start();
+    for (const filter of this.plan.filters) yield* this.entriesOf(filter);
+  }
+
+  private *entriesOf(filter: DumpFilter): Generator<ConntrackEntry> {
+    using cursor = this.start(filter);
     const label = this.target.label;
     for (;;) {
       let entry: ConntrackEntry | undefined;
@@ -98,10 +105,10 @@ export class ConntrackScan implements Disposable {
     }
   }
 
-  private start(): DumpCursor {
+  private start(filter: DumpFilter): DumpCursor {
     const w = new MessageWriter(Buffer.alloc(256));
     const seq = this.conn.nextSeq();
-    writeDumpRequest(w, seq, this.plan.filter);
+    writeDumpRequest(w, seq, filter);
     this.conn.send(w.buf, w.length);
     return new DumpCursor(this.conn, seq, "conntrack dump");
   }

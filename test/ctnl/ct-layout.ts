@@ -130,7 +130,10 @@ export function reversed(t: TestTuple): TestTuple {
 
 /** The attributes of an entry, in the order the kernel's ctnetlink_fill_info sends them. */
 export function entryAttributes(e: TestEntry): Buffer[] {
-  const attrs = [tuple(A.TUPLE_ORIG, e.proto, e.orig), tuple(A.TUPLE_REPLY, e.proto, e.reply ?? reversed(e.orig))];
+  const attrs = [
+    tuple(A.TUPLE_ORIG, e.proto, e.orig),
+    tuple(A.TUPLE_REPLY, e.proto, e.reply ?? reversed(e.orig)),
+  ];
   if (e.zone !== undefined) attrs.push(nlattr(A.ZONE, be16(e.zone)));
   if (e.status !== undefined) attrs.push(nlattr(A.STATUS, be32(e.status)));
   if (e.timeout !== undefined) attrs.push(nlattr(A.TIMEOUT, be32(e.timeout)));

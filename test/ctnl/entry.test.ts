@@ -10,7 +10,8 @@ import { DecodeError } from "../../src/netlink/index.js";
 import { nlattr } from "../diag/layout.js";
 import { A, be32, entryPayload, nest, nfgenmsg, tuple } from "./ct-layout.js";
 
-const decode = (payload: Buffer, netns?: string) => new EntryDecoder().decode(payload, 0, payload.length, netns);
+const decode = (payload: Buffer, netns?: string) =>
+  new EntryDecoder().decode(payload, 0, payload.length, netns);
 
 describe("EntryDecoder", () => {
   test("a DNATed UDP entry: both tuples, status flags, timeout, mark, id, big-endian all", () => {
@@ -86,8 +87,14 @@ describe("EntryDecoder", () => {
   test("malformed input is a DecodeError, never a RangeError", () => {
     const good = entryPayload({ proto: 17, orig: { src: "1.1.1.1", dst: "2.2.2.2", sport: 3, dport: 4 } });
     assert.throws(() => decode(good.subarray(0, 2)), DecodeError);
-    assert.throws(() => decode(Buffer.concat([Buffer.from([7, 0, 0, 0]), good.subarray(4)])), /address family 7/);
-    assert.throws(() => decode(Buffer.concat([nfgenmsg(2), tuple(A.TUPLE_ORIG, 17, { src: "1.1.1.1", dst: "2.2.2.2" })])), /both tuples/);
+    assert.throws(
+      () => decode(Buffer.concat([Buffer.from([7, 0, 0, 0]), good.subarray(4)])),
+      /address family 7/,
+    );
+    assert.throws(
+      () => decode(Buffer.concat([nfgenmsg(2), tuple(A.TUPLE_ORIG, 17, { src: "1.1.1.1", dst: "2.2.2.2" })])),
+      /both tuples/,
+    );
     for (let cut = 5; cut < good.length; cut += 3) {
       const cutShort = Buffer.from(good.subarray(0, cut));
       assert.throws(() => decode(cutShort), DecodeError, `cut at ${cut}`);

@@ -5,7 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { assertNoFlush, FlushGuardError, writeDeleteRequest, writeDumpRequest } from "../../src/ctnl/index.js";
+import {
+  assertNoFlush,
+  FlushGuardError,
+  writeDeleteRequest,
+  writeDumpRequest,
+} from "../../src/ctnl/index.js";
 import { MessageWriter } from "../../src/netlink/index.js";
 import { nlattr, nlmsg, u32 } from "../diag/layout.js";
 import { A, addressBytes, be16, be32, nest, nfgenmsg, T, tuple, u8 } from "./ct-layout.js";
@@ -18,7 +23,10 @@ describe("writeDumpRequest", () => {
   test("no filter: GET with NLM_F_DUMP and nfgenmsg only", () => {
     const w = new MessageWriter(Buffer.alloc(256, 0xaa));
     writeDumpRequest(w, 9, { family: 0 });
-    assert.deepEqual(written(w), nlmsg({ type: T.GET, flags: NLM_F_REQUEST | NLM_F_DUMP, seq: 9 }, nfgenmsg(0)));
+    assert.deepEqual(
+      written(w),
+      nlmsg({ type: T.GET, flags: NLM_F_REQUEST | NLM_F_DUMP, seq: 9 }, nfgenmsg(0)),
+    );
   });
 
   test("reply source and port of UDP: CTA_FILTER with REPLY_FLAGS and the reply tuple", () => {
@@ -77,21 +85,39 @@ describe("writeDeleteRequest and the flush guard", () => {
   test("zone 0 is not sent (the default zone)", () => {
     const w = new MessageWriter(Buffer.alloc(256));
     writeDeleteRequest(w, 1, 2, orig, 0, orig.length, 5, 0);
-    assert.deepEqual(written(w), nlmsg({ type: T.DELETE, flags: NLM_F_REQUEST, seq: 1 }, nfgenmsg(2), orig, nlattr(A.ID, be32(5))));
+    assert.deepEqual(
+      written(w),
+      nlmsg({ type: T.DELETE, flags: NLM_F_REQUEST, seq: 1 }, nfgenmsg(2), orig, nlattr(A.ID, be32(5))),
+    );
   });
 
   const incomplete: [string, Buffer, number][] = [
     ["no tuple at all", Buffer.alloc(0), 2],
-    ["a reply tuple where the original is required", tuple(A.TUPLE_REPLY, 17, { src: "1.1.1.1", dst: "2.2.2.2" }), 2],
+    [
+      "a reply tuple where the original is required",
+      tuple(A.TUPLE_REPLY, 17, { src: "1.1.1.1", dst: "2.2.2.2" }),
+      2,
+    ],
     ["a tuple without addresses", nest(A.TUPLE_ORIG, nest(A.TUPLE_PROTO, nlattr(A.PROTO_NUM, u8(17)))), 2],
     [
       "a tuple without its destination",
-      nest(A.TUPLE_ORIG, nest(A.TUPLE_IP, nlattr(A.IP_V4_SRC, addressBytes("1.1.1.1"))), nest(A.TUPLE_PROTO, nlattr(A.PROTO_NUM, u8(17)))),
+      nest(
+        A.TUPLE_ORIG,
+        nest(A.TUPLE_IP, nlattr(A.IP_V4_SRC, addressBytes("1.1.1.1"))),
+        nest(A.TUPLE_PROTO, nlattr(A.PROTO_NUM, u8(17))),
+      ),
       2,
     ],
     [
       "a tuple without a protocol",
-      nest(A.TUPLE_ORIG, nest(A.TUPLE_IP, nlattr(A.IP_V4_SRC, addressBytes("1.1.1.1")), nlattr(A.IP_V4_DST, addressBytes("2.2.2.2")))),
+      nest(
+        A.TUPLE_ORIG,
+        nest(
+          A.TUPLE_IP,
+          nlattr(A.IP_V4_SRC, addressBytes("1.1.1.1")),
+          nlattr(A.IP_V4_DST, addressBytes("2.2.2.2")),
+        ),
+      ),
       2,
     ],
     ["IPv4 addresses in an IPv6 request", orig, 10],
@@ -114,9 +140,18 @@ describe("writeDeleteRequest and the flush guard", () => {
   });
 
   test("assertNoFlush refuses a batch holding a DELETE without a tuple, wherever it is", () => {
-    const good = nlmsg({ type: T.DELETE, flags: NLM_F_REQUEST, seq: 1 }, nfgenmsg(2), orig, nlattr(A.ID, be32(1)));
+    const good = nlmsg(
+      { type: T.DELETE, flags: NLM_F_REQUEST, seq: 1 },
+      nfgenmsg(2),
+      orig,
+      nlattr(A.ID, be32(1)),
+    );
     const flush = nlmsg({ type: T.DELETE, flags: NLM_F_REQUEST, seq: 2 }, nfgenmsg(2));
-    const flushByMark = nlmsg({ type: T.DELETE, flags: NLM_F_REQUEST, seq: 3 }, nfgenmsg(0), nlattr(A.MARK, be32(1)));
+    const flushByMark = nlmsg(
+      { type: T.DELETE, flags: NLM_F_REQUEST, seq: 3 },
+      nfgenmsg(0),
+      nlattr(A.MARK, be32(1)),
+    );
     const noop = nlmsg({ type: 1, flags: 5, seq: 4 });
     for (const batch of [[flush], [good, flush], [good, good, flushByMark, noop], [flush, noop]]) {
       const bytes = Buffer.concat(batch);
