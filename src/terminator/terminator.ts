@@ -10,6 +10,8 @@ import type { InetFamily, InetProtocol, InetSocket, Socket } from "../diag/socke
 import { DEFAULT_STATES } from "../diag/states.js";
 import { allNetns, current, isFatalNetnsError, isVanishedNetns, type NetNS } from "../netns/index.js";
 import {
+  AbortError,
+  type AbortSignalLike,
   type DestroyQuery,
   type DestroyReport,
   type DestroyStop,
@@ -79,6 +81,15 @@ export interface NamespaceResult {
   skipped?: boolean;
 }
 
+/** Options of one terminate() call. */
+export interface TerminateOptions {
+  /**
+   * Checked before each namespace and each destroy write: once aborted, nothing more is sent and
+   * AbortError is thrown with the report so far (the namespace in progress included).
+   */
+  signal?: AbortSignalLike;
+}
+
 /** The outcome of terminate(). */
 export interface TerminationReport {
   backend: { address: string; port: number; protocol: BackendProtocol };
@@ -121,7 +132,7 @@ export class BackendTerminator {
    * NetnsPoisonedError when the thread could not return to its own namespace. Every other failure
    * is in the report.
    */
-  terminate(backend: Backend): TerminationReport {
+  terminate(backend: Backend, options: TerminateOptions = {}): TerminationReport {
     const target = checkBackend(backend.address, backend.port);
     const protocol = backend.protocol ?? this.config.protocol ?? "udp";
     if (!["udp", "tcp", "any"].includes(protocol))
@@ -134,9 +145,19 @@ export class BackendTerminator {
       ok: true,
     };
     const query = this.queryFor(target, protocol);
-    this.visit("(host)", undefined, query, report);
+    if (options.signal) query.signal = options.signal;
     const vanished: Error[] = [];
-    if (!this.config.hostOnly) this.visitNamespaces(query, report, vanished);
+    try {
+      if (options.signal?.aborted) throw new AbortError(options.signal);
+      this.visit("(host)", undefined, query, report);
+      if (!this.config.hostOnly) this.visitNamespaces(query, report, vanished);
+    } catch (err) {
+      if (err instanceof AbortError) {
+        report.ok = false;
+        err.report = report;
+      }
+      throw err;
+    }
     report.ok =
       report.total.failed === 0 &&
       report.sourceErrors.length === vanished.length &&
@@ -157,10 +178,11 @@ export class BackendTerminator {
       for (const { name, netns } of guarded(source, broken)) {
         // The host namespace may be pinned too (e.g. `ip netns attach host 1`): visit it once.
         if (netns.equals(host)) continue;
+        if (query.signal?.aborted) throw new AbortError(query.signal);
         this.visit(name, netns, query, report);
       }
     } catch (err) {
-      if (isFatalNetnsError(err)) throw err;
+      if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
     }
     const errors = [...(source?.errors ?? []), ...broken];
@@ -180,11 +202,20 @@ export class BackendTerminator {
       result.skipped = true;
     } else {
       try {
-        const { namespaceFailures, ...r } = this.destroy(
-          netns === undefined ? query : { ...query, netns },
-        ) as DestroyReport & {
-          namespaceFailures?: NamespaceFailure[];
-        };
+        let answer: DestroyReport & { namespaceFailures?: NamespaceFailure[] };
+        try {
+          answer = this.destroy(netns === undefined ? query : { ...query, netns });
+        } catch (err) {
+          // Stopped part-way: what this namespace did so far joins the report, then the stop goes up.
+          if (!(err instanceof AbortError) || !err.report) throw err;
+          answer = err.report as DestroyReport;
+          result.error = { name: err.name, message: err.message };
+          this.count(name, answer, report);
+          result.report = withoutFailures(answer);
+          report.namespaces.push(result);
+          throw err;
+        }
+        const { namespaceFailures, ...r } = answer;
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
         const failure = namespaceFailures?.[0];
@@ -192,21 +223,9 @@ export class BackendTerminator {
           result.error = { name: failure.error.name, message: failure.error.message };
           this.logger.warn("namespace failed", { netns: name, error: failure.error.message });
         }
-        report.total.matched += r.matched;
-        report.total.destroyed += r.destroyed;
-        report.total.gone += r.gone;
-        report.total.failed += r.failed.length;
-        report.total.skipped += r.skipped;
-        const unsupported = r.stops.find(isKernelUnsupported);
-        if (unsupported) report.unsupported = unsupported.reason;
-        if (r.matched > 0)
-          this.logger.info("terminated sockets", {
-            netns: name,
-            destroyed: r.destroyed,
-            failed: r.failed.length,
-          });
+        this.count(name, r, report);
       } catch (err) {
-        if (isFatalNetnsError(err)) throw err;
+        if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
         const e = asError(err);
         result.error = { name: e.name, message: e.message };
         this.logger.warn("namespace failed", { netns: name, error: e.message });
@@ -214,6 +233,23 @@ export class BackendTerminator {
     }
     report.namespaces.push(result);
     this.config.onNamespace?.(result, report.namespaces.length - 1);
+  }
+
+  /** Add one namespace's report to the totals. */
+  private count(name: string, r: DestroyReport, report: TerminationReport): void {
+    report.total.matched += r.matched;
+    report.total.destroyed += r.destroyed;
+    report.total.gone += r.gone;
+    report.total.failed += r.failed.length;
+    report.total.skipped += r.skipped;
+    const unsupported = r.stops.find(isKernelUnsupported);
+    if (unsupported) report.unsupported = unsupported.reason;
+    if (r.matched > 0)
+      this.logger.info("terminated sockets", {
+        netns: name,
+        destroyed: r.destroyed,
+        failed: r.failed.length,
+      });
   }
 
   private queryFor(target: ParsedBackend, protocol: BackendProtocol): DestroyQuery {
@@ -233,6 +269,12 @@ export class BackendTerminator {
       dryRun: Boolean(this.config.dryRun),
     };
   }
+}
+
+/** A DestroyReport without the namespace failures a NamespacedDestroyReport adds. */
+function withoutFailures(r: DestroyReport & { namespaceFailures?: NamespaceFailure[] }): DestroyReport {
+  const { namespaceFailures: _, ...rest } = r;
+  return rest;
 }
 
 /** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */
@@ -281,11 +323,12 @@ function defaultSource(dirs: readonly string[] | undefined): NamespaceSource {
  */
 export function terminateUDPConnectionsToBackend(
   backend: string,
-  options: TerminatorConfig = {},
+  options: TerminatorConfig & TerminateOptions = {},
 ): TerminationReport {
   const target = parseBackend(backend);
-  return new BackendTerminator({ ...options, protocol: "udp" }).terminate({
-    address: target.address,
-    port: target.port,
-  });
+  const { signal, ...config } = options;
+  return new BackendTerminator({ ...config, protocol: "udp" }).terminate(
+    { address: target.address, port: target.port },
+    signal ? { signal } : {},
+  );
 }
