@@ -319,7 +319,12 @@ export class AddressTexts {
 
 function addressText(view: DataView, at: number, v6: boolean): string {
   if (!v6) return formatIPv4(view.getUint32(at));
-  return formatIPv6(view.getUint32(at), view.getUint32(at + 4), view.getUint32(at + 8), view.getUint32(at + 12));
+  return formatIPv6(
+    view.getUint32(at),
+    view.getUint32(at + 4),
+    view.getUint32(at + 8),
+    view.getUint32(at + 12),
+  );
 }
 
 class LastAddress {

@@ -72,7 +72,10 @@ export interface TcpInfoFields {
   sndWnd: number;
 }
 
-type TcpInfoField = Exclude<keyof TcpInfoFields, "sndWscale" | "rcvWscale" | "deliveryRateAppLimited" | "fastopenClientFail">;
+type TcpInfoField = Exclude<
+  keyof TcpInfoFields,
+  "sndWscale" | "rcvWscale" | "deliveryRateAppLimited" | "fastopenClientFail"
+>;
 
 type Field = readonly [name: TcpInfoField | "wscale" | "flags7", size: 1 | 4 | 8];
 
@@ -169,7 +172,8 @@ export function decodeTcpInfo(buf: Buffer, offset: number, length: number): TcpI
       info.deliveryRateAppLimited = byte & 1;
       info.fastopenClientFail = (byte >> 1) & 3;
     } else {
-      (info as Record<string, number | bigint>)[name] = size === 1 ? buf[o]! : size === 4 ? buf.readUInt32LE(o) : buf.readBigUInt64LE(o);
+      (info as Record<string, number | bigint>)[name] =
+        size === 1 ? buf[o]! : size === 4 ? buf.readUInt32LE(o) : buf.readBigUInt64LE(o);
     }
   }
   return info;

@@ -33,7 +33,10 @@ export const calls: Record<string, Call> = {
   listSockets: ([query], ctx) => emitAll(iterateSockets(query), ctx),
   destroySockets: ([query], ctx) => destroySockets({ ...query, signal: ctx.signal }),
   destroySocket: ([socket, options], ctx) => destroySocket(socket, { ...options, signal: ctx.signal }),
-  terminate: ([config, backend], ctx) => new BackendTerminator(config).terminate(backend, { signal: ctx.signal }),
+  terminate: ([config, backend], ctx) =>
+    new BackendTerminator(config).terminate(backend, { signal: ctx.signal }),
+  terminateMany: ([config, backends], ctx) =>
+    new BackendTerminator(config).terminateMany(backends, { signal: ctx.signal }),
   terminateUDPConnectionsToBackend: ([backend, options], ctx) =>
     terminateUDPConnectionsToBackend(backend, { ...options, signal: ctx.signal }),
   probe: () => probe(),
@@ -43,7 +46,10 @@ export const streams: Record<string, Stream> = {
   iterateSockets: ([query]) => iterateSockets(query),
 };
 
-function emitAll(iteration: ReturnType<typeof iterateSockets>, ctx: CallContext): { failures: NamespaceFailure[] } {
+function emitAll(
+  iteration: ReturnType<typeof iterateSockets>,
+  ctx: CallContext,
+): { failures: NamespaceFailure[] } {
   for (const s of iteration) ctx.emit(s);
   return { failures: iteration.failures };
 }

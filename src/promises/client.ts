@@ -18,6 +18,7 @@ interface Pending {
   fns: Fn[];
   /** Stops telling the worker about the caller's signal. */
   release?: () => void;
+  signal?: AbortSignal | undefined;
   onChunk(chunk: SocketChunk, failures: NamespaceFailure[], done: boolean): void;
   resolve(value: unknown): void;
   reject(err: unknown): void;
@@ -36,7 +37,12 @@ class WorkerClient {
   #next = 1;
 
   /** Run `op` in the worker; its sockets go to `onChunk` as they come. */
-  call(op: string, args: unknown[], signal: AbortSignal | undefined, onChunk?: Pending["onChunk"]): Promise<unknown> {
+  call(
+    op: string,
+    args: unknown[],
+    signal: AbortSignal | undefined,
+    onChunk?: Pending["onChunk"],
+  ): Promise<unknown> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new AbortError(signal));
       const id = this.#next++;
@@ -50,6 +56,7 @@ class WorkerClient {
       };
       this.#pending.set(id, {
         fns,
+        signal,
         onChunk: onChunk ?? (() => {}),
         resolve: (v) => {
           finish();
@@ -70,11 +77,16 @@ class WorkerClient {
   }
 
   /** @internal Start a stream: chunks go to `pending.onChunk`, the end to resolve/reject. */
-  startStream(op: string, args: unknown[], signal: AbortSignal | undefined, pending: Omit<Pending, "fns">): number {
+  startStream(
+    op: string,
+    args: unknown[],
+    signal: AbortSignal | undefined,
+    pending: Omit<Pending, "fns">,
+  ): number {
     const id = this.#next++;
     const fns: Fn[] = [];
     const [abort, release] = abortFlag(signal);
-    this.#pending.set(id, { ...pending, fns, release });
+    this.#pending.set(id, { ...pending, fns, release, signal });
     this.#activate(1);
     this.#send({ t: "open", id, op, args: this.#pack(args, fns), abort }, args);
     return id;
@@ -171,7 +183,11 @@ class WorkerClient {
     else {
       this.#pending.delete(m.id);
       p.release?.();
-      p.reject(unpack(m.error, hooks));
+      const err = unpack(m.error, hooks);
+      // The worker saw only the flag: the signal's reason is here.
+      if (err instanceof AbortError && err.cause === undefined && p.signal?.reason !== undefined)
+        Object.defineProperty(err, "cause", { value: p.signal.reason, configurable: true, writable: true });
+      p.reject(err);
     }
   }
 

@@ -2,6 +2,8 @@
  * Every error class sockdiag throws, by name: an error that crossed threads is rebuilt as the class
  * it was, so that `instanceof` and `code` work on the caller's side as they do in a sync call.
  */
+
+import { FilterResolveError, FilterSyntaxError } from "../filter/index.js";
 import { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "../netlink/index.js";
 import {
   InvalidNetnsNameError,
@@ -14,7 +16,6 @@ import {
   NotANetnsError,
   PinDirectoryNotFoundError,
 } from "../netns/index.js";
-import { FilterResolveError, FilterSyntaxError } from "../filter/index.js";
 import { AbortError, DestroyError, QueryError, UnsupportedProtocolError } from "../sockets/index.js";
 import { SysError } from "../sys/errors.js";
 import { AddressError } from "../terminator/index.js";

@@ -12,7 +12,7 @@
  * const udp = await listSockets({ protocols: ["udp"], signal: AbortSignal.timeout(5000) });
  * const report = await new BackendTerminator().terminate({ address: "10.0.0.5", port: 53 });
  */
-import type { Socket } from "../diag/socket.js";
+import type { InetSocket, Socket } from "../diag/socket.js";
 import type {
   DestroyQuery,
   DestroySocketOptions,
@@ -22,7 +22,12 @@ import type {
   ProbeResult,
   QuerySocket,
 } from "../sockets/index.js";
-import type { Backend, TerminationReport, TerminatorConfig } from "../terminator/index.js";
+import type {
+  Backend,
+  BatchTerminationReport,
+  TerminationReport,
+  TerminatorConfig,
+} from "../terminator/index.js";
 import { client } from "./client.js";
 import { readChunk } from "./wire.js";
 
@@ -33,6 +38,17 @@ export interface Abortable {
 
 /** A query of listSockets / iterateSockets, with its signal. */
 export type AsyncQuery = NamespacedQuery & Abortable;
+
+/** destroySockets' query: as in sockdiag, with a predicate that may return a Promise. */
+export type AsyncDestroyQuery = Omit<DestroyQuery, "predicate" | "signal"> &
+  Abortable & {
+    predicate?: (socket: Socket) => boolean | Promise<boolean>;
+  };
+
+/** BackendTerminator's configuration: as in sockdiag, without the sync-only collaborators. */
+export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate" | "namespaces" | "destroy"> & {
+  predicate?: (socket: InetSocket) => boolean | Promise<boolean>;
+};
 
 /**
  * List the sockets of `query`, as sockdiag's listSockets does (same query, same sockets), without
@@ -89,7 +105,7 @@ export function iterateSockets<const Q extends AsyncQuery>(query?: Q): AsyncSock
  * run on the caller's thread. Aborting rejects with AbortError whose `report` balances: what was
  * destroyed, gone or failed before the stop, the rest of what was found counted as skipped.
  */
-export async function destroySockets(query: DestroyQuery & Abortable): Promise<NamespacedDestroyReport> {
+export async function destroySockets(query: AsyncDestroyQuery): Promise<NamespacedDestroyReport> {
   const { signal, ...rest } = query;
   return (await client.call("destroySockets", [rest], signal)) as NamespacedDestroyReport;
 }
@@ -109,8 +125,9 @@ export async function destroySocket(
  * caller's thread. `namespaces` and `destroy` (collaborators for tests) are sync-only.
  */
 export class BackendTerminator {
-  constructor(private readonly config: TerminatorConfig = {}) {
-    if (config.namespaces || config.destroy)
+  constructor(private readonly config: AsyncTerminatorConfig = {}) {
+    const sync = config as TerminatorConfig;
+    if (sync.namespaces || sync.destroy)
       throw new TypeError("sockdiag/promises: BackendTerminator takes no namespaces or destroy collaborator");
   }
 
@@ -118,15 +135,31 @@ export class BackendTerminator {
   async terminate(backend: Backend, options: Abortable = {}): Promise<TerminationReport> {
     return (await client.call("terminate", [this.config, backend], options.signal)) as TerminationReport;
   }
+
+  /** Terminate many backends in one pass (see sockdiag's BackendTerminator#terminateMany). */
+  async terminateMany(
+    backends: readonly Backend[],
+    options: Abortable = {},
+  ): Promise<BatchTerminationReport> {
+    return (await client.call(
+      "terminateMany",
+      [this.config, backends],
+      options.signal,
+    )) as BatchTerminationReport;
+  }
 }
 
 /** terminateUDPConnectionsToBackend, as in sockdiag, returning a Promise. */
 export async function terminateUDPConnectionsToBackend(
   backend: string,
-  options: Omit<TerminatorConfig, "namespaces" | "destroy"> & Abortable = {},
+  options: AsyncTerminatorConfig & Abortable = {},
 ): Promise<TerminationReport> {
   const { signal, ...rest } = options;
-  return (await client.call("terminateUDPConnectionsToBackend", [backend, rest], signal)) as TerminationReport;
+  return (await client.call(
+    "terminateUDPConnectionsToBackend",
+    [backend, rest],
+    signal,
+  )) as TerminationReport;
 }
 
 /** What this kernel and these privileges support, checked on the worker's thread. */

@@ -101,7 +101,12 @@ function unpackError(r: Record<string, unknown>, walk: (v: unknown) => unknown):
   Object.defineProperty(err, "message", { value: r.message, writable: true, configurable: true });
   Object.defineProperty(err, "stack", { value: r.stack, writable: true, configurable: true });
   for (const [k, x] of Object.entries(r.fields as Record<string, unknown>)) {
-    Object.defineProperty(err, k, { value: walk(x), writable: true, configurable: true, enumerable: k !== "cause" });
+    Object.defineProperty(err, k, {
+      value: walk(x),
+      writable: true,
+      configurable: true,
+      enumerable: k !== "cause",
+    });
   }
   return err;
 }

@@ -5,7 +5,13 @@
  * instead of one per socket, and the sockets that come out are the same objects a sync call makes.
  */
 import { decodeInetDiagMsg } from "../diag/inet.js";
-import { AddressTexts, INET_DIAG_MSG_LEN, type InetProtocol, type Socket, UnixSocket } from "../diag/socket.js";
+import {
+  AddressTexts,
+  INET_DIAG_MSG_LEN,
+  type InetProtocol,
+  type Socket,
+  UnixSocket,
+} from "../diag/socket.js";
 import { PROTOCOL_NAMES } from "../sockets/index.js";
 
 /** A chunk of sockets as it crosses threads. */

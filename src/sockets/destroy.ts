@@ -6,15 +6,15 @@
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
-import type { NetlinkSocket } from "../netlink/index.js";
+import type { NetlinkConnection } from "../netlink/index.js";
 import { NetNS, openNetlinkIn } from "../netns/index.js";
+import { SockdiagError } from "../sys/errors.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
-import type { NamespacedQuery } from "./iterate.js";
 import { AbortError, type AbortSignalLike, throwIfAborted } from "./errors.js";
+import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { Scan } from "./scan.js";
-import { SockdiagError } from "../sys/errors.js";
 import { isNamespaceScoped, type NamespaceFailure, openLabel, recordOrThrow, targetsOf } from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
@@ -80,8 +80,8 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
 function destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyReport): void {
   const { predicate, onOutcome, dryRun } = query;
   // A second socket only if a batch fills while the dump runs; the last batch goes on the dump's own.
-  let destroyConn: NetlinkSocket | undefined;
-  const connect = (): NetlinkSocket => {
+  let destroyConn: NetlinkConnection | undefined;
+  const connect = (): NetlinkConnection => {
     destroyConn ??= scan.openAnother();
     return destroyConn;
   };
@@ -128,7 +128,8 @@ export interface DestroySocketOptions {
  * DestroyError when the kernel refuses, NetnsError when the namespace cannot be opened.
  */
 export function destroySocket(socket: Socket, options?: NetNS | DestroySocketOptions): "destroyed" | "gone" {
-  const { netns, signal } = options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
+  const { netns, signal } =
+    options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
   throwIfAborted(signal);
   using labelled = netns === undefined && socket.netns !== undefined ? openLabel(socket.netns) : undefined;
   using conn = openNetlinkIn(netns ?? labelled, NETLINK_SOCK_DIAG);

@@ -13,7 +13,7 @@ import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
 import {
   collectErrors,
   MessageWriter,
-  type NetlinkSocket,
+  type NetlinkConnection,
   NetlinkTimeoutError,
   writeBarrier,
 } from "../netlink/index.js";
@@ -68,7 +68,7 @@ export class Destroyer {
    * each socket's outcome.
    */
   constructor(
-    private readonly connect: () => NetlinkSocket,
+    private readonly connect: () => NetlinkConnection,
     queueBytes: number,
     batchSize = DEFAULT_BATCH_SIZE,
     private readonly onOutcome?: OutcomeListener,
@@ -102,7 +102,7 @@ export class Destroyer {
    * request of each protocol goes alone: if the kernel refuses it for a reason that holds for the
    * others too (EPERM, EOPNOTSUPP), they are never sent, only counted as skipped.
    */
-  flush(conn: NetlinkSocket = this.connect()): void {
+  flush(conn: NetlinkConnection = this.connect()): void {
     while (this.pending.length > 0) {
       if (this.signal?.aborted) this.abort();
       let n = 1;
@@ -130,7 +130,7 @@ export class Destroyer {
     throw new AbortError(this.signal);
   }
 
-  private send(conn: NetlinkSocket, batch: readonly InetSocket[]): void {
+  private send(conn: NetlinkConnection, batch: readonly InetSocket[]): void {
     const w = this.writer.reset();
     const firstSeq = conn.nextSeq();
     for (let i = 0; i < batch.length; i++) {

@@ -7,14 +7,20 @@ export {
   type NamespacedDestroyReport,
 } from "./destroy.js";
 export type { DestroyFailure, DestroyOutcome, DestroyReport, DestroyStop } from "./destroy-report.js";
-export { AbortError, type AbortSignalLike, QueryError, throwIfAborted, UnsupportedProtocolError } from "./errors.js";
+export {
+  AbortError,
+  type AbortSignalLike,
+  QueryError,
+  throwIfAborted,
+  UnsupportedProtocolError,
+} from "./errors.js";
 export {
   iterateSockets,
   listSockets,
   type NamespacedQuery,
   type QuerySocket,
-  type SocketOf,
   SocketIteration,
+  type SocketOf,
 } from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";

@@ -2,10 +2,11 @@
  * A load-balancer backend: an exact IP address and port, parsed strictly ("10.0.0.5:53",
  * "[fd00::5]:53").
  */
-import { SockdiagError } from "../sys/errors.js";
+
 import { isIPv4, isIPv6 } from "node:net";
 import { formatIPv4, isV4Mapped } from "../diag/address.js";
 import { parseIPv6 } from "../filter/prefix.js";
+import { SockdiagError } from "../sys/errors.js";
 
 export type BackendProtocol = "udp" | "tcp" | "any";
 
