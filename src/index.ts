@@ -6,6 +6,7 @@
  * const udp = listSockets({ protocols: ["udp"], states: ["established"], filter: "dst 10.0.0.5:53" });
  * const report = terminateUDPConnectionsToBackend("10.0.0.5:53");
  */
+export * from "./conntrack/index.js";
 export * from "./diag/socket.js";
 export { STATE_NAMES, type StateName, stateWords } from "./diag/states.js";
 export {
@@ -43,5 +44,5 @@ export {
   runIn,
 } from "./netns/index.js";
 export * from "./sockets/index.js";
-export { SysError } from "./sys/errors.js";
+export { SockdiagError, SysError } from "./sys/errors.js";
 export * from "./terminator/index.js";

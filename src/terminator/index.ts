@@ -1,5 +1,6 @@
 export { AddressError, type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 export type { BackendName, Tally } from "./backend-set.js";
+export { type ConntrackDeleter, type ConntrackTally, conntrackSelections } from "./conntrack-step.js";
 export {
   type BackendResult,
   BackendTerminator,
@@ -10,6 +11,7 @@ export {
   type NamespaceResult,
   type NamespaceSource,
   type SocketsDestroyer,
+  type TerminateOptions,
   type TerminationReport,
   type TerminatorConfig,
   terminateUDPConnectionsToBackend,

@@ -4,7 +4,8 @@
  * read fails with ECONNABORTED and it reconnects to a live backend. The behaviour follows Cilium's
  * TerminateUDPConnectionsToBackend, without its failure modes: every error is returned in the
  * report (never only logged), one namespace's failure never stops the others, and a kernel that
- * cannot destroy sockets is recognised once.
+ * cannot destroy sockets is recognised once. For UDP backends it also deletes the conntrack entries
+ * DNATed to them (conntrack-step.ts says why).
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
 import {
@@ -17,6 +18,8 @@ import {
   type NetNS,
 } from "../netns/index.js";
 import {
+  AbortError,
+  type AbortSignalLike,
   type DestroyOutcome,
   type DestroyQuery,
   type DestroyReport,
@@ -35,6 +38,13 @@ import {
   emptyTally,
   type Tally,
 } from "./backend-set.js";
+import {
+  addConntrackTally,
+  type ConntrackDeleter,
+  type ConntrackTally,
+  conntrackStep,
+  emptyConntrackTally,
+} from "./conntrack-step.js";
 
 /** One namespace a terminator visits. */
 export interface NamespaceEntry {
@@ -89,6 +99,13 @@ export interface TerminatorConfig {
   onNamespace?: (result: NamespaceResult, index: number) => void;
   /** The destroying collaborator. Default: destroySockets from the sockets library. */
   destroy?: SocketsDestroyer;
+  /**
+   * Also delete the UDP conntrack entries whose reply source is a backend (flows DNATed to it), in
+   * every namespace visited. Default true; it concerns backends whose protocol covers UDP.
+   */
+  conntrack?: boolean;
+  /** The conntrack collaborator. Default: deleteConntrack from the conntrack library. */
+  deleteConntrack?: ConntrackDeleter;
 }
 
 /** What happened in one namespace. */
@@ -101,6 +118,12 @@ export interface NamespaceResult {
   error?: { name: string; message: string };
   /** Not attempted: an earlier answer showed the kernel cannot destroy sockets. */
   skipped?: boolean;
+  /** Conntrack entries DNATed to the backends, counted apart from sockets (when conntrack is on). */
+  conntrack?: ConntrackTally;
+  /** Why the conntrack step failed in this namespace. */
+  conntrackError?: { name: string; message: string };
+  /** This namespace has no conntrack (nothing to delete; not a failure). */
+  conntrackNote?: string;
 }
 
 /** What happened in one namespace of a batch: also the counts of each backend, in `backends` order. */
@@ -113,17 +136,22 @@ export interface BatchNamespaceResult extends NamespaceResult {
 export interface BackendResult {
   backend: BackendName;
   total: Tally;
+  /** Its conntrack entries over every namespace (when conntrack is on and it covers UDP). */
+  conntrack?: ConntrackTally;
 }
 
 /** What the two reports share: totals, source errors, the kernel's verdict, ok. */
 interface ReportCommon {
   total: Tally;
+  /** Conntrack entries over every namespace, apart from sockets (when conntrack is on). */
+  conntrack?: ConntrackTally;
   /** Namespace-source errors: unreadable directory, an entry that is not a namespace, ... */
   sourceErrors: { name: string; message: string }[];
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
   /**
-   * True when everything matched was destroyed or already gone and no namespace failed. A namespace
+   * True when everything matched (sockets and conntrack entries) was destroyed, deleted or already
+   * gone and no namespace failed. A namespace
    * removed between being listed and being opened (NetnsNotFoundError in `sourceErrors`) had no
    * socket left to destroy: it is reported, and it is not a failure.
    */
@@ -153,6 +181,8 @@ interface Run {
   set: BackendSet;
   query: DestroyQuery;
   report: BatchTerminationReport;
+  /** Whether this run deletes conntrack entries. */
+  conntrack: boolean;
 }
 
 /**
@@ -163,10 +193,12 @@ export class BackendTerminator {
   private readonly config: TerminatorConfig;
   private readonly destroy: SocketsDestroyer;
   private readonly logger: Logger;
+  private readonly deleteConntrack: ConntrackDeleter | undefined;
 
   constructor(config: TerminatorConfig = {}) {
     this.config = config;
     this.destroy = config.destroy ?? destroySockets;
+    this.deleteConntrack = config.deleteConntrack;
     this.logger = config.logger ?? noLogger;
   }
 
@@ -178,13 +210,14 @@ export class BackendTerminator {
    * NetnsPoisonedError when the thread could not return to its own namespace. Every other failure
    * is in the report.
    */
-  terminate(backend: Backend): TerminationReport {
-    const { backends, namespaces, ...common } = this.terminateMany([backend]);
-    return {
-      backend: backends[0]!.backend,
-      namespaces: namespaces.map(({ backends: _, ...n }) => n),
-      ...common,
-    };
+  terminate(backend: Backend, options: TerminateOptions = {}): TerminationReport {
+    try {
+      return singleReport(this.terminateMany([backend], options));
+    } catch (err) {
+      if (err instanceof AbortError && err.report)
+        err.report = singleReport(err.report as BatchTerminationReport);
+      throw err;
+    }
   }
 
   /**
@@ -194,7 +227,7 @@ export class BackendTerminator {
    * the first bad backend before touching anything; an empty list visits nothing. Other failures
    * as terminate().
    */
-  terminateMany(backends: readonly Backend[]): BatchTerminationReport {
+  terminateMany(backends: readonly Backend[], options: TerminateOptions = {}): BatchTerminationReport {
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
     const report: BatchTerminationReport = {
       backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
@@ -206,14 +239,33 @@ export class BackendTerminator {
     if (set.size === 0) return report;
     const veto = this.config.predicate;
     const query = set.query(veto && ((s) => s.family !== "unix" && veto(s)), Boolean(this.config.dryRun));
-    const run: Run = { set, query, report };
-    if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
+    const { signal } = options;
+    if (signal) query.signal = signal;
+    const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
+    if (conntrack) {
+      report.conntrack = emptyConntrackTally();
+      report.backends.forEach((b) => {
+        if (b.backend.protocol !== "tcp") b.conntrack = emptyConntrackTally();
+      });
+    }
+    const run: Run = { set, query, report, conntrack };
     const vanished: Error[] = [];
-    if (!this.config.hostOnly) this.visitNamespaces(run, vanished);
+    try {
+      if (signal?.aborted) throw new AbortError(signal);
+      if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
+      if (!this.config.hostOnly) this.visitNamespaces(run, vanished);
+    } catch (err) {
+      if (err instanceof AbortError) {
+        report.ok = false;
+        err.report = report;
+      }
+      throw err;
+    }
     report.ok =
       report.total.failed === 0 &&
+      (report.conntrack?.failed ?? 0) === 0 &&
       report.sourceErrors.length === vanished.length &&
-      report.namespaces.every((n) => !n.error);
+      report.namespaces.every((n) => !n.error && !n.conntrackError);
     return report;
   }
 
@@ -230,10 +282,11 @@ export class BackendTerminator {
       for (const { name, netns } of guarded(source, broken)) {
         // The host namespace may be pinned too (e.g. `ip netns attach host 1`): visit it once.
         if (netns.equals(host)) continue;
+        if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
         this.visit(name, netns, run);
       }
     } catch (err) {
-      if (isFatalNetnsError(err)) throw err;
+      if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
     }
     const errors = [...(source?.errors ?? []), ...broken];
@@ -254,10 +307,19 @@ export class BackendTerminator {
         if (i !== undefined) countOutcome(result.backends[i]!, outcome);
       };
       const query = { ...run.query, onOutcome, ...(netns === undefined ? {} : { netns }) };
+      let aborted: AbortError | undefined;
       try {
-        const { namespaceFailures, ...r } = this.destroy(query) as DestroyReport & {
-          namespaceFailures?: NamespaceFailure[];
-        };
+        let answer: DestroyReport & { namespaceFailures?: NamespaceFailure[] };
+        try {
+          answer = this.destroy(query);
+        } catch (err) {
+          // Stopped part-way: what this namespace did so far is counted, then the stop goes up.
+          if (!(err instanceof AbortError) || !err.report) throw err;
+          aborted = err;
+          answer = err.report as DestroyReport;
+          result.error = { name: err.name, message: err.message };
+        }
+        const { namespaceFailures, ...r } = answer;
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
         const failure = namespaceFailures?.[0];
@@ -283,15 +345,73 @@ export class BackendTerminator {
             failed: r.failed.length,
           });
       } catch (err) {
-        if (isFatalNetnsError(err)) throw err;
+        if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
         const e = asError(err);
         result.error = { name: e.name, message: e.message };
         this.logger.warn("namespace failed", { netns: name, error: e.message });
       }
+      if (aborted) {
+        report.namespaces.push(result);
+        throw aborted;
+      }
     }
+    if (run.conntrack) this.visitConntrack(name, netns, run, result);
     report.namespaces.push(result);
     this.config.onNamespace?.(result, report.namespaces.length - 1);
   }
+
+  /** The conntrack step in one namespace; it runs even where sockets could not be destroyed. */
+  private visitConntrack(
+    name: string,
+    netns: NetnsSelector | undefined,
+    run: Run,
+    result: BatchNamespaceResult,
+  ): void {
+    const { report, set } = run;
+    try {
+      const step = conntrackStep(set.backends, netns, Boolean(this.config.dryRun), this.deleteConntrack);
+      result.conntrack = step.tally;
+      if (step.error) result.conntrackError = step.error;
+      if (step.note) result.conntrackNote = step.note;
+      addConntrackTally(report.conntrack!, step.tally);
+      step.backends.forEach((t, i) => {
+        const total = report.backends[i]!.conntrack;
+        if (total) addConntrackTally(total, t);
+      });
+      if (step.error) this.logger.warn("conntrack failed", { netns: name, error: step.error.message });
+      if (step.tally.matched > 0)
+        this.logger.info("deleted conntrack entries", {
+          netns: name,
+          deleted: step.tally.deleted,
+          failed: step.tally.failed,
+        });
+    } catch (err) {
+      if (isFatalNetnsError(err)) throw err;
+      const e = asError(err);
+      result.conntrack = emptyConntrackTally();
+      result.conntrackError = { name: e.name, message: e.message };
+      this.logger.warn("conntrack failed", { netns: name, error: e.message });
+    }
+  }
+}
+
+/** Options of one terminate() or terminateMany() call. */
+export interface TerminateOptions {
+  /**
+   * Checked before each namespace and each destroy write: once aborted, nothing more is sent and
+   * AbortError is thrown with the report so far (the namespace in progress included).
+   */
+  signal?: AbortSignalLike;
+}
+
+/** A one-backend batch report as terminate() reports it. */
+function singleReport(batch: BatchTerminationReport): TerminationReport {
+  const { backends, namespaces, ...common } = batch;
+  return {
+    backend: backends[0]!.backend,
+    namespaces: namespaces.map(({ backends: _, ...n }) => n),
+    ...common,
+  };
 }
 
 /** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */
@@ -350,11 +470,12 @@ function defaultSource(config: TerminatorConfig): NamespaceSource {
  */
 export function terminateUDPConnectionsToBackend(
   backend: string,
-  options: TerminatorConfig = {},
+  options: TerminatorConfig & TerminateOptions = {},
 ): TerminationReport {
   const target = parseBackend(backend);
-  return new BackendTerminator({ ...options, protocol: "udp" }).terminate({
-    address: target.address,
-    port: target.port,
-  });
+  const { signal, ...config } = options;
+  return new BackendTerminator({ ...config, protocol: "udp" }).terminate(
+    { address: target.address, port: target.port },
+    signal ? { signal } : {},
+  );
 }
