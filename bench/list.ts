@@ -11,7 +11,7 @@ import { writeInetDumpRequest } from "../src/diag/inet.js";
 import { align4, MessageWriter, NLMSG_DONE, NLMSG_ERROR } from "../src/netlink/index.js";
 import { fromPath, openNetlinkIn } from "../src/netns/index.js";
 import { listSockets } from "../src/sockets/index.js";
-import { fmt, row, timeFn, timeProcess, timeProcesses } from "./measure.js";
+import { fmt, row, timeFn, timeProcesses } from "./measure.js";
 import { CLI, udpScene } from "./scene.js";
 
 const TOTAL = 100_000;
@@ -60,7 +60,7 @@ export async function benchList(): Promise<string[]> {
 
     out.push("", "  output: writing the lines of those sockets, in-process (cost per socket)");
     const sockets = listSockets({ netns: path, protocols: ["udp"], families: ["inet"], states: ["all"] });
-    const display = { extended: false, memory: false, info: false, processes: false };
+    const display = { options: false, extended: false, memory: false, info: false, processes: false };
     const table = timeFn(() => renderTable(sockets, { display, header: true, netnsColumn: false }));
     out.push(row("table (ls)", fmt.perItem(table, sockets.length), "goal <= 1.5 us"));
     for (const format of ["json", "ndjson"] as const) {

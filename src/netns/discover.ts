@@ -22,6 +22,12 @@ export interface DiscoveredNetns {
 }
 
 /**
+ * What every report and output calls the namespace the caller runs in (its thread's at the time):
+ * a name no pin can collide with in practice, and the same in text and JSON.
+ */
+export const HOST_NETNS_NAME = "(host)";
+
+/**
  * What to call a discovered namespace: its pinned name, else "pid:N" of its first process (which
  * opens it again), else "net:[INODE]" as /proc shows it.
  */

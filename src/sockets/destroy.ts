@@ -7,7 +7,7 @@
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
-import { NetNS, openNetlinkIn } from "../netns/index.js";
+import { HOST_NETNS_NAME, NetNS, openNetlinkIn } from "../netns/index.js";
 import { SockdiagError } from "../sys/errors.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
@@ -106,7 +106,7 @@ function destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRepo
     destroyer?.flush(scan.conn);
   } catch (err) {
     if (!isNamespaceScoped(err)) throw err;
-    total.namespaceFailures.push({ netns: scan.target.label ?? "(host)", error: err });
+    total.namespaceFailures.push({ netns: scan.target.label ?? HOST_NETNS_NAME, error: err });
   } finally {
     destroyConn?.close();
     addReport(total, report);

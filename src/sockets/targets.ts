@@ -12,6 +12,7 @@ import {
   fromName,
   fromPath,
   fromPid,
+  HOST_NETNS_NAME,
   isFatalNetnsError,
   isVanishedNetns,
   type NetNS,
@@ -93,7 +94,7 @@ export function recordOrThrow(
   failures: NamespaceFailure[],
 ): void {
   if (selector !== "all" || target.netns === undefined || !isNamespaceScoped(err)) throw err;
-  failures.push({ netns: target.label ?? "(host)", error: err });
+  failures.push({ netns: target.label ?? HOST_NETNS_NAME, error: err });
 }
 
 /**

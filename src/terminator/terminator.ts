@@ -13,6 +13,7 @@ import {
   current,
   discoveredLabel,
   discoverNetns,
+  HOST_NETNS_NAME,
   isFatalNetnsError,
   isVanishedNetns,
   type NetNS,
@@ -252,7 +253,7 @@ export class BackendTerminator {
     const vanished: Error[] = [];
     try {
       if (signal?.aborted) throw new AbortError(signal);
-      if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
+      if (this.config.includeHost ?? true) this.visit(HOST_NETNS_NAME, undefined, run);
       if (!this.config.hostOnly) this.visitNamespaces(run, vanished);
     } catch (err) {
       if (err instanceof AbortError) {
