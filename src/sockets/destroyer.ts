@@ -13,7 +13,7 @@ import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
 import {
   collectErrors,
   MessageWriter,
-  type NetlinkSocket,
+  type NetlinkConnection,
   NetlinkTimeoutError,
   writeBarrier,
 } from "../netlink/index.js";
@@ -25,6 +25,7 @@ import {
   emptyReport,
   stopScope,
 } from "./destroy-report.js";
+import { AbortError, type AbortSignalLike } from "./errors.js";
 import { INET_PROTOCOLS } from "./protocols.js";
 
 /** Requests per write, by default. */
@@ -67,10 +68,11 @@ export class Destroyer {
    * each socket's outcome.
    */
   constructor(
-    private readonly connect: () => NetlinkSocket,
+    private readonly connect: () => NetlinkConnection,
     queueBytes: number,
     batchSize = DEFAULT_BATCH_SIZE,
     private readonly onOutcome?: OutcomeListener,
+    private readonly signal?: AbortSignalLike,
   ) {
     const room = Math.max(1, Math.floor(queueBytes / ANSWER_BYTES));
     this.batchSize = Math.max(1, Math.min(Math.floor(batchSize) || 1, room));
@@ -100,8 +102,9 @@ export class Destroyer {
    * request of each protocol goes alone: if the kernel refuses it for a reason that holds for the
    * others too (EPERM, EOPNOTSUPP), they are never sent, only counted as skipped.
    */
-  flush(conn: NetlinkSocket = this.connect()): void {
+  flush(conn: NetlinkConnection = this.connect()): void {
     while (this.pending.length > 0) {
+      if (this.signal?.aborted) this.abort();
       let n = 1;
       if (this.probed.has(this.pending[0]!.protocol)) {
         while (n < this.pending.length && this.probed.has(this.pending[n]!.protocol)) n++;
@@ -118,7 +121,16 @@ export class Destroyer {
     }
   }
 
-  private send(conn: NetlinkSocket, batch: readonly InetSocket[]): void {
+  /** Stop before the next write: what is queued is skipped, the report says so, AbortError goes up. */
+  private abort(): never {
+    for (const s of this.pending.splice(0)) this.skip(s);
+    const reason = "aborted by the caller's signal";
+    if (!this.report.stops.some((s) => s.code === "ABORT_ERR"))
+      this.report.stops.push({ protocol: undefined, code: "ABORT_ERR", reason });
+    throw new AbortError(this.signal);
+  }
+
+  private send(conn: NetlinkConnection, batch: readonly InetSocket[]): void {
     const w = this.writer.reset();
     const firstSeq = conn.nextSeq();
     for (let i = 0; i < batch.length; i++) {

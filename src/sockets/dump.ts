@@ -4,14 +4,14 @@
  * each socket costs one object reading its fields from that copy.
  */
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
-import type { InetSocket, Socket } from "../diag/socket.js";
+import { AddressTexts, type InetSocket, type Socket } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import {
   DumpCursor,
   MessageWriter,
+  type NetlinkConnection,
   NetlinkError,
   NetlinkProtocolError,
-  type NetlinkSocket,
 } from "../netlink/index.js";
 import { Errno } from "../sys/errors.js";
 import { UnsupportedProtocolError } from "./errors.js";
@@ -96,7 +96,7 @@ export class Dumper {
   /** Set when a stream was closed before its end: its answer is still queued on the connection. */
   private unread = false;
 
-  constructor(readonly conn: NetlinkSocket) {}
+  constructor(readonly conn: NetlinkConnection) {}
 
   /** Send one inet dump request and return its answer as a stream. */
   inet(dump: InetDump, options: DumpOptions): SocketStream {
@@ -113,6 +113,7 @@ export class Dumper {
       protocol: dump.protocol,
       attributes: options.attributes || dump.protocol === "raw",
       netns: options.netns,
+      texts: new AddressTexts(),
     };
     const { predicate } = options;
     return this.start(seq, dump.protocol, (buf, o, len) => {

@@ -1,11 +1,16 @@
 export { AddressError, type Backend, type BackendProtocol, parseBackend } from "./backend.js";
+export type { BackendName, Tally } from "./backend-set.js";
 export {
+  type BackendResult,
   BackendTerminator,
+  type BatchNamespaceResult,
+  type BatchTerminationReport,
   type Logger,
   type NamespaceEntry,
   type NamespaceResult,
   type NamespaceSource,
   type SocketsDestroyer,
+  type TerminateOptions,
   type TerminationReport,
   type TerminatorConfig,
   terminateUDPConnectionsToBackend,
