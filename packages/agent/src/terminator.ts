@@ -1,17 +1,12 @@
 /**
  * The agent's terminating collaborator: a batch of removed backends in, one pass over the host and
  * every namespace, a summed outcome out. The agent depends on the `Terminator` interface only;
- * `libraryTerminator` is the real one, over sockdiag's BackendTerminator.
+ * `libraryTerminator` is the real one, over sockdiag/promises' BackendTerminator.
  */
 import { existsSync } from "node:fs";
-import {
-  allNetns,
-  BackendTerminator,
-  discoverNetns,
-  type NamespaceSource,
-  type TerminationReport,
-} from "sockdiag";
-import type { AgentBackend, AgentProtocol } from "./backend.js";
+import type { BatchTerminationReport } from "sockdiag";
+import { BackendTerminator } from "sockdiag/promises";
+import type { AgentBackend } from "./backend.js";
 import { DEFAULT_NETNS_DIRS } from "./options.js";
 
 /** Socket counts: matched = destroyed + gone + failed + skipped. */
@@ -74,41 +69,29 @@ export function emptyOutcome(): BatchOutcome {
   };
 }
 
-/** The real terminator, over sockdiag's BackendTerminator. */
+/**
+ * The real terminator: sockdiag/promises' BackendTerminator#terminateMany, run on the library's
+ * worker thread, one pass per batch (one dump per namespace, protocol and family for all its
+ * backends). Default pin directories are looked at where they exist when the batch starts.
+ */
 export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
-  const terminators = new Map<AgentProtocol, BackendTerminator>();
-  const forProtocol = (protocol: AgentProtocol): BackendTerminator => {
-    let t = terminators.get(protocol);
-    if (!t) {
-      t = new BackendTerminator({
-        protocol,
-        dryRun: config.dryRun,
-        namespaces: () => namespaceSource(config),
-      });
-      terminators.set(protocol, t);
-    }
-    return t;
-  };
   return {
     async terminate(backends) {
-      const outcome = emptyOutcome();
-      for (const b of backends) {
-        const report = forProtocol(b.protocol).terminate({ address: b.address, port: b.port });
-        addReport(outcome, report);
-      }
-      return outcome;
+      if (backends.length === 0) return emptyOutcome();
+      const terminator = new BackendTerminator({
+        netnsDirs: config.netnsDirs ?? DEFAULT_NETNS_DIRS.filter((d) => existsSync(d)),
+        discover: config.discover,
+        dryRun: config.dryRun,
+      });
+      return outcomeOf(await terminator.terminateMany(backends));
     },
   };
 }
 
-function addReport(outcome: BatchOutcome, report: TerminationReport): void {
-  const s = outcome.sockets;
-  s.matched += report.total.matched;
-  s.destroyed += report.total.destroyed;
-  s.gone += report.total.gone;
-  s.failed += report.total.failed;
-  s.skipped += report.total.skipped;
-  outcome.namespaces.visited += report.namespaces.length;
+function outcomeOf(report: BatchTerminationReport): BatchOutcome {
+  const outcome = emptyOutcome();
+  Object.assign(outcome.sockets, report.total);
+  outcome.namespaces.visited = report.namespaces.length;
   for (const n of report.namespaces) {
     if (n.error) {
       outcome.namespaces.failed++;
@@ -118,24 +101,5 @@ function addReport(outcome: BatchOutcome, report: TerminationReport): void {
   }
   for (const e of report.sourceErrors) outcome.errors.push({ message: e.message });
   if (report.unsupported) outcome.unsupported = report.unsupported;
-}
-
-function namespaceSource(config: LibraryTerminatorConfig): NamespaceSource {
-  const dirs = config.netnsDirs ?? DEFAULT_NETNS_DIRS.filter((d) => existsSync(d));
-  if (!config.discover) {
-    const pinned = allNetns({ dirs });
-    return {
-      errors: pinned.errors,
-      *[Symbol.iterator]() {
-        for (const { name, netns } of pinned) yield { name, netns };
-      },
-    };
-  }
-  const found = discoverNetns({ dirs });
-  return {
-    errors: found.errors,
-    *[Symbol.iterator]() {
-      for (const { name, pids, netns } of found) yield { name: name ?? `pid ${pids[0]}`, netns };
-    },
-  };
+  return outcome;
 }
