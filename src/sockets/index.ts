@@ -1,9 +1,11 @@
 export {
   DestroyError,
   type DestroyQuery,
+  destroyInSteps,
   destroySocket,
   destroySockets,
   type NamespacedDestroyReport,
+  PredicateError,
 } from "./destroy.js";
 export type { DestroyFailure, DestroyOutcome, DestroyReport, DestroyStop } from "./destroy-report.js";
 export { QueryError, UnsupportedProtocolError } from "./errors.js";

@@ -14,8 +14,9 @@ import {
   type DestroyReport,
   type DestroyStop,
   destroySockets,
-  type NamespaceFailure,
+  type NamespacedDestroyReport,
   type NetnsSelector,
+  PredicateError,
   QueryError,
 } from "../sockets/index.js";
 import {
@@ -86,6 +87,11 @@ export interface TerminationReport {
   total: { matched: number; destroyed: number; gone: number; failed: number; skipped: number };
   /** Namespace-source errors: unreadable directory, an entry that is not a namespace, ... */
   sourceErrors: { name: string; message: string }[];
+  /**
+   * What the logger or onNamespace threw. A callback's exception never ends the walk nor fails a
+   * namespace; it is kept here (and does not change `ok`).
+   */
+  callbackErrors: { name: string; message: string }[];
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
   /**
@@ -131,6 +137,7 @@ export class BackendTerminator {
       namespaces: [],
       total: { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 },
       sourceErrors: [],
+      callbackErrors: [],
       ok: true,
     };
     const query = this.queryFor(target, protocol);
@@ -166,7 +173,8 @@ export class BackendTerminator {
     const errors = [...(source?.errors ?? []), ...broken];
     report.sourceErrors = errors.map((e) => ({ name: e.name, message: e.message }));
     vanished.push(...errors.filter(isVanishedNetns));
-    for (const e of report.sourceErrors) this.logger.warn("namespace source error", { error: e.message });
+    for (const e of report.sourceErrors)
+      this.log(report, "warn", "namespace source error", { error: e.message });
   }
 
   private visit(
@@ -179,41 +187,59 @@ export class BackendTerminator {
     if (report.unsupported) {
       result.skipped = true;
     } else {
+      let outcome: NamespacedDestroyReport | undefined;
       try {
-        const { namespaceFailures, ...r } = this.destroy(
-          netns === undefined ? query : { ...query, netns },
-        ) as DestroyReport & {
-          namespaceFailures?: NamespaceFailure[];
-        };
+        outcome = this.destroy(netns === undefined ? query : { ...query, netns }) as NamespacedDestroyReport;
+      } catch (err) {
+        if (isFatalNetnsError(err)) throw err;
+        // A predicate that threw still leaves the counts of what was destroyed before it.
+        if (err instanceof PredicateError) outcome = err.report;
+        const e = asError(err);
+        result.error = { name: e.name, message: e.message };
+      }
+      if (outcome) {
+        const { namespaceFailures, ...r } = outcome;
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
         const failure = namespaceFailures?.[0];
-        if (failure) {
+        if (failure && !result.error)
           result.error = { name: failure.error.name, message: failure.error.message };
-          this.logger.warn("namespace failed", { netns: name, error: failure.error.message });
-        }
-        report.total.matched += r.matched;
-        report.total.destroyed += r.destroyed;
-        report.total.gone += r.gone;
-        report.total.failed += r.failed.length;
-        report.total.skipped += r.skipped;
+        addTotals(report.total, r);
         const unsupported = r.stops.find(isKernelUnsupported);
         if (unsupported) report.unsupported = unsupported.reason;
-        if (r.matched > 0)
-          this.logger.info("terminated sockets", {
-            netns: name,
-            destroyed: r.destroyed,
-            failed: r.failed.length,
-          });
-      } catch (err) {
-        if (isFatalNetnsError(err)) throw err;
-        const e = asError(err);
-        result.error = { name: e.name, message: e.message };
-        this.logger.warn("namespace failed", { netns: name, error: e.message });
       }
+      if (result.error)
+        this.log(report, "warn", "namespace failed", { netns: name, error: result.error.message });
+      else if (result.report && result.report.matched > 0)
+        this.log(report, "info", "terminated sockets", {
+          netns: name,
+          destroyed: result.report.destroyed,
+          failed: result.report.failed.length,
+        });
     }
     report.namespaces.push(result);
-    this.config.onNamespace?.(result, report.namespaces.length - 1);
+    const onNamespace = this.config.onNamespace;
+    if (onNamespace) this.callSafely(report, () => onNamespace(result, report.namespaces.length - 1));
+  }
+
+  private log(
+    report: TerminationReport,
+    level: "info" | "warn",
+    message: string,
+    fields: Record<string, unknown>,
+  ): void {
+    this.callSafely(report, () => this.logger[level](message, fields));
+  }
+
+  /** Run a caller's callback: what it throws is reported, and never stops the walk. */
+  private callSafely(report: TerminationReport, callback: () => void): void {
+    try {
+      callback();
+    } catch (err) {
+      if (isFatalNetnsError(err)) throw err;
+      const e = asError(err);
+      report.callbackErrors.push({ name: e.name, message: e.message });
+    }
   }
 
   private queryFor(target: ParsedBackend, protocol: BackendProtocol): DestroyQuery {
@@ -233,6 +259,14 @@ export class BackendTerminator {
       dryRun: Boolean(this.config.dryRun),
     };
   }
+}
+
+function addTotals(total: TerminationReport["total"], r: DestroyReport): void {
+  total.matched += r.matched;
+  total.destroyed += r.destroyed;
+  total.gone += r.gone;
+  total.failed += r.failed.length;
+  total.skipped += r.skipped;
 }
 
 /** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */
