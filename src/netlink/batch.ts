@@ -4,29 +4,26 @@
  * answered and a final barrier marks the end (writeBarrier + collectErrors).
  */
 
-import type { NetlinkSocket } from "./connection.js";
-import { align4, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_NOOP } from "./constants.js";
-import { NetlinkProtocolError } from "./errors.js";
+import type { NetlinkConnection } from "./connection.js";
+import { NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NLMSG_NOOP } from "./constants.js";
+import { MessageReader } from "./reader.js";
 import type { MessageWriter } from "./writer.js";
 
 /**
  * Receive answers (NLMSG_ERROR messages: an ack, error 0, or a failure) and hand each one's sequence
- * number and errno to `answer` until it returns true. Throws NetlinkProtocolError on a malformed
- * message, NetlinkTimeoutError / SysError from the socket.
+ * number and errno to `answer` until it returns true. Other messages are skipped. Throws
+ * NetlinkProtocolError on a malformed message, NetlinkTimeoutError / SysError from the connection.
  */
-function readAnswers(conn: NetlinkSocket, op: string, answer: (seq: number, errno: number) => boolean): void {
-  const b = conn.recvBuf;
+function readAnswers(
+  conn: NetlinkConnection,
+  op: string,
+  answer: (seq: number, errno: number) => boolean,
+): void {
+  const r = new MessageReader();
   for (;;) {
-    const end = conn.receive(op);
-    for (let o = 0; o < end; ) {
-      const len = end - o >= NLMSG_HDRLEN ? b.readUInt32LE(o) : 0;
-      if (len < NLMSG_HDRLEN || o + len > end) {
-        throw new NetlinkProtocolError(`${op}: malformed netlink message at byte ${o} (length ${len})`);
-      }
-      if (b.readUInt16LE(o + 4) === NLMSG_ERROR && len >= NLMSG_HDRLEN + 4) {
-        if (answer(b.readUInt32LE(o + 8), -b.readInt32LE(o + NLMSG_HDRLEN) | 0)) return;
-      }
-      o += align4(len);
+    r.reset(conn.recvBuf, conn.receive(op), op);
+    while (r.next()) {
+      if (r.type === NLMSG_ERROR && answer(r.seq, r.errno())) return;
     }
   }
 }
@@ -38,7 +35,7 @@ function readAnswers(conn: NetlinkSocket, op: string, answer: (seq: number, errn
  * answering; the caller knows from its own bookkeeping which requests were not acked.
  */
 export function collectAcks(
-  conn: NetlinkSocket,
+  conn: NetlinkConnection,
   firstSeq: number,
   count: number,
   op: string,
@@ -76,7 +73,7 @@ export function writeBarrier(w: MessageWriter, seq: number): void {
  * caller cannot know which requests failed and must not count them as done.
  */
 export function collectErrors(
-  conn: NetlinkSocket,
+  conn: NetlinkConnection,
   firstSeq: number,
   count: number,
   barrierSeq: number,

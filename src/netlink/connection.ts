@@ -1,8 +1,10 @@
 /**
- * NetlinkSocket: one netlink socket of one protocol, with a reused receive buffer, a receive
- * timeout so no call can hang, and the checks every answer must pass (sender is the kernel,
- * nothing truncated). A netlink socket belongs for life to the network namespace of the thread that
- * created it; netns/ opens sockets inside other namespaces by calling `open` there.
+ * The netlink connection: the interface every request above this layer goes through (dumps,
+ * batches, any netlink protocol), and NetlinkSocket, the real one — a socket of one protocol with a
+ * reused receive buffer, a receive timeout so no call can hang, and the checks every answer must
+ * pass (sender is the kernel, nothing truncated). A netlink socket belongs for life to the network
+ * namespace of the thread that created it; netns/ opens sockets inside other namespaces by calling
+ * `open` there. Tests put a fake behind the interface.
  */
 
 import { Errno, SysError } from "../sys/errors.js";
@@ -25,6 +27,29 @@ import {
 } from "../sys/socket.js";
 import { NETLINK_CAP_ACK, SOL_NETLINK } from "./constants.js";
 import { NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
+
+/**
+ * NetlinkConnection is what a request needs from a netlink socket: sequence numbers, a write, and
+ * receives into one reused buffer. The owner closes it.
+ */
+export interface NetlinkConnection extends Disposable {
+  /** The reused receive buffer: each receive overwrites it from byte 0. */
+  readonly recvBuf: Buffer;
+  /** How many bytes of answers can wait to be read before the kernel drops them (ENOBUFS). */
+  readonly receiveQueueBytes: number;
+  /** The next request sequence number. */
+  nextSeq(): number;
+  /** Send bytes [0, len) of `buf` (one or more complete messages) in one write. */
+  send(buf: Buffer, len: number): void;
+  /**
+   * Receive one datagram into recvBuf and return its length. Throws NetlinkTimeoutError when
+   * nothing arrives in time, NetlinkProtocolError for a datagram that did not fit, SysError
+   * otherwise (ENOBUFS: answers were dropped).
+   */
+  receive(op: string): number;
+  /** Close the connection. Idempotent. */
+  close(): void;
+}
 
 /** Options for NetlinkSocket.open. */
 export interface NetlinkOptions {
@@ -50,7 +75,7 @@ function kernelAddress(): Buffer {
  * NetlinkSocket.open (or netns openNetlinkIn for another namespace); the caller owns it and closes
  * it (or declares it with `using`).
  */
-export class NetlinkSocket implements Disposable {
+export class NetlinkSocket implements NetlinkConnection {
   /** The socket's file descriptor; owned by this object. */
   readonly fd: number;
   /** The reused receive buffer: message views handed out are valid until the next receive. */

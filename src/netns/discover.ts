@@ -21,6 +21,14 @@ export interface DiscoveredNetns {
   netns: NetNS;
 }
 
+/**
+ * What to call a discovered namespace: its pinned name, else "pid:N" of its first process (which
+ * opens it again), else "net:[INODE]" as /proc shows it.
+ */
+export function discoveredLabel(found: DiscoveredNetns): string {
+  return found.name ?? (found.pids.length > 0 ? `pid:${found.pids[0]}` : `net:[${found.netns.ino}]`);
+}
+
 /** What the scan learnt about one namespace before opening it. */
 interface Sighting {
   dev: number;

@@ -3,7 +3,7 @@
  * without the calling thread staying there, pinning like `ip netns`, and finding namespaces.
  */
 export { type CreateOptions, create } from "./create.js";
-export { type DiscoveredNetns, discoverNetns } from "./discover.js";
+export { type DiscoveredNetns, discoveredLabel, discoverNetns } from "./discover.js";
 export { openNetlinkIn, runIn, ThreadNetns, type ThreadSyscalls, threadNetns } from "./enter.js";
 export {
   InvalidNetnsNameError,

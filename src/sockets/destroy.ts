@@ -6,7 +6,7 @@
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
-import type { NetlinkSocket } from "../netlink/index.js";
+import type { NetlinkConnection } from "../netlink/index.js";
 import { type NetNS, openNetlinkIn } from "../netns/index.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
@@ -140,8 +140,8 @@ function abortReason(signal: AbortSignal): string {
 function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyReport): Generator<void> {
   const { predicate, onOutcome, dryRun, signal } = query;
   // A second socket only if a batch fills while the dump runs; the last batch goes on the dump's own.
-  let destroyConn: NetlinkSocket | undefined;
-  const connect = (): NetlinkSocket => {
+  let destroyConn: NetlinkConnection | undefined;
+  const connect = (): NetlinkConnection => {
     destroyConn ??= scan.openAnother();
     return destroyConn;
   };

@@ -20,7 +20,7 @@ import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
 import {
   collectErrors,
   MessageWriter,
-  type NetlinkSocket,
+  type NetlinkConnection,
   NetlinkTimeoutError,
   writeBarrier,
 } from "../netlink/index.js";
@@ -80,7 +80,7 @@ export class Destroyer {
    * each socket's outcome.
    */
   constructor(
-    private readonly connect: () => NetlinkSocket,
+    private readonly connect: () => NetlinkConnection,
     queueBytes: number,
     batchSize = DEFAULT_BATCH_SIZE,
     private readonly onOutcome?: OutcomeListener,
@@ -113,7 +113,7 @@ export class Destroyer {
    * request of each protocol goes alone: if the kernel refuses it for a reason that holds for the
    * others too (EPERM, EOPNOTSUPP), they are never sent, only counted as skipped.
    */
-  flush(conn: NetlinkSocket = this.connect()): void {
+  flush(conn: NetlinkConnection = this.connect()): void {
     while (this.pending.length > 0) {
       let n = 1;
       if (this.probed.has(this.pending[0]!.protocol)) {
@@ -138,7 +138,7 @@ export class Destroyer {
    * socket per group. When a round destroys none, those still listed fail (SHADOWED_MESSAGE).
    * Costs one listing per round: one when only closed sockets answered ENOENT, k for a group of k.
    */
-  settle(conn: NetlinkSocket, relist: (sink: (s: Socket) => void) => void): void {
+  settle(conn: NetlinkConnection, relist: (sink: (s: Socket) => void) => void): void {
     let progress = true;
     while (this.doubtful.size > 0) {
       const asked = this.doubtful;
@@ -188,7 +188,7 @@ export class Destroyer {
     if (!this.report.stops.some((s) => s.code === code)) this.report.stops.push({ code, reason });
   }
 
-  private send(conn: NetlinkSocket, batch: readonly InetSocket[]): void {
+  private send(conn: NetlinkConnection, batch: readonly InetSocket[]): void {
     const w = this.writer.reset();
     const firstSeq = conn.nextSeq();
     for (let i = 0; i < batch.length; i++) {

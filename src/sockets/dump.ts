@@ -9,9 +9,9 @@ import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import {
   DumpCursor,
   MessageWriter,
+  type NetlinkConnection,
   NetlinkError,
   NetlinkProtocolError,
-  type NetlinkSocket,
 } from "../netlink/index.js";
 import { Errno } from "../sys/errors.js";
 import { UnsupportedProtocolError } from "./errors.js";
@@ -96,7 +96,7 @@ export class Dumper {
   /** Set when a stream was closed before its end: its answer is still queued on the connection. */
   private unread = false;
 
-  constructor(readonly conn: NetlinkSocket) {}
+  constructor(readonly conn: NetlinkConnection) {}
 
   /** Send one inet dump request and return its answer as a stream. */
   inet(dump: InetDump, options: DumpOptions): SocketStream {

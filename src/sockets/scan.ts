@@ -4,7 +4,7 @@
  * from one.
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
-import type { NetlinkSocket } from "../netlink/index.js";
+import type { NetlinkConnection } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
 import { Dumper, type DumpOptions } from "./dump.js";
 import { compileIn } from "./filtering.js";
@@ -12,7 +12,7 @@ import type { QueryPlan } from "./query.js";
 import type { Target } from "./targets.js";
 
 export class Scan implements Disposable {
-  readonly conn: NetlinkSocket;
+  readonly conn: NetlinkConnection;
   readonly dumper: Dumper;
   readonly options: DumpOptions;
 
@@ -36,7 +36,7 @@ export class Scan implements Disposable {
   }
 
   /** Another netlink socket in the same namespace; the caller owns it. */
-  openAnother(): NetlinkSocket {
+  openAnother(): NetlinkConnection {
     return openNetlinkIn(this.target.netns, NETLINK_SOCK_DIAG);
   }
 

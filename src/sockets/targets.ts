@@ -7,6 +7,7 @@ import { FilterResolveError } from "../filter/index.js";
 import { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "../netlink/index.js";
 import {
   current,
+  discoveredLabel,
   discoverNetns,
   fromName,
   fromPath,
@@ -108,10 +109,7 @@ function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure
     for (; reported < found.errors.length; reported++)
       failures.push(namespaceFailureOf(found.errors[reported]!));
     if (ns.netns.equals(self)) continue;
-    yield {
-      netns: ns.netns,
-      label: ns.name ?? (ns.pids.length > 0 ? `pid:${ns.pids[0]}` : `net:[${ns.netns.ino}]`),
-    };
+    yield { netns: ns.netns, label: discoveredLabel(ns) };
   }
   for (; reported < found.errors.length; reported++)
     failures.push(namespaceFailureOf(found.errors[reported]!));

@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import {
   collectAcks,
   DumpCursor,
+  type NetlinkConnection,
   NetlinkError,
   NetlinkProtocolError,
   NetlinkSocket,
@@ -28,6 +29,7 @@ import {
   socketCookie,
 } from "../../src/sys/socket.js";
 import { INET_DIAG_REQ_V2, nlmsg, pack, type Values } from "../diag/layout.js";
+import { CountingConnection } from "../kit/fake-netlink.js";
 import { sockaddrIn } from "../kit/sockaddr.js";
 
 const NETLINK_SOCK_DIAG = 4;
@@ -41,7 +43,7 @@ function dumpRequest(seq: number, family: number, protocol: number): Buffer {
 }
 
 /** Send a UDP/IPv4 dump on `conn` and return its cursor. */
-function dumpUdp(conn: NetlinkSocket): DumpCursor {
+function dumpUdp(conn: NetlinkConnection): DumpCursor {
   const seq = conn.nextSeq();
   const req = dumpRequest(seq, AF_INET, IPPROTO_UDP);
   conn.send(req, req.length);
@@ -50,17 +52,6 @@ function dumpUdp(conn: NetlinkSocket): DumpCursor {
 
 /** The cookie of the inet_diag_msg under the cursor (id.idiag_cookie at payload byte 44, low word first). */
 const cookieOf = (c: DumpCursor) => c.buf.readBigUInt64LE(c.offset + 44);
-
-/** Count the datagrams `conn` receives from now on. */
-function countReceives(conn: NetlinkSocket): { count: number } {
-  const counter = { count: 0 };
-  const receive = conn.receive.bind(conn);
-  conn.receive = (op: string) => {
-    counter.count++;
-    return receive(op);
-  };
-  return counter;
-}
 
 function localPort(fd: number): number {
   const b = Buffer.alloc(16);
@@ -89,9 +80,9 @@ describe("NetlinkSocket, DumpCursor and collectAcks against the kernel", () => {
   });
 
   test(`a dump of ${SOCKETS}+ sockets spans several receives and returns every one`, () => {
-    const receives = countReceives(conn);
+    const counted = new CountingConnection(conn);
     const seen = new Set<bigint>();
-    const cursor = dumpUdp(conn);
+    const cursor = dumpUdp(counted);
     let messages = 0;
     while (cursor.next()) {
       assert.equal(cursor.type, 20, "SOCK_DIAG_BY_FAMILY");
@@ -102,7 +93,7 @@ describe("NetlinkSocket, DumpCursor and collectAcks against the kernel", () => {
     assert.equal(seen.size, messages, "no socket twice");
     const missing = [...cookies].filter((c) => !seen.has(c));
     assert.deepEqual(missing, [], `${missing.length} of our ${SOCKETS} sockets missing`);
-    assert.ok(receives.count > 3, `${receives.count} receives`);
+    assert.ok(counted.receives > 3, `${counted.receives} receives`);
     assert.equal(cursor.next(), false, "a finished cursor stays finished");
   });
 

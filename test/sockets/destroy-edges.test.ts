@@ -1,13 +1,10 @@
 /**
  * Edges of destroying: a socket listed in another namespace is destroyed there (by its label), a
  * predicate that throws ends a run over every namespace instead of being taken for one namespace's
- * failure, and a batch never outgrows what the receive queue can hold.
+ * failure.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { NETLINK_SOCK_DIAG } from "../../src/diag/constants.js";
-import { NetlinkSocket } from "../../src/netlink/index.js";
-import { Destroyer } from "../../src/sockets/destroyer.js";
 import { destroySocket, destroySockets, listSockets, PredicateError } from "../../src/sockets/index.js";
 import { describeAsRoot, startUdpScene, type UdpScene } from "../kit/index.js";
 
@@ -60,22 +57,6 @@ describeAsRoot("destroy edges", () => {
         );
         return true;
       },
-    );
-  });
-
-  test("a batch is capped by what the receive queue can hold if every request fails", () => {
-    using small = NetlinkSocket.open(NETLINK_SOCK_DIAG, { receiveQueueBytes: 64 * 1024 });
-    const capped = new Destroyer(() => small, small.receiveQueueBytes, 100_000) as unknown as {
-      batchSize: number;
-    };
-    assert.ok(
-      capped.batchSize >= 1 && capped.batchSize * 1024 <= small.receiveQueueBytes,
-      String(capped.batchSize),
-    );
-    using big = NetlinkSocket.open(NETLINK_SOCK_DIAG);
-    assert.equal(
-      (new Destroyer(() => big, big.receiveQueueBytes, 256) as unknown as { batchSize: number }).batchSize,
-      256,
     );
   });
 });
