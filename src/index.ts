@@ -43,5 +43,5 @@ export {
   runIn,
 } from "./netns/index.js";
 export * from "./sockets/index.js";
-export { SysError } from "./sys/errors.js";
+export { SockdiagError, SysError } from "./sys/errors.js";
 export * from "./terminator/index.js";

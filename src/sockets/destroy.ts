@@ -7,11 +7,12 @@
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
-import { type NetNS, openNetlinkIn } from "../netns/index.js";
+import { NetNS, openNetlinkIn } from "../netns/index.js";
+import { SockdiagError } from "../sys/errors.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper } from "./dump.js";
-import { QueryError } from "./errors.js";
+import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./errors.js";
 import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { Scan } from "./scan.js";
@@ -27,8 +28,8 @@ export interface DestroyQuery extends NamespacedQuery {
   predicate?: (socket: Socket) => boolean;
   /**
    * Allow a query without a filter and without a predicate, which destroys every socket of its
-   * protocols and states. Without it, such a query throws QueryError: an empty selection never
-   * means "everything" by accident.
+   * protocols and states. Without it, such a query throws QueryError before anything is sent: an
+   * empty selection never means "everything" by accident.
    */
   all?: boolean;
   /** Find and count, destroy nothing. */
@@ -38,11 +39,11 @@ export interface DestroyQuery extends NamespacedQuery {
   /** Told the outcome of every matched socket, as it happens (for printing what was destroyed). */
   onOutcome?: OutcomeListener;
   /**
-   * Checked between batches: once aborted, nothing more is sent; what was queued is `skipped`, with
-   * a `stops` entry ECANCELED giving the signal's reason. A synchronous run only sees an abort made
-   * by its own callbacks; destroyInSteps lets an event loop turn between batches.
+   * Checked before every write and between receive batches: once aborted, no further request is
+   * sent (the batch in flight is finished) and AbortError is thrown with the report of what was
+   * done. A synchronous caller's own thread cannot abort it; destroyInSteps lets an event loop turn.
    */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /** A destroy report that also says which namespaces could not be visited (netns "all"). */
@@ -54,8 +55,9 @@ export interface NamespacedDestroyReport extends DestroyReport {
  * PredicateError: the caller's predicate threw (`cause`), which ends a destroy run. `report` holds
  * what was done before, balanced: the sockets queued but not sent are `skipped` (stops ECANCELED).
  */
-export class PredicateError extends Error {
+export class PredicateError extends SockdiagError {
   override readonly name = "PredicateError";
+  override readonly code = "ERR_SOCKDIAG_PREDICATE";
   constructor(
     readonly report: NamespacedDestroyReport,
     cause: unknown,
@@ -76,7 +78,8 @@ export class PredicateError extends Error {
  * `namespaceFailures`, with the counts of what was done before it. Throws QueryError /
  * FilterSyntaxError before sending anything when the query is wrong — also for a query that would
  * destroy everything without `all: true`; for a single namespace, the errors of opening it
- * (NetnsError) and of compiling the filter there; PredicateError when the predicate throws.
+ * (NetnsError) and of compiling the filter there; PredicateError when the predicate throws;
+ * AbortError when the signal aborts.
  */
 export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
   const run = destroyInSteps(query);
@@ -87,10 +90,10 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
 }
 
 /**
- * destroySockets one step at a time: the generator pauses after each receive batch of the dump and
- * each batch of destroys, and returns the report. A caller that awaits between steps keeps its
- * event loop (signal handlers, timers) running; abort `query.signal` to stop. The query is checked
- * when the first step runs.
+ * destroySockets one step at a time: the generator pauses after each receive batch of the dump
+ * (and the batches of destroys it filled), and returns the report. A caller that awaits between
+ * steps keeps its event loop (signal handlers, timers) running, and may abort `query.signal` there.
+ * The query is checked when the first step runs.
  */
 export function* destroyInSteps(query: DestroyQuery): Generator<void, NamespacedDestroyReport, void> {
   const plan = planQuery(query);
@@ -102,15 +105,22 @@ export function* destroyInSteps(query: DestroyQuery): Generator<void, Namespaced
     );
   }
   const total: NamespacedDestroyReport = { ...emptyReport(Boolean(query.dryRun)), namespaceFailures: [] };
-  for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
-    if (query.signal?.aborted) break;
-    try {
-      using scan = new Scan(target, plan);
-      yield* destroyIn(scan, query, total);
-    } catch (err) {
-      if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause);
-      recordOrThrow(query.netns, target, err, total.namespaceFailures);
+  const { signal } = query;
+  try {
+    throwIfAborted(signal);
+    for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
+      try {
+        using scan = new Scan(target, plan);
+        yield* destroyIn(scan, query, total);
+      } catch (err) {
+        if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause);
+        recordOrThrow(query.netns, target, err, total.namespaceFailures);
+      }
+      throwIfAborted(signal);
     }
+  } catch (err) {
+    if (err instanceof AbortError) err.report = total;
+    throw err;
   }
   return total;
 }
@@ -128,11 +138,6 @@ function approves(predicate: (socket: Socket) => boolean, socket: Socket): boole
   }
 }
 
-function abortReason(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
-  return `stopped: ${reason instanceof Error ? reason.message : String(reason ?? "aborted")}`;
-}
-
 /**
  * destroySockets in one namespace, adding what it did to `total` — also when it fails half way, so
  * that no matched socket goes uncounted.
@@ -147,7 +152,13 @@ function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRep
   };
   const destroyer = dryRun
     ? undefined
-    : new Destroyer(connect, scan.conn.receiveQueueBytes, query.batchSize ?? DEFAULT_BATCH_SIZE, onOutcome);
+    : new Destroyer(
+        connect,
+        scan.conn.receiveQueueBytes,
+        query.batchSize ?? DEFAULT_BATCH_SIZE,
+        onOutcome,
+        signal,
+      );
   const report = destroyer?.report ?? emptyReport(true);
   const visit = (s: Socket) => {
     if (predicate && !approves(predicate, s)) return;
@@ -157,14 +168,13 @@ function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRep
   };
   try {
     for (const _ of scan.dumper.steps(scan.plan, scan.options, visit)) {
-      if (signal?.aborted) break;
+      if (signal?.aborted) destroyer ? destroyer.abort() : throwIfAborted(signal);
       yield;
     }
-    if (destroyer && !signal?.aborted) {
+    if (destroyer) {
       destroyer.flush(scan.conn);
       destroyer.settle(scan.conn, (sink) => scan.dumper.each(scan.plan, scan.options, sink));
     }
-    if (signal?.aborted) destroyer?.stop("ECANCELED", abortReason(signal));
   } catch (err) {
     if (err instanceof PredicateThrew) {
       const cause = err.cause instanceof Error ? err.cause.message : String(err.cause);
@@ -179,6 +189,15 @@ function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRep
     addReport(total, report);
   }
 }
+
+/** Options of destroySocket. */
+export interface DestroySocketOptions {
+  /** The namespace to destroy it in (default: the one the socket was listed in). */
+  netns?: NetNS | undefined;
+  /** Already aborted: nothing is sent (AbortError). */
+  signal?: AbortSignalLike | undefined;
+}
+
 /**
  * Destroy exactly `socket` (as listed: its family, protocol and full id including the cookie), in
  * the namespace it was listed in: `netns` when given, else the one its `netns` label names, else
@@ -187,7 +206,10 @@ function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRep
  * the same 4-tuple (SO_REUSEPORT) stands in its way, which only destroying that one first resolves
  * — NetnsError when the namespace cannot be opened.
  */
-export function destroySocket(socket: Socket, netns?: NetNS): "destroyed" | "gone" {
+export function destroySocket(socket: Socket, options?: NetNS | DestroySocketOptions): "destroyed" | "gone" {
+  const { netns, signal } =
+    options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
+  throwIfAborted(signal);
   using labelled = netns === undefined && socket.netns !== undefined ? openLabel(socket.netns) : undefined;
   using conn = openNetlinkIn(netns ?? labelled, NETLINK_SOCK_DIAG);
   const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
@@ -205,11 +227,12 @@ export function destroySocket(socket: Socket, netns?: NetNS): "destroyed" | "gon
 }
 
 /** DestroyError: the kernel refused to destroy a socket. */
-export class DestroyError extends Error {
+export class DestroyError extends SockdiagError {
   override readonly name = "DestroyError";
   constructor(
     readonly errno: number,
-    readonly code: string,
+    /** The errno name the kernel answered, e.g. "EPERM". */
+    override readonly code: string,
     message: string,
   ) {
     super(`cannot destroy socket: ${code}: ${message}`);

@@ -32,6 +32,7 @@ import {
   emptyReport,
   stopScope,
 } from "./destroy-report.js";
+import { AbortError, type AbortSignalLike } from "./errors.js";
 import { INET_PROTOCOLS } from "./protocols.js";
 
 /** Requests per write, by default. */
@@ -84,6 +85,7 @@ export class Destroyer {
     queueBytes: number,
     batchSize = DEFAULT_BATCH_SIZE,
     private readonly onOutcome?: OutcomeListener,
+    private readonly signal?: AbortSignalLike,
   ) {
     const room = Math.max(1, Math.floor(queueBytes / ANSWER_BYTES));
     this.batchSize = Math.max(1, Math.min(Math.floor(batchSize) || 1, room));
@@ -115,6 +117,7 @@ export class Destroyer {
    */
   flush(conn: NetlinkConnection = this.connect()): void {
     while (this.pending.length > 0) {
+      if (this.signal?.aborted) this.abort();
       let n = 1;
       if (this.probed.has(this.pending[0]!.protocol)) {
         while (n < this.pending.length && this.probed.has(this.pending[n]!.protocol)) n++;
@@ -176,8 +179,8 @@ export class Destroyer {
   }
 
   /**
-   * Stop before sending more (an interruption): every socket still queued is skipped, with `reason`
-   * in `stops` once. Sockets answered ENOENT and not re-listed stay unverified: they fail with it.
+   * Stop before sending more: every socket still queued is skipped, with `reason` in `stops` once.
+   * Sockets answered ENOENT and not re-listed yet are unverified: they fail with the reason.
    */
   stop(code: string, reason: string): void {
     for (const s of this.pending.splice(0)) this.skip(s);
@@ -185,7 +188,14 @@ export class Destroyer {
       this.fail(s, Errno.ENOENT, `answered ENOENT, not verified: ${reason}`);
     this.doubtful.clear();
     this.stoppedAll = true;
-    if (!this.report.stops.some((s) => s.code === code)) this.report.stops.push({ code, reason });
+    if (!this.report.stops.some((s) => s.code === code))
+      this.report.stops.push({ protocol: undefined, code, reason });
+  }
+
+  /** Stop before the next write because the caller's signal aborted: stop(), then AbortError goes up. */
+  abort(): never {
+    this.stop("ABORT_ERR", "aborted by the caller's signal");
+    throw new AbortError(this.signal);
   }
 
   private send(conn: NetlinkConnection, batch: readonly InetSocket[]): void {

@@ -17,6 +17,8 @@ import {
   type NetNS,
 } from "../netns/index.js";
 import {
+  AbortError,
+  type AbortSignalLike,
   type DestroyOutcome,
   type DestroyQuery,
   type DestroyReport,
@@ -184,13 +186,14 @@ export class BackendTerminator {
    * NetnsPoisonedError when the thread could not return to its own namespace. Every other failure
    * is in the report.
    */
-  terminate(backend: Backend): TerminationReport {
-    const { backends, namespaces, ...common } = this.terminateMany([backend]);
-    return {
-      backend: backends[0]!.backend,
-      namespaces: namespaces.map(({ backends: _, ...n }) => n),
-      ...common,
-    };
+  terminate(backend: Backend, options: TerminateOptions = {}): TerminationReport {
+    try {
+      return singleReport(this.terminateMany([backend], options));
+    } catch (err) {
+      if (err instanceof AbortError && err.report)
+        err.report = singleReport(err.report as BatchTerminationReport);
+      throw err;
+    }
   }
 
   /**
@@ -200,7 +203,7 @@ export class BackendTerminator {
    * the first bad backend before touching anything; an empty list visits nothing. Other failures
    * as terminate().
    */
-  terminateMany(backends: readonly Backend[]): BatchTerminationReport {
+  terminateMany(backends: readonly Backend[], options: TerminateOptions = {}): BatchTerminationReport {
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
     const report: BatchTerminationReport = {
       backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
@@ -213,10 +216,21 @@ export class BackendTerminator {
     if (set.size === 0) return report;
     const veto = this.config.predicate;
     const query = set.query(veto && ((s) => s.family !== "unix" && veto(s)), Boolean(this.config.dryRun));
+    const { signal } = options;
+    if (signal) query.signal = signal;
     const run: Run = { set, query, report };
-    if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
     const vanished: Error[] = [];
-    if (!this.config.hostOnly) this.visitNamespaces(run, vanished);
+    try {
+      if (signal?.aborted) throw new AbortError(signal);
+      if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
+      if (!this.config.hostOnly) this.visitNamespaces(run, vanished);
+    } catch (err) {
+      if (err instanceof AbortError) {
+        report.ok = false;
+        err.report = report;
+      }
+      throw err;
+    }
     report.ok =
       report.total.failed === 0 &&
       report.sourceErrors.length === vanished.length &&
@@ -237,10 +251,11 @@ export class BackendTerminator {
       for (const { name, netns } of guarded(source, broken)) {
         // The host namespace may be pinned too (e.g. `ip netns attach host 1`): visit it once.
         if (netns.equals(host)) continue;
+        if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
         this.visit(name, netns, run);
       }
     } catch (err) {
-      if (isFatalNetnsError(err)) throw err;
+      if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
     }
     const errors = [...(source?.errors ?? []), ...broken];
@@ -262,18 +277,26 @@ export class BackendTerminator {
         if (i !== undefined) countOutcome(result.backends[i]!, outcome);
       };
       const query = { ...run.query, onOutcome, ...(netns === undefined ? {} : { netns }) };
-      let outcome: NamespacedDestroyReport | undefined;
+      let aborted: AbortError | undefined;
+      let answer: NamespacedDestroyReport | undefined;
       try {
-        outcome = this.destroy(query) as NamespacedDestroyReport;
+        answer = this.destroy(query) as NamespacedDestroyReport;
       } catch (err) {
         if (isFatalNetnsError(err)) throw err;
-        // A predicate that threw still leaves the counts of what was destroyed before it.
-        if (err instanceof PredicateError) outcome = err.report;
+        if (err instanceof AbortError) {
+          if (!err.report) throw err;
+          // Stopped part-way: what this namespace did so far is counted, then the stop goes up.
+          aborted = err;
+          answer = err.report as NamespacedDestroyReport;
+        } else if (err instanceof PredicateError) {
+          // A predicate that threw still leaves the counts of what was destroyed before it.
+          answer = err.report;
+        }
         const e = asError(err);
         result.error = { name: e.name, message: e.message };
       }
-      if (outcome) {
-        const { namespaceFailures, ...r } = outcome;
+      if (answer) {
+        const { namespaceFailures, ...r } = answer;
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
         const failure = namespaceFailures?.[0];
@@ -299,6 +322,10 @@ export class BackendTerminator {
           destroyed: result.report.destroyed,
           failed: result.report.failed.length,
         });
+      if (aborted) {
+        report.namespaces.push(result);
+        throw aborted;
+      }
     }
     report.namespaces.push(result);
     const onNamespace = this.config.onNamespace;
@@ -324,6 +351,25 @@ export class BackendTerminator {
       report.callbackErrors.push({ name: e.name, message: e.message });
     }
   }
+}
+
+/** Options of one terminate() or terminateMany() call. */
+export interface TerminateOptions {
+  /**
+   * Checked before each namespace and each destroy write: once aborted, nothing more is sent and
+   * AbortError is thrown with the report so far (the namespace in progress included).
+   */
+  signal?: AbortSignalLike;
+}
+
+/** A one-backend batch report as terminate() reports it. */
+function singleReport(batch: BatchTerminationReport): TerminationReport {
+  const { backends, namespaces, ...common } = batch;
+  return {
+    backend: backends[0]!.backend,
+    namespaces: namespaces.map(({ backends: _, ...n }) => n),
+    ...common,
+  };
 }
 
 /** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */
@@ -382,11 +428,12 @@ function defaultSource(config: TerminatorConfig): NamespaceSource {
  */
 export function terminateUDPConnectionsToBackend(
   backend: string,
-  options: TerminatorConfig = {},
+  options: TerminatorConfig & TerminateOptions = {},
 ): TerminationReport {
   const target = parseBackend(backend);
-  return new BackendTerminator({ ...options, protocol: "udp" }).terminate({
-    address: target.address,
-    port: target.port,
-  });
+  const { signal, ...config } = options;
+  return new BackendTerminator({ ...config, protocol: "udp" }).terminate(
+    { address: target.address, port: target.port },
+    signal ? { signal } : {},
+  );
 }
