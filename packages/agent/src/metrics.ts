@@ -19,7 +19,7 @@ export class AgentMetrics {
   });
   readonly conntrack = new Counter({
     name: `${PREFIX}conntrack_entries_total`,
-    help: "Conntrack entries of removed backends, by outcome (deleted, gone, failed)",
+    help: "Conntrack entries of removed backends, by outcome (deleted, gone, failed, skipped)",
     labelNames: ["outcome"] as const,
     registers: [this.registry],
   });
@@ -89,7 +89,8 @@ export class AgentMetrics {
     for (const k of ["destroyed", "gone", "failed", "skipped"] as const)
       this.sockets.inc({ outcome: k }, s[k]);
     const c = outcome.conntrack;
-    for (const k of ["deleted", "gone", "failed"] as const) this.conntrack.inc({ outcome: k }, c[k]);
+    for (const k of ["deleted", "gone", "failed", "skipped"] as const)
+      this.conntrack.inc({ outcome: k }, c[k]);
     this.namespacesVisited.inc(outcome.namespaces.visited);
     this.namespacesFailed.inc(outcome.namespaces.failed);
     this.batchDuration.observe(seconds);

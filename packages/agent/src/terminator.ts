@@ -18,12 +18,13 @@ export interface SocketCounts {
   skipped: number;
 }
 
-/** Conntrack counts: matched = deleted + gone + failed. */
+/** Conntrack counts: matched = deleted + gone + failed + skipped. */
 export interface ConntrackCounts {
   matched: number;
   deleted: number;
   gone: number;
   failed: number;
+  skipped: number;
 }
 
 /** One error of a batch: a namespace that failed, a socket that could not be destroyed, a source error. */
@@ -63,7 +64,7 @@ export interface LibraryTerminatorConfig {
 export function emptyOutcome(): BatchOutcome {
   return {
     sockets: { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 },
-    conntrack: { matched: 0, deleted: 0, gone: 0, failed: 0 },
+    conntrack: { matched: 0, deleted: 0, gone: 0, failed: 0, skipped: 0 },
     namespaces: { visited: 0, failed: 0 },
     errors: [],
   };
@@ -81,6 +82,7 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
       const terminator = new BackendTerminator({
         netnsDirs: config.netnsDirs ?? DEFAULT_NETNS_DIRS.filter((d) => existsSync(d)),
         discover: config.discover,
+        conntrack: config.conntrack,
         dryRun: config.dryRun,
       });
       return outcomeOf(await terminator.terminateMany(backends));
@@ -91,12 +93,13 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
 function outcomeOf(report: BatchTerminationReport): BatchOutcome {
   const outcome = emptyOutcome();
   Object.assign(outcome.sockets, report.total);
+  if (report.conntrack) Object.assign(outcome.conntrack, report.conntrack);
   outcome.namespaces.visited = report.namespaces.length;
   for (const n of report.namespaces) {
-    if (n.error) {
-      outcome.namespaces.failed++;
-      outcome.errors.push({ netns: n.netns, message: n.error.message });
-    }
+    if (n.error || n.conntrackError) outcome.namespaces.failed++;
+    if (n.error) outcome.errors.push({ netns: n.netns, message: n.error.message });
+    if (n.conntrackError)
+      outcome.errors.push({ netns: n.netns, message: `conntrack: ${n.conntrackError.message}` });
     for (const f of n.report?.failed ?? []) outcome.errors.push({ netns: n.netns, message: f.message });
   }
   for (const e of report.sourceErrors) outcome.errors.push({ message: e.message });

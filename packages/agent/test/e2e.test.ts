@@ -15,6 +15,7 @@ import {
   type TestAgent,
   type TestAgentOptions,
   udpSlice,
+  until,
 } from "./kit/index.js";
 
 const COALESCE_MS = 200;
@@ -64,6 +65,15 @@ describeAsRoot("sockdiag-agent end to end", () => {
     return { name, set };
   }
 
+  /** Clients see ECONNABORTED while the batch is still running: its counts come when it ends. */
+  async function batchesDone(t: TestAgent, count: number): Promise<void> {
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_batches_total")) >= count,
+      DEADLINE_MS,
+      `${count} batch(es)`,
+    );
+  }
+
   async function agent(options: Partial<TestAgentOptions> = {}, dir?: string): Promise<TestAgent> {
     let stateDir = dir;
     if (stateDir === undefined) {
@@ -89,6 +99,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
     await scene.aborted(a, DEADLINE_MS);
     await scene.assertAlive(b, "clients of B");
     await scene.assertAlive(c, "clients of C");
+    await batchesDone(t, 1);
     const destroyed = await metric(t.url, 'sockdiag_agent_sockets_total{outcome="destroyed"}');
     assert.equal(destroyed, BackendScene.count(a));
     assert.equal(await metric(t.url, "sockdiag_agent_removals_total"), 1);
@@ -109,6 +120,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
     await scene.aborted(b, DEADLINE_MS);
     await scene.assertAlive(a, "clients of A (moved)");
     await scene.assertAlive(c, "clients of C");
+    await batchesDone(t, 1);
     assert.equal(
       await metric(t.url, 'sockdiag_agent_sockets_total{outcome="destroyed"}'),
       BackendScene.count(b),
@@ -173,10 +185,35 @@ describeAsRoot("sockdiag-agent end to end", () => {
     const second = await agent({}, dir.path);
     await scene.aborted(a, DEADLINE_MS);
     await scene.assertAlive(b, "clients of B");
+    await batchesDone(second, 1);
     assert.equal(
       await metric(second.url, 'sockdiag_agent_sockets_total{outcome="destroyed"}'),
       BackendScene.count(a),
     );
     await second.stop();
+  });
+
+  test("a DNAT'd client (Service virtual IP): after the removal its next datagram reaches a live backend", async () => {
+    const VIP = "127.13.200.1";
+    const node = scene.nodes[0]!;
+    const svc = service([A, B]);
+    const t = await agent();
+    await scene.dnat(node, VIP, A);
+    const [client] = await node.holder.open({ kind: "udp", connect: { address: VIP, port: scene.port } });
+    assert.deepEqual(await node.holder.send([client!]), [0]);
+    assert.deepEqual(await scene.received(node), [A]);
+    // kube-proxy now points the virtual IP at B; the tracked flow still goes to A.
+    await scene.dnat(node, VIP, B);
+    await node.holder.send([client!]);
+    assert.deepEqual(await scene.received(node), [A], "the stale conntrack entry did not send to A");
+    svc.set(0, [B]);
+    await until(
+      async () => (await metric(t.url, 'sockdiag_agent_conntrack_entries_total{outcome="deleted"}')) >= 1,
+      DEADLINE_MS,
+      "the agent to delete A's conntrack entry",
+    );
+    assert.deepEqual(await node.holder.send([client!]), [0], "the client's own socket was destroyed");
+    assert.deepEqual(await scene.received(node), [B]);
+    await t.stop();
   });
 });

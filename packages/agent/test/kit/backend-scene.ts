@@ -18,6 +18,10 @@ const PREFIX = "sdt-agent-";
 export interface SceneNode {
   name: string;
   holder: Holder;
+  /** The unconnected receiver bound to each backend address. */
+  receivers: Map<string, HeldSocket>;
+  /** Whether dnat() has set up its table here. */
+  dnat?: boolean;
 }
 
 /** Clients of one backend, by node. */
@@ -48,8 +52,12 @@ export class BackendScene {
         const name = `ns${i}`;
         addNetns(name, { dir, loopbackUp: true }).close();
         const holder = await Holder.start({ netnsPath: join(dir, name) });
-        scene.nodes.push({ name, holder });
-        for (const address of backends) await holder.open({ kind: "udp", bind: { address, port } });
+        const receivers = new Map<string, HeldSocket>();
+        scene.nodes.push({ name, holder, receivers });
+        for (const address of backends) {
+          const [receiver] = await holder.open({ kind: "udp", bind: { address, port } });
+          receivers.set(address, receiver!);
+        }
       }
       return scene;
     } catch (err) {
@@ -90,6 +98,41 @@ export class BackendScene {
         `${what} in ${node.name}`,
       );
     }
+  }
+
+  /**
+   * DNAT in `node`, as kube-proxy does for a Service's virtual IP: datagrams its processes send to
+   * `vip` (scene port) go to `backend` instead. Called again, it points the rule at another
+   * backend; flows already tracked keep their old destination (their conntrack entry says so).
+   */
+  async dnat(node: SceneNode, vip: string, backend: string): Promise<void> {
+    const rules = [
+      "table ip sdt_agent {",
+      "  chain out {",
+      "    type nat hook output priority -100;",
+      `    ip daddr ${vip} udp dport ${this.port} dnat to ${backend}:${this.port}`,
+      "  }",
+      "}",
+    ];
+    const script = node.dnat ? ["flush table ip sdt_agent", ...rules] : rules;
+    const r = spawnSync("nsenter", [`--net=${join(this.dir, node.name)}`, "nft", "-f", "-"], {
+      input: `${script.join("\n")}\n`,
+      encoding: "utf8",
+    });
+    if (r.status !== 0) throw new Error(`nft in ${node.name} failed: ${r.stderr || r.error?.message}`);
+    node.dnat = true;
+  }
+
+  /** Which backend addresses received a datagram since the last look (each receiver drained). */
+  async received(node: SceneNode): Promise<string[]> {
+    const out: string[] = [];
+    for (const [address, receiver] of node.receivers) {
+      let errnos = await node.holder.poll([receiver]);
+      if (errnos[0] !== 0) continue;
+      out.push(address);
+      while (errnos[0] === 0) errnos = await node.holder.poll([receiver]);
+    }
+    return out;
   }
 
   static count(clients: BackendClients): number {
