@@ -4,7 +4,8 @@
  * read fails with ECONNABORTED and it reconnects to a live backend. The behaviour follows Cilium's
  * TerminateUDPConnectionsToBackend, without its failure modes: every error is returned in the
  * report (never only logged), one namespace's failure never stops the others, and a kernel that
- * cannot destroy sockets is recognised once.
+ * cannot destroy sockets is recognised once. For UDP backends it also deletes the conntrack entries
+ * DNATed to them (conntrack-step.ts says why).
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
 import {
@@ -24,8 +25,9 @@ import {
   type DestroyReport,
   type DestroyStop,
   destroySockets,
-  type NamespaceFailure,
+  type NamespacedDestroyReport,
   type NetnsSelector,
+  PredicateError,
 } from "../sockets/index.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import {
@@ -37,6 +39,13 @@ import {
   emptyTally,
   type Tally,
 } from "./backend-set.js";
+import {
+  addConntrackTally,
+  type ConntrackDeleter,
+  type ConntrackTally,
+  conntrackStep,
+  emptyConntrackTally,
+} from "./conntrack-step.js";
 
 /** One namespace a terminator visits. */
 export interface NamespaceEntry {
@@ -91,6 +100,13 @@ export interface TerminatorConfig {
   onNamespace?: (result: NamespaceResult, index: number) => void;
   /** The destroying collaborator. Default: destroySockets from the sockets library. */
   destroy?: SocketsDestroyer;
+  /**
+   * Also delete the UDP conntrack entries whose reply source is a backend (flows DNATed to it), in
+   * every namespace visited. Default true; it concerns backends whose protocol covers UDP.
+   */
+  conntrack?: boolean;
+  /** The conntrack collaborator. Default: deleteConntrack from the conntrack library. */
+  deleteConntrack?: ConntrackDeleter;
 }
 
 /** What happened in one namespace. */
@@ -103,6 +119,12 @@ export interface NamespaceResult {
   error?: { name: string; message: string };
   /** Not attempted: an earlier answer showed the kernel cannot destroy sockets. */
   skipped?: boolean;
+  /** Conntrack entries DNATed to the backends, counted apart from sockets (when conntrack is on). */
+  conntrack?: ConntrackTally;
+  /** Why the conntrack step failed in this namespace. */
+  conntrackError?: { name: string; message: string };
+  /** This namespace has no conntrack (nothing to delete; not a failure). */
+  conntrackNote?: string;
 }
 
 /** What happened in one namespace of a batch: also the counts of each backend, in `backends` order. */
@@ -115,17 +137,27 @@ export interface BatchNamespaceResult extends NamespaceResult {
 export interface BackendResult {
   backend: BackendName;
   total: Tally;
+  /** Its conntrack entries over every namespace (when conntrack is on and it covers UDP). */
+  conntrack?: ConntrackTally;
 }
 
 /** What the two reports share: totals, source errors, the kernel's verdict, ok. */
 interface ReportCommon {
   total: Tally;
+  /** Conntrack entries over every namespace, apart from sockets (when conntrack is on). */
+  conntrack?: ConntrackTally;
   /** Namespace-source errors: unreadable directory, an entry that is not a namespace, ... */
   sourceErrors: { name: string; message: string }[];
+  /**
+   * What the logger or onNamespace threw. A callback's exception never ends the walk nor fails a
+   * namespace; it is kept here (and does not change `ok`).
+   */
+  callbackErrors: { name: string; message: string }[];
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
   /**
-   * True when everything matched was destroyed or already gone and no namespace failed. A namespace
+   * True when everything matched (sockets and conntrack entries) was destroyed, deleted or already
+   * gone and no namespace failed. A namespace
    * removed between being listed and being opened (NetnsNotFoundError in `sourceErrors`) had no
    * socket left to destroy: it is reported, and it is not a failure.
    */
@@ -155,6 +187,8 @@ interface Run {
   set: BackendSet;
   query: DestroyQuery;
   report: BatchTerminationReport;
+  /** Whether this run deletes conntrack entries. */
+  conntrack: boolean;
 }
 
 /**
@@ -165,10 +199,12 @@ export class BackendTerminator {
   private readonly config: TerminatorConfig;
   private readonly destroy: SocketsDestroyer;
   private readonly logger: Logger;
+  private readonly deleteConntrack: ConntrackDeleter | undefined;
 
   constructor(config: TerminatorConfig = {}) {
     this.config = config;
     this.destroy = config.destroy ?? destroySockets;
+    this.deleteConntrack = config.deleteConntrack;
     this.logger = config.logger ?? noLogger;
   }
 
@@ -204,6 +240,7 @@ export class BackendTerminator {
       namespaces: [],
       total: emptyTally(),
       sourceErrors: [],
+      callbackErrors: [],
       ok: true,
     };
     if (set.size === 0) return report;
@@ -211,7 +248,14 @@ export class BackendTerminator {
     const query = set.query(veto && ((s) => s.family !== "unix" && veto(s)), Boolean(this.config.dryRun));
     const { signal } = options;
     if (signal) query.signal = signal;
-    const run: Run = { set, query, report };
+    const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
+    if (conntrack) {
+      report.conntrack = emptyConntrackTally();
+      report.backends.forEach((b) => {
+        if (b.backend.protocol !== "tcp") b.conntrack = emptyConntrackTally();
+      });
+    }
+    const run: Run = { set, query, report, conntrack };
     const vanished: Error[] = [];
     try {
       if (signal?.aborted) throw new AbortError(signal);
@@ -226,8 +270,9 @@ export class BackendTerminator {
     }
     report.ok =
       report.total.failed === 0 &&
+      (report.conntrack?.failed ?? 0) === 0 &&
       report.sourceErrors.length === vanished.length &&
-      report.namespaces.every((n) => !n.error);
+      report.namespaces.every((n) => !n.error && !n.conntrackError);
     return report;
   }
 
@@ -254,7 +299,8 @@ export class BackendTerminator {
     const errors = [...(source?.errors ?? []), ...broken];
     run.report.sourceErrors = errors.map((e) => ({ name: e.name, message: e.message }));
     vanished.push(...errors.filter(isVanishedNetns));
-    for (const e of run.report.sourceErrors) this.logger.warn("namespace source error", { error: e.message });
+    for (const e of run.report.sourceErrors)
+      this.log(run.report, "warn", "namespace source error", { error: e.message });
   }
 
   private visit(name: string, netns: NetnsSelector | undefined, run: Run): void {
@@ -270,25 +316,30 @@ export class BackendTerminator {
       };
       const query = { ...run.query, onOutcome, ...(netns === undefined ? {} : { netns }) };
       let aborted: AbortError | undefined;
+      let answer: NamespacedDestroyReport | undefined;
       try {
-        let answer: DestroyReport & { namespaceFailures?: NamespaceFailure[] };
-        try {
-          answer = this.destroy(query);
-        } catch (err) {
+        answer = this.destroy(query) as NamespacedDestroyReport;
+      } catch (err) {
+        if (isFatalNetnsError(err)) throw err;
+        if (err instanceof AbortError) {
+          if (!err.report) throw err;
           // Stopped part-way: what this namespace did so far is counted, then the stop goes up.
-          if (!(err instanceof AbortError) || !err.report) throw err;
           aborted = err;
-          answer = err.report as DestroyReport;
-          result.error = { name: err.name, message: err.message };
+          answer = err.report as NamespacedDestroyReport;
+        } else if (err instanceof PredicateError) {
+          // A predicate that threw still leaves the counts of what was destroyed before it.
+          answer = err.report;
         }
+        const e = asError(err);
+        result.error = { name: e.name, message: e.message };
+      }
+      if (answer) {
         const { namespaceFailures, ...r } = answer;
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
         const failure = namespaceFailures?.[0];
-        if (failure) {
+        if (failure && !result.error)
           result.error = { name: failure.error.name, message: failure.error.message };
-          this.logger.warn("namespace failed", { netns: name, error: failure.error.message });
-        }
         // A destroyer that tells no outcomes: with one backend, its report is that backend's.
         if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
           result.backends[0] = emptyTally();
@@ -300,25 +351,78 @@ export class BackendTerminator {
         });
         const unsupported = r.stops.find(isKernelUnsupported);
         if (unsupported) report.unsupported = unsupported.reason;
-        if (r.matched > 0)
-          this.logger.info("terminated sockets", {
-            netns: name,
-            destroyed: r.destroyed,
-            failed: r.failed.length,
-          });
-      } catch (err) {
-        if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
-        const e = asError(err);
-        result.error = { name: e.name, message: e.message };
-        this.logger.warn("namespace failed", { netns: name, error: e.message });
       }
+      if (result.error)
+        this.log(report, "warn", "namespace failed", { netns: name, error: result.error.message });
+      else if (result.report && result.report.matched > 0)
+        this.log(report, "info", "terminated sockets", {
+          netns: name,
+          destroyed: result.report.destroyed,
+          failed: result.report.failed.length,
+        });
       if (aborted) {
         report.namespaces.push(result);
         throw aborted;
       }
     }
+    if (run.conntrack) this.visitConntrack(name, netns, run, result);
     report.namespaces.push(result);
-    this.config.onNamespace?.(result, report.namespaces.length - 1);
+    const onNamespace = this.config.onNamespace;
+    if (onNamespace) this.callSafely(report, () => onNamespace(result, report.namespaces.length - 1));
+  }
+
+  private log(
+    report: ReportCommon,
+    level: "info" | "warn",
+    message: string,
+    fields: Record<string, unknown>,
+  ): void {
+    this.callSafely(report, () => this.logger[level](message, fields));
+  }
+
+  /** Run a caller's callback: what it throws is reported, and never stops the walk. */
+  private callSafely(report: ReportCommon, callback: () => void): void {
+    try {
+      callback();
+    } catch (err) {
+      if (isFatalNetnsError(err)) throw err;
+      const e = asError(err);
+      report.callbackErrors.push({ name: e.name, message: e.message });
+    }
+  }
+
+  /** The conntrack step in one namespace; it runs even where sockets could not be destroyed. */
+  private visitConntrack(
+    name: string,
+    netns: NetnsSelector | undefined,
+    run: Run,
+    result: BatchNamespaceResult,
+  ): void {
+    const { report, set } = run;
+    try {
+      const step = conntrackStep(set.backends, netns, Boolean(this.config.dryRun), this.deleteConntrack);
+      result.conntrack = step.tally;
+      if (step.error) result.conntrackError = step.error;
+      if (step.note) result.conntrackNote = step.note;
+      addConntrackTally(report.conntrack!, step.tally);
+      step.backends.forEach((t, i) => {
+        const total = report.backends[i]!.conntrack;
+        if (total) addConntrackTally(total, t);
+      });
+      if (step.error) this.logger.warn("conntrack failed", { netns: name, error: step.error.message });
+      if (step.tally.matched > 0)
+        this.logger.info("deleted conntrack entries", {
+          netns: name,
+          deleted: step.tally.deleted,
+          failed: step.tally.failed,
+        });
+    } catch (err) {
+      if (isFatalNetnsError(err)) throw err;
+      const e = asError(err);
+      result.conntrack = emptyConntrackTally();
+      result.conntrackError = { name: e.name, message: e.message };
+      this.logger.warn("conntrack failed", { netns: name, error: e.message });
+    }
   }
 }
 
