@@ -3,12 +3,13 @@
  * without the calling thread staying there, pinning like `ip netns`, and finding namespaces.
  */
 export { type CreateOptions, create } from "./create.js";
-export { type DiscoveredNetns, discoverNetns } from "./discover.js";
 export { openNetlinkIn, runIn, ThreadNetns, type ThreadSyscalls, threadNetns } from "./enter.js";
 export {
   InvalidNetnsNameError,
   isFatalNetnsError,
   isVanishedNetns,
+  type NetnsNote,
+  netnsNote,
   NetnsAsyncCallbackError,
   type NetnsCause,
   NetnsError,
@@ -16,10 +17,22 @@ export {
   NetnsNotFoundError,
   NetnsPoisonedError,
   NetnsRestoreError,
+  NetnsUnreadableError,
   NotANetnsError,
+  type NotANetnsKind,
   PinDirectoryNotFoundError,
 } from "./errors.js";
 export { NetNS } from "./handle.js";
-export { type AllNetnsOptions, allNetns, NetnsIteration, type PinnedNetns } from "./iterate.js";
 export { current, fromPath, fromPid } from "./open.js";
 export { add, fromName, NETNS_RUN_DIR, type PinOptions, remove, validateNetnsName } from "./pinned.js";
+export { fromLabel, type NetnsRef, reopenNetns } from "./ref.js";
+export {
+  allNetns,
+  type DiscoveredNetns,
+  discoverNetns,
+  type NetnsEntry,
+  NetnsIteration,
+  type PinnedNetns,
+  type WalkOptions,
+  walkNetns,
+} from "./walk.js";

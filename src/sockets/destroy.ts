@@ -7,13 +7,13 @@
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
-import { type NetNS, openNetlinkIn } from "../netns/index.js";
+import { fromLabel, type NetNS, openNetlinkIn } from "../netns/index.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
 import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { Scan } from "./scan.js";
-import { isNamespaceScoped, type NamespaceFailure, openLabel, recordOrThrow, targetsOf } from "./targets.js";
+import { isNamespaceScoped, type NamespaceFailure, recordOrThrow, targetsOf } from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {
@@ -99,7 +99,7 @@ function destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRepo
  * DestroyError when the kernel refuses, NetnsError when the namespace cannot be opened.
  */
 export function destroySocket(socket: Socket, netns?: NetNS): "destroyed" | "gone" {
-  using labelled = netns === undefined && socket.netns !== undefined ? openLabel(socket.netns) : undefined;
+  using labelled = netns === undefined && socket.netns !== undefined ? fromLabel(socket.netns) : undefined;
   using conn = openNetlinkIn(netns ?? labelled, NETLINK_SOCK_DIAG);
   const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
   destroyer.add(socket);
