@@ -33,14 +33,23 @@ export {
   NetnsAsyncCallbackError,
   NetnsError,
   NetnsExistsError,
+  type NetnsEntry,
   NetnsIteration,
+  type NetnsNote,
   NetnsNotFoundError,
   NetnsPoisonedError,
+  type NetnsRef,
   NetnsRestoreError,
+  NetnsUnreadableError,
   NotANetnsError,
+  type NotANetnsKind,
+  netnsNote,
   type PinnedNetns,
   remove as removeNetns,
+  reopenNetns,
   runIn,
+  type WalkOptions,
+  walkNetns,
 } from "./netns/index.js";
 export * from "./sockets/index.js";
 export { SysError } from "./sys/errors.js";

@@ -2,7 +2,7 @@
  * SELECT: the socket selection flags shared by `ls` and `kill`, as ss spells them, and the
  * `state`/`exclude` words and filter words that follow them on the command line.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { Extension, InetFamily, Protocol } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
 import { validateNetnsName } from "../netns/index.js";
@@ -17,6 +17,13 @@ export const NETNS_DIR_OPTION: OptionSpec = {
   multiple: true,
   help: "pin directory to search (default /run/netns); repeatable",
 };
+
+/** The namespace options of ls, kill and terminate-backend: -N, --netns, --pid, --all-netns. */
+export const NETNS_OPTIONS: readonly OptionSpec[] = [
+  { name: "net", short: "N", value: "NAME", help: "in the namespace pinned as NAME (ip netns), as ss -N" },
+  { name: "netns", value: "PATH", help: "in the namespace of the file PATH (/proc/PID/ns/net, a pin)" },
+  { name: "pid", value: "PID", help: "in the network namespace of process PID" },
+];
 
 /**
  * The SELECT flags. `kill` spells -a's long form --all-states, because its --all means "no filter:
@@ -44,9 +51,7 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
   { name: "processes", short: "p", help: "show the processes holding each socket" },
   { name: "numeric", short: "n", help: "accepted for ss compatibility: output is always numeric" },
   { name: "filter", short: "F", value: "FILE", help: "read the filter from FILE ('-' for stdin)" },
-  { name: "net", short: "N", value: "NAME", help: "in the namespace pinned as NAME (ip netns), as ss -N" },
-  { name: "netns", value: "PATH", help: "in the namespace of the file PATH (/proc/PID/ns/net, a pin)" },
-  { name: "pid", value: "PID", help: "in the network namespace of process PID" },
+  ...NETNS_OPTIONS,
   { name: "all-netns", help: "in this namespace and every pinned or discovered one (adds a netns column)" },
   NETNS_DIR_OPTION,
 ];
@@ -152,12 +157,20 @@ function readFilterFile(path: string): string {
   }
 }
 
-/** -N / --netns / --pid / --all-netns: at most one of them. */
-function namespaceFromArgs(values: ParsedValues): Pick<NamespacedQuery, "netns" | "netnsDirs"> {
+/**
+ * -N / --netns / --pid / --all-netns: at most one of them. --netns-dir goes with --all-netns,
+ * unless `dirsAlone` (terminate-backend walks the pin directories by default).
+ */
+export function namespaceFromArgs(
+  values: ParsedValues,
+  dirsAlone = false,
+): Pick<NamespacedQuery, "netns" | "netnsDirs"> {
   const given = (["net", "netns", "pid", "all-netns"] as const).filter((k) => values[k] !== undefined);
   if (given.length > 1) throw new UsageError(`choose one of ${given.map((k) => `--${k}`).join(", ")}`);
   const dirs = values["netns-dir"] as string[] | undefined;
-  if (dirs && !values["all-netns"]) throw new UsageError("--netns-dir goes with --all-netns");
+  if (dirs && !values["all-netns"] && !(dirsAlone && given.length === 0))
+    throw new UsageError(`--netns-dir goes with --all-netns${dirsAlone ? " or no namespace option" : ""}`);
+  if (dirs && given.length === 0) return { netnsDirs: dirs };
   if (values["all-netns"]) return dirs ? { netns: "all", netnsDirs: dirs } : { netns: "all" };
   if (typeof values.net === "string") {
     validateNetnsName(values.net);
@@ -168,6 +181,7 @@ function namespaceFromArgs(values: ParsedValues): Pick<NamespacedQuery, "netns" 
   if (typeof values.pid === "string") {
     if (!/^[1-9][0-9]*$/.test(values.pid))
       throw new UsageError(`--pid takes a process id, not "${values.pid}"`);
+    if (!existsSync(`/proc/${values.pid}`)) throw new UsageError(`--pid ${values.pid}: no such process`);
     return { netns: `/proc/${values.pid}/ns/net` };
   }
   return {};

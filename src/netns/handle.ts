@@ -7,7 +7,7 @@ import { constants as os } from "node:os";
 import type { SysError } from "../sys/errors.js";
 import { ioctlInt, NS_GET_NSTYPE } from "../sys/ioctl.js";
 import { CLONE_NEWNET } from "../sys/namespace.js";
-import { fsError, NetnsError, type NotANetnsKind, NotANetnsError } from "./errors.js";
+import { fsError, NetnsError, NotANetnsError, type NotANetnsKind } from "./errors.js";
 import type { NetnsRef } from "./ref.js";
 
 // O_PATH (asm-generic/fcntl.h): a descriptor that names a file without opening it, so a device's

@@ -4,7 +4,7 @@
  */
 
 import { threadNetns } from "./enter.js";
-import { NetnsError } from "./errors.js";
+import { NetnsError, NetnsNotFoundError } from "./errors.js";
 import { NetNS } from "./handle.js";
 
 /**
@@ -33,5 +33,10 @@ export function fromPath(path: string): NetNS {
  */
 export function fromPid(pid: number): NetNS {
   if (!Number.isSafeInteger(pid) || pid <= 0) throw new NetnsError(`pid ${pid}`, "not a process id");
-  return fromPath(`/proc/${pid}/ns/net`);
+  try {
+    return fromPath(`/proc/${pid}/ns/net`);
+  } catch (err) {
+    if (err instanceof NetnsNotFoundError) throw new NetnsNotFoundError(`pid ${pid}`, "no such process");
+    throw err;
+  }
 }

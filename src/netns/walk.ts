@@ -105,7 +105,14 @@ function* walk(options: WalkOptions, errors: NetnsError[]): Generator<NetnsEntry
   const self = host === "found" ? undefined : current();
   try {
     if (self && host === "first") {
-      yield { ref: { ...self.ref, label: "(host)" }, names: [], pids: [], path: self.path, host: true, netns: self };
+      yield {
+        ref: { ...self.ref, label: "(host)" },
+        names: [],
+        pids: [],
+        path: self.path,
+        host: true,
+        netns: self,
+      };
     }
     for (const s of scan(options, errors).values()) {
       if (self && s.dev === self.dev && s.ino === self.ino) continue;

@@ -103,7 +103,8 @@ function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure
   const found = walkNetns({ dirs: options.netnsDirs, processes: true, host: "first" });
   let reported = 0;
   const report = () => {
-    for (; reported < found.errors.length; reported++) failures.push(namespaceFailureOf(found.errors[reported]!));
+    for (; reported < found.errors.length; reported++)
+      failures.push(namespaceFailureOf(found.errors[reported]!));
   };
   for (const entry of found) {
     report();

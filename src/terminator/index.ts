@@ -1,6 +1,10 @@
 export { AddressError, type Backend, type BackendProtocol, parseBackend } from "./backend.js";
+export type { BackendName, Tally } from "./backend-set.js";
 export {
+  type BackendResult,
   BackendTerminator,
+  type BatchNamespaceResult,
+  type BatchTerminationReport,
   type Logger,
   type NamespaceEntry,
   type NamespaceResult,

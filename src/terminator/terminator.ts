@@ -6,25 +6,27 @@
  * report (never only logged), one namespace's failure never stops the others, and a kernel that
  * cannot destroy sockets is recognised once.
  */
-import type { InetFamily, InetProtocol, InetSocket, Socket } from "../diag/socket.js";
-import { DEFAULT_STATES } from "../diag/states.js";
-import { allNetns, current, isFatalNetnsError, isVanishedNetns, type NetNS } from "../netns/index.js";
+import type { InetSocket, Socket } from "../diag/socket.js";
+import { isFatalNetnsError, type NetNS, type NetnsNote, netnsNote, walkNetns } from "../netns/index.js";
 import {
+  type DestroyOutcome,
   type DestroyQuery,
   type DestroyReport,
   type DestroyStop,
   destroySockets,
   type NamespaceFailure,
   type NetnsSelector,
-  QueryError,
 } from "../sockets/index.js";
+import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import {
-  type Backend,
-  type BackendProtocol,
-  checkBackend,
-  type ParsedBackend,
-  parseBackend,
-} from "./backend.js";
+  addTally,
+  addToTally,
+  type BackendName,
+  BackendSet,
+  countOutcome,
+  emptyTally,
+  type Tally,
+} from "./backend-set.js";
 
 /** One namespace a terminator visits. */
 export interface NamespaceEntry {
@@ -32,12 +34,19 @@ export interface NamespaceEntry {
   netns: NetNS;
 }
 
-/** A source of namespaces: iterable, with the errors met while iterating (like allNetns()). */
+/**
+ * A source of namespaces: iterable, with the errors met while iterating (like allNetns()). The
+ * caller's own namespace is visited apart (includeHost): a source should not repeat it.
+ */
 export interface NamespaceSource extends Iterable<NamespaceEntry> {
   readonly errors: readonly Error[];
 }
 
-/** Destroys the sockets of a query: the sockets library by default; tests inject faults here. */
+/**
+ * Destroys the sockets of a query: the sockets library by default; tests inject faults here. It must
+ * tell `query.onOutcome` each matched socket's outcome, as destroySockets does: a batch counts
+ * sockets per backend from it.
+ */
 export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport;
 
 /** Where log lines go. Without one, BackendTerminator logs nothing (everything is in its report). */
@@ -48,12 +57,22 @@ export interface Logger {
 
 /** BackendTerminator's configuration and collaborators; every field is optional. */
 export interface TerminatorConfig {
-  /** Namespaces to visit after the host's. Default: allNetns over `netnsDirs`. */
+  /** Namespaces to visit after the host's. Default: those pinned in `netnsDirs`, the host's left out. */
   namespaces?: () => NamespaceSource;
   /** Pin directories for the default namespace source. Default ["/run/netns"]. */
   netnsDirs?: readonly string[];
   /** Visit only the host namespace. */
   hostOnly?: boolean;
+  /**
+   * Visit the host namespace first (default true); false visits only the source's namespaces, e.g.
+   * a source of the one namespace a caller named.
+   */
+  includeHost?: boolean;
+  /**
+   * The default source also visits namespaces found only through /proc/PID/ns/net (discoverNetns),
+   * named "pid:N", not only the pinned ones.
+   */
+  discover?: boolean;
   /** Protocol when terminate() is not told one. Default "udp". */
   protocol?: BackendProtocol;
   /** Veto per socket: return false to keep it (Cilium checks its socket-LB map by cookie here). */
@@ -79,27 +98,63 @@ export interface NamespaceResult {
   skipped?: boolean;
 }
 
-/** The outcome of terminate(). */
-export interface TerminationReport {
-  backend: { address: string; port: number; protocol: BackendProtocol };
-  namespaces: NamespaceResult[];
-  total: { matched: number; destroyed: number; gone: number; failed: number; skipped: number };
-  /** Namespace-source errors: unreadable directory, an entry that is not a namespace, ... */
-  sourceErrors: { name: string; message: string }[];
+/** What happened in one namespace of a batch: also the counts of each backend, in `backends` order. */
+export interface BatchNamespaceResult extends NamespaceResult {
+  /** Per backend (index-aligned with BatchTerminationReport.backends); they sum to `report`'s counts. */
+  backends: Tally[];
+}
+
+/** One backend of a batch and its counts over every namespace. */
+export interface BackendResult {
+  backend: BackendName;
+  total: Tally;
+}
+
+/** What the two reports share: totals, source errors, the kernel's verdict, ok. */
+interface ReportCommon {
+  total: Tally;
+  /**
+   * Namespace-source errors: unreadable directory, an entry that is not a namespace, ... Those with
+   * a `note` are no failure (a namespace that vanished, a pin not yet or no longer mounted).
+   */
+  sourceErrors: { name: string; message: string; note?: NetnsNote }[];
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
   /**
-   * True when everything matched was destroyed or already gone and no namespace failed. A namespace
-   * removed between being listed and being opened (NetnsNotFoundError in `sourceErrors`) had no
-   * socket left to destroy: it is reported, and it is not a failure.
+   * True when everything matched was destroyed or already gone, no namespace failed, and every
+   * source error has a note: a namespace removed between being listed and being opened had no
+   * socket left to destroy, a pin that is a plain file or a dangling symlink holds no namespace.
    */
   ok: boolean;
 }
 
-const noLogger: Logger = { info() {}, warn() {} };
+/** The outcome of terminate(). */
+export interface TerminationReport extends ReportCommon {
+  backend: BackendName;
+  namespaces: NamespaceResult[];
+}
 
 /**
- * BackendTerminator destroys the sockets connected to a backend that went away, in the host and in
+ * The outcome of terminateMany(): per backend and per namespace, both balanced — each backend's
+ * total is the sum of its counts in `namespaces`, and `total` the sum of every backend's.
+ */
+export interface BatchTerminationReport extends ReportCommon {
+  /** Distinct backends, in first-seen order. */
+  backends: BackendResult[];
+  namespaces: BatchNamespaceResult[];
+}
+
+const noLogger: Logger = { info() {}, warn() {} };
+
+/** One run's backends, query and report under construction. */
+interface Run {
+  set: BackendSet;
+  query: DestroyQuery;
+  report: BatchTerminationReport;
+}
+
+/**
+ * BackendTerminator destroys the sockets connected to backends that went away, in the host and in
  * every namespace of its source; built once with its configuration, used for every backend.
  */
 export class BackendTerminator {
@@ -122,24 +177,39 @@ export class BackendTerminator {
    * is in the report.
    */
   terminate(backend: Backend): TerminationReport {
-    const target = checkBackend(backend.address, backend.port);
-    const protocol = backend.protocol ?? this.config.protocol ?? "udp";
-    if (!["udp", "tcp", "any"].includes(protocol))
-      throw new QueryError("protocol", String(protocol), "expected udp, tcp or any");
-    const report: TerminationReport = {
-      backend: { address: target.address, port: target.port, protocol },
+    const { backends, namespaces, ...common } = this.terminateMany([backend]);
+    return {
+      backend: backends[0]!.backend,
+      namespaces: namespaces.map(({ backends: _, ...n }) => n),
+      ...common,
+    };
+  }
+
+  /**
+   * terminate() for many backends in one pass: each namespace is entered once, and listed with one
+   * dump per protocol and family whose filter names every backend — not one dump per backend. Each
+   * socket is counted for the backend it is connected to. Throws AddressError or QueryError naming
+   * the first bad backend before touching anything; an empty list visits nothing. Other failures
+   * as terminate().
+   */
+  terminateMany(backends: readonly Backend[]): BatchTerminationReport {
+    const set = new BackendSet(backends, this.config.protocol ?? "udp");
+    const report: BatchTerminationReport = {
+      backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
       namespaces: [],
-      total: { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 },
+      total: emptyTally(),
       sourceErrors: [],
       ok: true,
     };
-    const query = this.queryFor(target, protocol);
-    this.visit("(host)", undefined, query, report);
-    const vanished: Error[] = [];
-    if (!this.config.hostOnly) this.visitNamespaces(query, report, vanished);
+    if (set.size === 0) return report;
+    const veto = this.config.predicate;
+    const query = set.query(veto && ((s) => s.family !== "unix" && veto(s)), Boolean(this.config.dryRun));
+    const run: Run = { set, query, report };
+    if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
+    if (!this.config.hostOnly) this.visitNamespaces(run);
     report.ok =
       report.total.failed === 0 &&
-      report.sourceErrors.length === vanished.length &&
+      report.sourceErrors.every((e) => e.note) &&
       report.namespaces.every((n) => !n.error);
     return report;
   }
@@ -148,41 +218,38 @@ export class BackendTerminator {
    * Visit every namespace of the source. A source that throws (while made or while iterated) ends
    * the walk: what was visited stays in the report and the exception joins `sourceErrors`.
    */
-  private visitNamespaces(query: DestroyQuery, report: TerminationReport, vanished: Error[]): void {
+  private visitNamespaces(run: Run): void {
     const broken: Error[] = [];
     let source: NamespaceSource | undefined;
     try {
-      source = this.config.namespaces?.() ?? defaultSource(this.config.netnsDirs);
-      using host = current();
-      for (const { name, netns } of guarded(source, broken)) {
-        // The host namespace may be pinned too (e.g. `ip netns attach host 1`): visit it once.
-        if (netns.equals(host)) continue;
-        this.visit(name, netns, query, report);
-      }
+      source = this.config.namespaces?.() ?? defaultSource(this.config);
+      for (const { name, netns } of guarded(source, broken)) this.visit(name, netns, run);
     } catch (err) {
       if (isFatalNetnsError(err)) throw err;
       broken.push(asError(err));
     }
     const errors = [...(source?.errors ?? []), ...broken];
-    report.sourceErrors = errors.map((e) => ({ name: e.name, message: e.message }));
-    vanished.push(...errors.filter(isVanishedNetns));
-    for (const e of report.sourceErrors) this.logger.warn("namespace source error", { error: e.message });
+    run.report.sourceErrors = errors.map((e) => {
+      const note = netnsNote(e);
+      return note ? { name: e.name, message: e.message, note } : { name: e.name, message: e.message };
+    });
+    for (const e of run.report.sourceErrors) this.logger.warn("namespace source error", { error: e.message });
   }
 
-  private visit(
-    name: string,
-    netns: NetnsSelector | undefined,
-    query: DestroyQuery,
-    report: TerminationReport,
-  ): void {
-    const result: NamespaceResult = { netns: name };
+  private visit(name: string, netns: NetnsSelector | undefined, run: Run): void {
+    const { set, report } = run;
+    const result: BatchNamespaceResult = { netns: name, backends: set.backends.map(() => emptyTally()) };
     if (report.unsupported) {
       result.skipped = true;
     } else {
+      // Each matched socket's outcome, counted for its backend (the one backend needs no lookup).
+      const onOutcome = (s: Socket, outcome: DestroyOutcome) => {
+        const i = set.size === 1 ? 0 : set.owner(s);
+        if (i !== undefined) countOutcome(result.backends[i]!, outcome);
+      };
+      const query = { ...run.query, onOutcome, ...(netns === undefined ? {} : { netns }) };
       try {
-        const { namespaceFailures, ...r } = this.destroy(
-          netns === undefined ? query : { ...query, netns },
-        ) as DestroyReport & {
+        const { namespaceFailures, ...r } = this.destroy(query) as DestroyReport & {
           namespaceFailures?: NamespaceFailure[];
         };
         result.report = r;
@@ -192,11 +259,15 @@ export class BackendTerminator {
           result.error = { name: failure.error.name, message: failure.error.message };
           this.logger.warn("namespace failed", { netns: name, error: failure.error.message });
         }
-        report.total.matched += r.matched;
-        report.total.destroyed += r.destroyed;
-        report.total.gone += r.gone;
-        report.total.failed += r.failed.length;
-        report.total.skipped += r.skipped;
+        // A destroyer that tells no outcomes: with one backend, its report is that backend's.
+        if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
+          result.backends[0] = emptyTally();
+          addToTally(result.backends[0], r);
+        }
+        addToTally(report.total, r);
+        result.backends.forEach((t, i) => {
+          addTally(report.backends[i]!.total, t);
+        });
         const unsupported = r.stops.find(isKernelUnsupported);
         if (unsupported) report.unsupported = unsupported.reason;
         if (r.matched > 0)
@@ -214,24 +285,6 @@ export class BackendTerminator {
     }
     report.namespaces.push(result);
     this.config.onNamespace?.(result, report.namespaces.length - 1);
-  }
-
-  private queryFor(target: ParsedBackend, protocol: BackendProtocol): DestroyQuery {
-    const protocols: InetProtocol[] = protocol === "any" ? ["udp", "tcp"] : [protocol];
-    // An IPv4 backend is reached from IPv6 sockets too, through its v4-mapped address.
-    const families: InetFamily[] = target.family === "inet" ? ["inet", "inet6"] : ["inet6"];
-    const veto = this.config.predicate;
-    return {
-      protocols,
-      families,
-      // Connected sockets only (ss's default states: for UDP, established; for TCP also syn-sent,
-      // fin-wait, close-wait, ...): unconnected and listening sockets are never touched.
-      states: DEFAULT_STATES,
-      // Exactly ip:port; the filter's AF_INET address also matches ::ffff:a.b.c.d (ss semantics).
-      filter: { dst: target.address, dport: target.port },
-      ...(veto ? { predicate: (s: Socket) => s.family !== "unix" && veto(s) } : {}),
-      dryRun: Boolean(this.config.dryRun),
-    };
   }
 }
 
@@ -265,12 +318,17 @@ function* guarded(source: NamespaceSource, broken: Error[]): Generator<Namespace
   }
 }
 
-function defaultSource(dirs: readonly string[] | undefined): NamespaceSource {
-  const iteration = allNetns(dirs ? { dirs } : {});
+/**
+ * The namespaces pinned in the configured directories (and with `discover`, those of every
+ * process), each once; the host's, visited apart, is left out wherever it is found (it may be
+ * pinned too, e.g. `ip netns attach host 1`).
+ */
+function defaultSource(config: TerminatorConfig): NamespaceSource {
+  const walk = walkNetns({ dirs: config.netnsDirs, processes: Boolean(config.discover), host: "skip" });
   return {
-    errors: iteration.errors,
+    errors: walk.errors,
     *[Symbol.iterator]() {
-      for (const { name, netns } of iteration) yield { name, netns };
+      for (const { ref, netns } of walk) yield { name: ref.label, netns };
     },
   };
 }

@@ -31,15 +31,18 @@ function sockdiag(...args: string[]): Promise<Run> {
   });
 }
 
-/** The JSON report: the library's TerminationReport with each namespace's report in JSON form. */
+type Counts = { matched: number; destroyed: number; gone: number; failed: number; skipped: number };
+
+/** The JSON report: the library's BatchTerminationReport with each namespace's report in JSON form. */
 interface JsonReport {
-  backend: { address: string; port: number; protocol: string };
+  backends: { backend: { address: string; port: number; protocol: string }; total: Counts }[];
   namespaces: {
     netns: string;
+    backends: Counts[];
     report?: { matched: number; destroyed: number; gone: number; failed: unknown[]; dryRun: boolean };
     error?: unknown;
   }[];
-  total: { matched: number; destroyed: number; gone: number; failed: number; skipped: number };
+  total: Counts;
   sourceErrors: { name: string; message: string }[];
   ok: boolean;
 }
@@ -81,7 +84,10 @@ describeAsRoot("sockdiag terminate-backend", () => {
     assert.equal(run.code, 0);
     const report = json(run);
     await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m");
-    assert.deepEqual(report.backend, { address: "127.0.0.1", port: scene.portA, protocol: "udp" });
+    assert.deepEqual(
+      report.backends.map((b) => b.backend),
+      [{ address: "127.0.0.1", port: scene.portA, protocol: "udp" }],
+    );
     assert.deepEqual(
       perNamespace(report),
       [HOST, ...scene.pinnedNames].map((name) => [name, 3, 3, 0]),
@@ -105,6 +111,54 @@ describeAsRoot("sockdiag terminate-backend", () => {
         `a line for ${name} in:\n${run.stdout}`,
       );
     assert.equal(lines.at(-1), "total: 4 matched, 4 destroyed, 0 already gone, 0 failed in 4 namespaces");
+  });
+
+  test("several backends in one run, reported per backend and per namespace", async () => {
+    const c = await open();
+    const run = await sockdiag(
+      "terminate-backend",
+      backendA(),
+      `[::1]:${scene.portB}`,
+      "--netns-dir",
+      scene.dir,
+      "-j",
+    );
+
+    assert.equal(run.code, 0);
+    const report = json(run);
+    await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m" || kind === "b6");
+    const counts = (n: number): Counts => ({ matched: n, destroyed: n, gone: 0, failed: 0, skipped: 0 });
+    assert.deepEqual(
+      report.backends.map((b) => [b.backend.address, b.total]),
+      [
+        ["127.0.0.1", counts(12)],
+        ["::1", counts(4)],
+      ],
+    );
+    assert.deepEqual(
+      report.namespaces.map((n) => [n.netns, n.backends]),
+      [HOST, ...scene.pinnedNames].map((name) => [name, [counts(3), counts(1)]]),
+    );
+    assert.deepEqual(report.total, counts(16));
+  });
+
+  test("-N NAME and --netns PATH visit only that namespace", async () => {
+    const c = await open();
+    const [first, second] = scene.pinnedNames as [string, string];
+    const byPath = await sockdiag("terminate-backend", backendA(), "--netns", scene.pinPath(second), "-j");
+    assert.equal(byPath.code, 0);
+    assert.deepEqual(perNamespace(json(byPath)), [[scene.pinPath(second), 3, 3, 0]]);
+    await scene.expect(c, (node, kind) => node === second && (kind === "a4" || kind === "a4m"));
+    const text = await sockdiag(
+      "terminate-backend",
+      backendA(),
+      "--netns",
+      scene.pinPath(first),
+      "--dry-run",
+    );
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /^backend 127\.0\.0\.1:\d+ \(udp\) — dry run$/m);
+    assert.match(text.stdout, /total: 3 matched, 3 would be destroyed, .* in 1 namespace\n$/);
   });
 
   test("--dry-run counts and destroys nothing", async () => {
@@ -134,7 +188,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
     assert.equal(run.code, 0);
     const report = json(run);
     await scene.expect(c, (node, kind) => node === HOST && (kind === "a4" || kind === "a4m"));
-    assert.equal(report.backend.protocol, "any");
+    assert.equal(report.backends[0]?.backend.protocol, "any");
     assert.deepEqual(perNamespace(report), [[HOST, 3, 3, 0]]);
   });
 
@@ -169,13 +223,22 @@ describeAsRoot("sockdiag terminate-backend", () => {
       [["10.0.0.1:99999"], /invalid backend "10\.0\.0\.1:99999": port 99999 is out of range/],
       [["127.0.0.1:0"], /invalid backend "127\.0\.0\.1:0": port 0 is out of range/],
       [[`127.0.0.1:${a}`, "--protocol", "foo"], /invalid protocol "foo": expected udp, tcp or any/],
-      [[`127.0.0.1:${a}`, `127.0.0.1:${scene.portB}`], /one backend at a time/],
+      [[`127.0.0.1:${a}`, "127.0.0.1:0"], /invalid backend "127\.0\.0\.1:0"/],
+      [[`127.0.0.1:${a}`, "-N", "sdt-no-such-netns"], /netns "sdt-no-such-netns": cannot open/],
+      [[`127.0.0.1:${a}`, "--pid", "999999999"], /--pid 999999999: no such process/],
+      [[`127.0.0.1:${a}`, "-N", "x", "--all-netns"], /choose one of --net, --all-netns/],
+      [[`127.0.0.1:${a}`, "-N", "x", "--netns-dir", "/tmp"], /--netns-dir goes with --all-netns/],
       [[`[127.0.0.1]:${a}`], /brackets are for IPv6 addresses only/],
       [[`127.0.0.1:${a}`, "--bogus"], /unknown option '--bogus'/],
-      [[], /terminate-backend needs the backend IP:PORT/],
+      [[], /terminate-backend needs a backend IP:PORT/],
     ];
     for (const [args, message] of cases) {
-      const run = await sockdiag("terminate-backend", ...args, "--netns-dir", scene.dir);
+      const namespaced = args.some((a) => a === "-N" || a === "--pid");
+      const run = await sockdiag(
+        "terminate-backend",
+        ...args,
+        ...(namespaced ? [] : ["--netns-dir", scene.dir]),
+      );
       assert.equal(run.code, 2, `exit status for ${args.join(" ")}`);
       assert.match(run.stderr, message);
       assert.equal(run.stdout, "", `nothing printed for ${args.join(" ")}`);

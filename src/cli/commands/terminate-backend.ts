@@ -1,35 +1,50 @@
 /**
- * `sockdiag terminate-backend IP:PORT`: destroy every socket connected to a load-balancer backend
- * that went away, in the host and in every pinned namespace, and report per namespace.
+ * `sockdiag terminate-backend IP:PORT...`: destroy every socket connected to load-balancer backends
+ * that went away, in the host and in every pinned namespace (or the namespaces chosen), in one pass
+ * for all the backends, and report per namespace and per backend.
  */
+import { fromName, fromPath, type NetNS } from "../../netns/index.js";
 import {
   type BackendProtocol,
+  type BackendResult,
   BackendTerminator,
+  type BatchNamespaceResult,
+  type BatchTerminationReport,
   type NamespaceResult,
+  type NamespaceSource,
   parseBackend,
-  type TerminationReport,
+  type Tally,
+  type TerminatorConfig,
 } from "../../terminator/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
 import { destroyReportJson } from "../report.js";
-import { NETNS_DIR_OPTION } from "../select.js";
+import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 
 export const TERMINATE_BACKEND: CommandSpec = {
   name: "terminate-backend",
-  usage: "IP:PORT|[IPv6]:PORT [--protocol udp|tcp|any] [--host-only] [--netns-dir DIR]... [--dry-run] [-j]",
+  usage:
+    "IP:PORT|[IPv6]:PORT... [--protocol udp|tcp|any] [--host-only | -N NAME | --netns PATH | --pid PID | --all-netns] [--netns-dir DIR]... [--dry-run] [-j]",
   summary:
-    "Destroy every connected socket whose destination is the backend IP:PORT, in the host and every pinned network namespace. Their owners see ECONNABORTED and can reconnect to a live backend.",
+    "Destroy every connected socket whose destination is one of the backends IP:PORT, in the host and every pinned network namespace. Their owners see ECONNABORTED and can reconnect to a live backend.",
   options: [
     { name: "protocol", value: "udp|tcp|any", help: "which sockets (default udp)" },
     { name: "host-only", help: "only the host namespace" },
+    ...NETNS_OPTIONS.map((o) => ({
+      ...o,
+      help: `only ${o.help.replace(/^in /, "").replace(/, as ss -N$/, "")}`,
+    })),
+    { name: "all-netns", help: "the host, every pinned namespace and every one found through /proc" },
     NETNS_DIR_OPTION,
     { name: "dry-run", help: "count what would be destroyed, destroy nothing" },
     { name: "json", short: "j", help: "print the report as JSON" },
   ],
   details: [
+    "Several backends are terminated in one pass: each namespace is entered once and listed once per protocol and family.",
     "An IPv4 backend also matches IPv6 sockets connected to its v4-mapped address (::ffff:a.b.c.d).",
     "Unconnected sockets are never touched. Needs CAP_NET_ADMIN (destroy) and CAP_SYS_ADMIN (enter namespaces).",
+    'The namespace sockdiag runs in is called "(host)" in every report.',
     "Exit status: 0 all destroyed, 1 some destroy or namespace failed, 2 bad input.",
   ].join("\n"),
 };
@@ -39,56 +54,85 @@ const PROGRESS_FROM = 20;
 
 export function runTerminateBackend(argv: readonly string[]): number {
   const { values, positionals } = parseCommand(TERMINATE_BACKEND, argv);
-  if (positionals.length !== 1) {
-    throw new UsageError(
-      positionals.length === 0
-        ? "terminate-backend needs the backend IP:PORT"
-        : `one backend at a time, got: ${positionals.join(" ")}`,
-    );
-  }
-  const backend = parseBackend(positionals[0]!);
+  if (positionals.length === 0) throw new UsageError("terminate-backend needs a backend IP:PORT");
+  const backends = positionals.map(parseBackend);
   const protocol = (values.protocol as BackendProtocol | undefined) ?? "udp";
+  const chosen = namespaceFromArgs(values, true);
+  if (values["host-only"] && chosen.netns !== undefined)
+    throw new UsageError("--host-only cannot be combined with a namespace option");
   const progress = process.stderr.isTTY;
-  const terminator = new BackendTerminator({
+  const config: TerminatorConfig = {
+    protocol,
     hostOnly: Boolean(values["host-only"]),
     dryRun: Boolean(values["dry-run"]),
-    ...(values["netns-dir"] ? { netnsDirs: values["netns-dir"] as string[] } : {}),
+    discover: chosen.netns === "all",
+    ...(chosen.netnsDirs ? { netnsDirs: chosen.netnsDirs } : {}),
     onNamespace: (_result, index) => {
       if (progress && index + 1 >= PROGRESS_FROM) process.stderr.write(`\r${index + 1} namespaces done`);
     },
-  });
-  const report = terminator.terminate({ address: backend.address, port: backend.port, protocol });
+  };
+  // One namespace named on the command line is opened first: a bad name is a usage error (exit 2).
+  using one =
+    typeof chosen.netns === "string" && chosen.netns !== "all" ? openChosen(chosen.netns) : undefined;
+  if (one) Object.assign(config, { includeHost: false, namespaces: () => sourceOf(one.name, one.netns) });
+  const report = new BackendTerminator(config).terminateMany(
+    backends.map((b) => ({ address: b.address, port: b.port })),
+  );
   if (progress && report.namespaces.length >= PROGRESS_FROM) process.stderr.write("\n");
   writeOut(values.json ? `${JSON.stringify(reportJson(report), null, 2)}\n` : formatReport(report));
   return report.ok ? EXIT_OK : EXIT_FAILED;
 }
 
-function reportJson(report: TerminationReport): Record<string, unknown> {
+function openChosen(selector: string) {
+  const netns = selector.includes("/") ? fromPath(selector) : fromName(selector);
+  return { name: selector, netns, [Symbol.dispose]: () => netns.close() };
+}
+
+function sourceOf(name: string, netns: NetNS): NamespaceSource {
+  return { errors: [], [Symbol.iterator]: () => [{ name, netns }][Symbol.iterator]() };
+}
+
+function reportJson(report: BatchTerminationReport): Record<string, unknown> {
   return {
     ...report,
     namespaces: report.namespaces.map((n) => ({ ...n, report: n.report && destroyReportJson(n.report) })),
   };
 }
 
-function formatReport(report: TerminationReport): string {
-  const { backend, total } = report;
+function backendText(b: BackendResult["backend"]): string {
+  return `${b.address.includes(":") ? `[${b.address}]` : b.address}:${b.port} (${b.protocol})`;
+}
+
+function formatReport(report: BatchTerminationReport): string {
+  const { backends, total } = report;
   const dry = report.namespaces.some((n) => n.report?.dryRun);
   const lines = [
-    `backend ${backend.address.includes(":") ? `[${backend.address}]` : backend.address}:${backend.port} (${backend.protocol})${dry ? " — dry run" : ""}`,
+    `${backends.length === 1 ? "backend" : "backends"} ${backends.map((b) => backendText(b.backend)).join(", ")}${dry ? " — dry run" : ""}`,
   ];
   const quiet = report.namespaces.filter((n) => isQuiet(n));
   for (const n of report.namespaces) if (!isQuiet(n)) lines.push(`  ${n.netns.padEnd(24)} ${describe(n)}`);
   if (quiet.length > 0)
     lines.push(`  (${quiet.length} namespace${quiet.length === 1 ? "" : "s"} without matching sockets)`);
   if (report.unsupported) lines.push(`  stopped: ${report.unsupported}`);
-  for (const e of report.sourceErrors) lines.push(`  namespace source error: ${e.message}`);
+  for (const e of report.sourceErrors)
+    lines.push(
+      e.note ? `  note: skipped (${e.note}): ${e.message}` : `  namespace source error: ${e.message}`,
+    );
+  if (backends.length > 1)
+    for (const b of backends) lines.push(`  ${backendText(b.backend).padEnd(24)} ${counts(b.total, dry)}`);
   lines.push(
     `total: ${total.matched} matched, ${dry ? `${total.matched} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
   );
   return `${lines.join("\n")}\n`;
 }
 
-function isQuiet(n: NamespaceResult): boolean {
+function counts(t: Tally, dry: boolean): string {
+  return dry
+    ? `matched ${t.matched}`
+    : `matched ${t.matched}  destroyed ${t.destroyed}  gone ${t.gone}  failed ${t.failed}`;
+}
+
+function isQuiet(n: BatchNamespaceResult): boolean {
   return !n.error && !n.skipped && n.report !== undefined && n.report.matched === 0;
 }
 

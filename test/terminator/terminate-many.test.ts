@@ -1,0 +1,172 @@
+/**
+ * BackendTerminator.terminateMany against the real kernel, in the scene of the terminator tests:
+ * several backends in one pass must abort exactly their clients in every namespace, count each
+ * socket for its own backend (per backend and per namespace, balanced), and list each namespace
+ * once — not once per backend.
+ */
+import assert from "node:assert/strict";
+import { after, afterEach, before, test } from "node:test";
+import { destroySockets } from "../../src/sockets/index.js";
+import {
+  BackendTerminator,
+  type BatchTerminationReport,
+  type SocketsDestroyer,
+  type Tally,
+} from "../../src/terminator/index.js";
+import { describeAsRoot } from "../kit/root.js";
+import { HOST, Scene, type SceneClients, threadNetnsInode } from "./scene.js";
+
+const tally = (matched: number, destroyed = matched): Tally => ({
+  matched,
+  destroyed,
+  gone: 0,
+  failed: 0,
+  skipped: 0,
+});
+
+/** Every namespace's per-backend counts add up to its report, and every backend's to the total. */
+function assertBalanced(report: BatchTerminationReport): void {
+  const sum = (ts: readonly Tally[]): Tally =>
+    ts.reduce(
+      (a, t) => ({
+        matched: a.matched + t.matched,
+        destroyed: a.destroyed + t.destroyed,
+        gone: a.gone + t.gone,
+        failed: a.failed + t.failed,
+        skipped: a.skipped + t.skipped,
+      }),
+      tally(0),
+    );
+  for (const n of report.namespaces) {
+    const r = n.report!;
+    assert.deepEqual(sum(n.backends), {
+      matched: r.matched,
+      destroyed: r.destroyed,
+      gone: r.gone,
+      failed: r.failed.length,
+      skipped: r.skipped,
+    });
+    if (!r.dryRun) assert.equal(r.matched, r.destroyed + r.gone + r.failed.length + r.skipped);
+  }
+  report.backends.forEach((b, i) => {
+    assert.deepEqual(b.total, sum(report.namespaces.map((n) => n.backends[i]!)));
+  });
+  assert.deepEqual(report.total, sum(report.backends.map((b) => b.total)));
+}
+
+describeAsRoot("BackendTerminator.terminateMany", () => {
+  let scene: Scene;
+  let clients: SceneClients | undefined;
+  const home = threadNetnsInode();
+
+  before(async () => {
+    scene = await Scene.start("many");
+  });
+  after(async () => {
+    await scene?.stop();
+  });
+  afterEach(async () => {
+    await scene.closeClients(clients);
+    clients = undefined;
+    assert.equal(threadNetnsInode(), home, "the caller's thread must stay in its own namespace");
+  });
+
+  const open = async () => {
+    clients = await scene.openClients();
+    return clients;
+  };
+
+  test("two backends in one pass: each namespace destroyed once, each socket counted for its backend", async () => {
+    const c = await open();
+    const calls: string[] = [];
+    const destroy: SocketsDestroyer = (query) => {
+      calls.push(typeof query.netns === "object" ? query.netns.label! : HOST);
+      return destroySockets(query);
+    };
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], destroy }).terminateMany([
+      { address: "127.0.0.1", port: scene.portA },
+      { address: "0:0::1", port: scene.portB },
+      { address: "127.0.0.1", port: scene.portA }, // the same backend again: one backend
+    ]);
+
+    await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m" || kind === "b6");
+    const nodes = [HOST, ...scene.pinnedNames];
+    assert.deepEqual(calls, nodes, "one destroy query per namespace for both backends");
+    assert.deepEqual(
+      report.backends.map((b) => b.backend),
+      [
+        { address: "127.0.0.1", port: scene.portA, protocol: "udp" },
+        { address: "::1", port: scene.portB, protocol: "udp" },
+      ],
+    );
+    assert.deepEqual(
+      report.namespaces.map((n) => [n.netns, n.backends]),
+      nodes.map((name) => [name, [tally(3), tally(1)]]),
+    );
+    assert.deepEqual(
+      report.backends.map((b) => b.total),
+      [tally(12), tally(4)],
+    );
+    assertBalanced(report);
+    assert.equal(report.ok, true);
+  });
+
+  test("each backend keeps its own protocol: a TCP backend's endpoint leaves UDP clients alone", async () => {
+    const c = await open();
+    const report = new BackendTerminator({ netnsDirs: [scene.dir] }).terminateMany([
+      { address: "127.0.0.1", port: scene.portA, protocol: "any" },
+      { address: "::1", port: scene.portB, protocol: "tcp" },
+    ]);
+
+    await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m");
+    assert.deepEqual(
+      report.backends.map((b) => b.total),
+      [tally(12), tally(0)],
+    );
+    assertBalanced(report);
+  });
+
+  test("a dry run counts per backend and destroys nothing; a veto keeps a socket out of every count", async () => {
+    const c = await open();
+    const kept = BigInt(c.get(HOST)!.b4[0]!.cookie);
+    const report = new BackendTerminator({
+      netnsDirs: [scene.dir],
+      dryRun: true,
+      predicate: (s) => s.cookie !== kept,
+    }).terminateMany([
+      { address: "127.0.0.1", port: scene.portA },
+      { address: "127.0.0.1", port: scene.portB },
+    ]);
+
+    await scene.expect(c, () => false);
+    const dry = (matched: number): Tally => ({ ...tally(matched, 0) });
+    assert.deepEqual(
+      report.namespaces.map((n) => n.backends),
+      [
+        [dry(3), dry(1)],
+        [dry(3), dry(2)],
+        [dry(3), dry(2)],
+        [dry(3), dry(2)],
+      ],
+    );
+    assertBalanced(report);
+  });
+
+  test("an empty list visits nothing; a bad backend throws before anything is touched", async () => {
+    const c = await open();
+    const terminator = new BackendTerminator({ netnsDirs: [scene.dir] });
+    const empty = terminator.terminateMany([]);
+    assert.deepEqual(empty.namespaces, []);
+    assert.deepEqual(empty.total, tally(0));
+    assert.equal(empty.ok, true);
+    assert.throws(
+      () =>
+        terminator.terminateMany([
+          { address: "127.0.0.1", port: scene.portA },
+          { address: "127.0.0.1", port: 70000 },
+        ]),
+      { name: "AddressError", message: /port 70000 is out of range/ },
+    );
+    await scene.expect(c, () => false);
+  });
+});
