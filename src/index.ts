@@ -52,5 +52,5 @@ export {
   walkNetns,
 } from "./netns/index.js";
 export * from "./sockets/index.js";
-export { SysError } from "./sys/errors.js";
+export { SockdiagError, SysError } from "./sys/errors.js";
 export * from "./terminator/index.js";

@@ -60,6 +60,9 @@ const K = {
   uid: ascii(',"uid":'),
   rqueue: ascii(',"rqueue":'),
   wqueue: ascii(',"wqueue":'),
+  timer: ascii(',"timer":'),
+  retrans: ascii(',"retrans":'),
+  expires: ascii(',"expires":'),
 };
 
 /** Short constant words (families, protocols, states) as bytes, encoded on first use. */
@@ -101,6 +104,9 @@ function inetJson(
   out.raw(K.uid).uint(s.uid);
   out.raw(K.rqueue).uint(s.rqueue);
   out.raw(K.wqueue).uint(s.wqueue);
+  out.raw(K.timer).uint(s.timer);
+  out.raw(K.retrans).uint(s.retrans);
+  out.raw(K.expires).uint(s.expires);
 }
 
 /** Namespace labels as JSON strings; a listing repeats each for thousands of sockets. */

@@ -33,7 +33,7 @@ import {
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
-import { INET_DIAG_MSG_LEN, type InetProtocol, InetSocket } from "./socket.js";
+import { type AddressTexts, INET_DIAG_MSG_LEN, type InetProtocol, InetSocket } from "./socket.js";
 import { decodeTcpInfo } from "./tcpinfo.js";
 
 /** sizeof(struct inet_diag_req_v2). */
@@ -116,21 +116,10 @@ export function writeDestroyRequest(
  * struct inet_diag_sockid {
  *   __be16 idiag_sport; __be16 idiag_dport; __be32 idiag_src[4]; __be32 idiag_dst[4];
  *   __u32 idiag_if; __u32 idiag_cookie[2]; };
+ * copied from the socket's own message: exactly the id the kernel sent.
  */
 function writeSockId(b: Buffer, o: number, s: InetSocket): void {
-  b.writeUInt16BE(s.sport, o);
-  b.writeUInt16BE(s.dport, o + 2);
-  b.writeUInt32BE(s.src0, o + 4);
-  b.writeUInt32BE(s.src1, o + 8);
-  b.writeUInt32BE(s.src2, o + 12);
-  b.writeUInt32BE(s.src3, o + 16);
-  b.writeUInt32BE(s.dst0, o + 20);
-  b.writeUInt32BE(s.dst1, o + 24);
-  b.writeUInt32BE(s.dst2, o + 28);
-  b.writeUInt32BE(s.dst3, o + 32);
-  b.writeUInt32LE(s.ifindex, o + 36);
-  b.writeUInt32LE(s.cookieLo, o + 40);
-  b.writeUInt32LE(s.cookieHi, o + 44);
+  b.set(s.idBytes, o);
 }
 
 /** How much of an inet_diag_msg to decode. */
@@ -141,6 +130,8 @@ export interface InetDecodeOptions {
   attributes: boolean;
   /** The label of the namespace the socket was listed in. */
   netns?: string | undefined;
+  /** The address texts of the previous sockets, for the next one to reuse (one per dump). */
+  texts?: AddressTexts | undefined;
 }
 
 const attrs = new AttributeReader();
@@ -169,7 +160,7 @@ export function decodeInetDiagMsg(
     viewed = buf;
     view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
-  const s = new InetSocket(view, o, options.protocol, options.netns);
+  const s = new InetSocket(view!, o, options.protocol, options.netns, options.texts, len);
   if (options.attributes && len > INET_DIAG_MSG_LEN)
     decodeInetAttributes(buf, o + INET_DIAG_MSG_LEN, o + len, s);
   return s;

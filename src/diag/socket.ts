@@ -1,10 +1,10 @@
 /**
- * The Socket model: what one sock_diag answer says about one socket. Decoders in this folder fill
- * these objects straight from the receive buffer; fixed fields are plain numbers, and the values
- * that would cost an allocation (address strings, the 64-bit cookie) are computed when first read.
+ * The Socket model: what one sock_diag answer says about one socket, as plain data. Decoders in
+ * this folder fill these objects straight from the receive buffer.
  */
 import { formatIPv4, formatIPv6, isV4Mapped } from "./address.js";
 import { type StateName, stateName } from "./states.js";
+import type { TcpInfo } from "./tcpinfo.js";
 
 /** An inet protocol sockdiag can ask the kernel about. */
 export type InetProtocol = "tcp" | "udp" | "udplite" | "raw" | "mptcp" | "sctp";
@@ -33,12 +33,7 @@ export interface SkMemInfo {
   drops?: number;
 }
 
-/**
- * INET_DIAG_INFO for TCP: struct tcp_info, as far as the kernel sent it. Older kernels send a
- * shorter struct; fields they did not send are absent.
- */
-export type TcpInfo = Partial<Record<TcpInfoField, number | bigint>>;
-export type TcpInfoField = string;
+export type { TcpInfo } from "./tcpinfo.js";
 
 /** The extensions a query can ask for; each maps to request bits and attributes in diag/. */
 export type Extension = "meminfo" | "skmem" | "tcpinfo" | "cong" | "tos" | "tclass";
@@ -72,24 +67,67 @@ const UID = 64;
 const INODE = 68;
 /** sizeof(struct inet_diag_msg). */
 export const INET_DIAG_MSG_LEN = 72;
+const INET_DIAG_SOCKID_LEN = 48;
+const AF_INET = 2;
 const AF_INET6 = 10;
 
+/** What a socket needs to be built from fields instead of bytes (see InetSocket.build). */
+export interface InetSocketInit {
+  family: InetFamily;
+  protocol: InetProtocol;
+  stateCode?: number;
+  sport: number;
+  dport: number;
+  /** idiag_src / idiag_dst as four big-endian words (IPv4: the first word). */
+  srcWords: readonly number[];
+  dstWords: readonly number[];
+  ifindex?: number;
+  cookie: bigint;
+  inode?: number;
+  uid?: number;
+  rqueue?: number;
+  wqueue?: number;
+  netns?: string | undefined;
+  rawProtocol?: number | undefined;
+}
+
 /**
- * InetSocket is one inet_diag_msg: a TCP, UDP, UDP-Lite, raw, MPTCP or SCTP socket.
+ * InetSocket is one inet_diag_msg: a TCP, UDP, UDP-Lite, raw, MPTCP or SCTP socket, as plain data.
  *
- * The fixed fields live in the message's own bytes (a copy of the receive chunk it came in, shared
- * with the other sockets of that chunk) and are read through accessors named after struct
- * inet_diag_msg. Decoding a socket is therefore one small object, however many fields it has: no
- * field is copied, and no 32-bit address word is boxed into a heap number (V8 keeps only 31-bit
- * integers unboxed). `new InetSocket()` gets a zeroed message of its own; setters write into it.
+ * Every documented field is an own property, decoded when the socket is made, so that
+ * `structuredClone`, `{...s}`, `postMessage` and `JSON.stringify` keep them all. The message's own
+ * bytes stay attached (privately, so clones do not carry them): a destroy request copies the socket
+ * id from them exactly as the kernel sent it, and the filter reads address words without parsing
+ * text. A socket rebuilt from a clone gets them back from its fields (sockets/ does that).
  */
 export class InetSocket implements SocketBase {
   /** The label of the network namespace this socket was listed in (undefined: the caller's own). */
   netns: string | undefined;
+  family: InetFamily;
   /** The protocol the dump asked for (inet_diag_msg does not say). */
   protocol: InetProtocol;
+  /** The ss name of idiag_state. */
+  state: StateName;
+  /** The local address as text ("127.0.0.1", "::1", "::ffff:10.0.0.1"). */
+  src: string;
+  sport: number;
+  /** The remote address as text; "0.0.0.0" or "::" when unconnected. */
+  dst: string;
+  dport: number;
+  ifindex: number;
+  /** The 64-bit socket cookie, unique per socket since boot (SO_COOKIE). */
+  cookie: bigint;
+  inode: number;
+  uid: number;
+  rqueue: number;
+  wqueue: number;
+  /** idiag_timer, idiag_retrans, idiag_expires (ms): the pending timer ss -o shows. */
+  timer: number;
+  retrans: number;
+  expires: number;
   readonly #view: DataView;
   readonly #at: number;
+  readonly #length: number;
 
   // Attributes, present when the kernel sent them and they were decoded (see diag/inet.ts).
   declare meminfo?: MemInfo;
@@ -106,166 +144,117 @@ export class InetSocket implements SocketBase {
   declare rawProtocol?: number;
 
   /**
-   * A socket over the struct inet_diag_msg at `view[offset]` (which the socket then shares, and which
-   * must not change), or over a zeroed message of its own when no view is given; with the protocol
-   * its dump asked for and the label of its namespace.
+   * The socket of the struct inet_diag_msg at `view[offset]` (which the socket keeps and which must
+   * not change), with the protocol its dump asked for and the label of its namespace. `texts`
+   * remembers the last addresses formatted, which consecutive sockets of a dump usually share.
    */
-  constructor(view?: DataView, offset = 0, protocol: InetProtocol = "tcp", netns?: string) {
-    this.#view = view ?? new DataView(new ArrayBuffer(INET_DIAG_MSG_LEN));
-    this.#at = view ? offset : 0;
-    this.protocol = protocol;
+  constructor(
+    view: DataView,
+    offset: number,
+    protocol: InetProtocol,
+    netns: string | undefined,
+    texts?: AddressTexts,
+    length = INET_DIAG_MSG_LEN,
+  ) {
+    this.#view = view;
+    this.#at = offset;
+    this.#length = length;
+    const v6 = view.getUint8(offset + FAMILY) === AF_INET6;
     this.netns = netns;
+    this.family = v6 ? "inet6" : "inet";
+    this.protocol = protocol;
+    this.state = stateName(view.getUint8(offset + STATE));
+    this.src = texts ? texts.src(view, offset + SRC, v6) : addressText(view, offset + SRC, v6);
+    this.sport = view.getUint16(offset + SPORT);
+    this.dst = texts ? texts.dst(view, offset + DST, v6) : addressText(view, offset + DST, v6);
+    this.dport = view.getUint16(offset + DPORT);
+    this.ifindex = view.getUint32(offset + IFINDEX, true);
+    this.cookie = view.getBigUint64(offset + COOKIE, true);
+    this.inode = view.getUint32(offset + INODE, true);
+    this.uid = view.getUint32(offset + UID, true);
+    this.rqueue = view.getUint32(offset + RQUEUE, true);
+    this.wqueue = view.getUint32(offset + WQUEUE, true);
+    this.timer = view.getUint8(offset + TIMER);
+    this.retrans = view.getUint8(offset + RETRANS);
+    this.expires = view.getUint32(offset + EXPIRES, true);
   }
 
-  get family(): InetFamily {
-    return this.#view.getUint8(this.#at + FAMILY) === AF_INET6 ? "inet6" : "inet";
+  /** A socket from its fields, with a message of its own holding the same id. */
+  static build(init: InetSocketInit): InetSocket {
+    const view = new DataView(new ArrayBuffer(INET_DIAG_MSG_LEN));
+    view.setUint8(FAMILY, init.family === "inet6" ? AF_INET6 : AF_INET);
+    view.setUint8(STATE, init.stateCode ?? 0);
+    view.setUint16(SPORT, init.sport);
+    view.setUint16(DPORT, init.dport);
+    for (let i = 0; i < 4; i++) {
+      view.setUint32(SRC + 4 * i, init.srcWords[i] ?? 0);
+      view.setUint32(DST + 4 * i, init.dstWords[i] ?? 0);
+    }
+    view.setUint32(IFINDEX, init.ifindex ?? 0, true);
+    view.setBigUint64(COOKIE, init.cookie, true);
+    view.setUint32(RQUEUE, init.rqueue ?? 0, true);
+    view.setUint32(WQUEUE, init.wqueue ?? 0, true);
+    view.setUint32(UID, init.uid ?? 0, true);
+    view.setUint32(INODE, init.inode ?? 0, true);
+    const s = new InetSocket(view, 0, init.protocol, init.netns);
+    if (init.rawProtocol !== undefined) s.rawProtocol = init.rawProtocol;
+    return s;
   }
-  set family(family: InetFamily) {
-    this.#view.setUint8(this.#at + FAMILY, family === "inet6" ? AF_INET6 : 2);
-  }
-  /** Kernel state number (idiag_state); `state` gives its ss name. */
+
+  /** Kernel state number (idiag_state) as sent. */
   get stateCode(): number {
     return this.#view.getUint8(this.#at + STATE);
   }
-  set stateCode(v: number) {
-    this.#view.setUint8(this.#at + STATE, v);
-  }
-  get timer(): number {
-    return this.#view.getUint8(this.#at + TIMER);
-  }
-  get retrans(): number {
-    return this.#view.getUint8(this.#at + RETRANS);
-  }
-  get sport(): number {
-    return this.#view.getUint16(this.#at + SPORT);
-  }
-  set sport(v: number) {
-    this.#view.setUint16(this.#at + SPORT, v);
-  }
-  get dport(): number {
-    return this.#view.getUint16(this.#at + DPORT);
-  }
-  set dport(v: number) {
-    this.#view.setUint16(this.#at + DPORT, v);
-  }
-  /** idiag_src as four big-endian 32-bit words (IPv4 uses the first word only). */
+  /** idiag_src as four big-endian 32-bit words (IPv4 uses the first word only), as sent. */
   get src0(): number {
     return this.#view.getUint32(this.#at + SRC);
-  }
-  set src0(v: number) {
-    this.#view.setUint32(this.#at + SRC, v);
   }
   get src1(): number {
     return this.#view.getUint32(this.#at + SRC + 4);
   }
-  set src1(v: number) {
-    this.#view.setUint32(this.#at + SRC + 4, v);
-  }
   get src2(): number {
     return this.#view.getUint32(this.#at + SRC + 8);
-  }
-  set src2(v: number) {
-    this.#view.setUint32(this.#at + SRC + 8, v);
   }
   get src3(): number {
     return this.#view.getUint32(this.#at + SRC + 12);
   }
-  set src3(v: number) {
-    this.#view.setUint32(this.#at + SRC + 12, v);
-  }
-  /** idiag_dst as four big-endian 32-bit words. */
+  /** idiag_dst as four big-endian 32-bit words, as sent. */
   get dst0(): number {
     return this.#view.getUint32(this.#at + DST);
-  }
-  set dst0(v: number) {
-    this.#view.setUint32(this.#at + DST, v);
   }
   get dst1(): number {
     return this.#view.getUint32(this.#at + DST + 4);
   }
-  set dst1(v: number) {
-    this.#view.setUint32(this.#at + DST + 4, v);
-  }
   get dst2(): number {
     return this.#view.getUint32(this.#at + DST + 8);
-  }
-  set dst2(v: number) {
-    this.#view.setUint32(this.#at + DST + 8, v);
   }
   get dst3(): number {
     return this.#view.getUint32(this.#at + DST + 12);
   }
-  set dst3(v: number) {
-    this.#view.setUint32(this.#at + DST + 12, v);
-  }
-  get ifindex(): number {
-    return this.#view.getUint32(this.#at + IFINDEX, true);
-  }
-  set ifindex(v: number) {
-    this.#view.setUint32(this.#at + IFINDEX, v, true);
-  }
-  /** idiag_cookie[0] and [1], host order, low word first. */
+  /** idiag_cookie[0] and [1], host order, low word first, as sent. */
   get cookieLo(): number {
     return this.#view.getUint32(this.#at + COOKIE, true);
-  }
-  set cookieLo(v: number) {
-    this.#view.setUint32(this.#at + COOKIE, v, true);
   }
   get cookieHi(): number {
     return this.#view.getUint32(this.#at + COOKIE + 4, true);
   }
-  set cookieHi(v: number) {
-    this.#view.setUint32(this.#at + COOKIE + 4, v, true);
-  }
-  get expires(): number {
-    return this.#view.getUint32(this.#at + EXPIRES, true);
-  }
-  get rqueue(): number {
-    return this.#view.getUint32(this.#at + RQUEUE, true);
-  }
-  set rqueue(v: number) {
-    this.#view.setUint32(this.#at + RQUEUE, v, true);
-  }
-  get wqueue(): number {
-    return this.#view.getUint32(this.#at + WQUEUE, true);
-  }
-  set wqueue(v: number) {
-    this.#view.setUint32(this.#at + WQUEUE, v, true);
-  }
-  get uid(): number {
-    return this.#view.getUint32(this.#at + UID, true);
-  }
-  set uid(v: number) {
-    this.#view.setUint32(this.#at + UID, v, true);
-  }
-  get inode(): number {
-    return this.#view.getUint32(this.#at + INODE, true);
-  }
-  set inode(v: number) {
-    this.#view.setUint32(this.#at + INODE, v, true);
+
+  /**
+   * The bytes of struct inet_diag_sockid exactly as the kernel sent them (48 bytes, a view: do not
+   * change them): what a destroy request names the socket by.
+   */
+  get idBytes(): Uint8Array {
+    const v = this.#view;
+    return new Uint8Array(v.buffer, v.byteOffset + this.#at + SPORT, INET_DIAG_SOCKID_LEN);
   }
 
-  get state(): StateName {
-    return stateName(this.stateCode);
-  }
-
-  /** The 64-bit socket cookie, unique per socket since boot (SO_COOKIE). */
-  get cookie(): bigint {
-    return this.#view.getBigUint64(this.#at + COOKIE, true);
-  }
-
-  /** The local address as text ("127.0.0.1", "::1", "::ffff:10.0.0.1"). */
-  get src(): string {
-    return this.family === "inet"
-      ? formatIPv4(this.src0)
-      : formatIPv6(this.src0, this.src1, this.src2, this.src3);
-  }
-
-  /** The remote address as text; "0.0.0.0" or "::" when unconnected. */
-  get dst(): string {
-    return this.family === "inet"
-      ? formatIPv4(this.dst0)
-      : formatIPv6(this.dst0, this.dst1, this.dst2, this.dst3);
+  /**
+   * The whole message as the kernel sent it, attributes included (a view: do not change it); with
+   * the protocol and label, what decodes into this socket again.
+   */
+  get messageBytes(): Uint8Array {
+    const v = this.#view;
+    return new Uint8Array(v.buffer, v.byteOffset + this.#at, this.#length);
   }
 
   /**
@@ -277,34 +266,13 @@ export class InetSocket implements SocketBase {
     return isV4Mapped(this.dst0, this.dst1, this.dst2) ? this.dst3 : undefined;
   }
 
-  /** The plain-data form printed by `--json`: field names as in DESIGN.md, cookie as a decimal string. */
+  /** The JSON form printed by `--json`: field names as in DESIGN.md, cookie as a decimal string. */
   toJSON(): Record<string, unknown> {
-    const out: Record<string, unknown> = {
-      netns: this.netns ?? null,
-      family: this.family,
-      protocol: this.protocol,
-      state: this.state,
-      src: this.src,
-      sport: this.sport,
-      dst: this.dst,
-      dport: this.dport,
-      ifindex: this.ifindex,
-      cookie: this.cookieText(),
-      inode: this.inode,
-      uid: this.uid,
-      rqueue: this.rqueue,
-      wqueue: this.wqueue,
-    };
-    if (this.meminfo) out.meminfo = this.meminfo;
-    if (this.skmem) out.skmem = this.skmem;
+    const out: Record<string, unknown> = { ...(this as object) };
+    out.netns = this.netns ?? null;
+    out.cookie = this.cookieText();
     if (this.tcpinfo) out.tcpinfo = jsonSafe(this.tcpinfo);
-    if (this.cong !== undefined) out.cong = this.cong;
-    if (this.tos !== undefined) out.tos = this.tos;
-    if (this.tclass !== undefined) out.tclass = this.tclass;
-    if (this.shutdown !== undefined) out.shutdown = this.shutdown;
-    if (this.mark !== undefined) out.mark = this.mark;
     if (this.cgroupId !== undefined) out.cgroupId = this.cgroupId.toString();
-    if (this.v6only !== undefined) out.v6only = this.v6only;
     return out;
   }
 
@@ -327,49 +295,100 @@ export class InetSocket implements SocketBase {
       this.shutdown !== undefined ||
       this.mark !== undefined ||
       this.cgroupId !== undefined ||
-      this.v6only !== undefined
+      this.v6only !== undefined ||
+      this.rawProtocol !== undefined
     );
   }
+}
 
-  /** util.inspect shows the decoded fields, not the backing bytes. */
-  [Symbol.for("nodejs.util.inspect.custom")](): Record<string, unknown> {
-    return this.toJSON();
+/**
+ * AddressTexts formats the addresses of a run of sockets, reusing the text of the previous socket's
+ * address when the words are the same (sockets of one dump mostly share their local address, and
+ * often their remote one): listing 100,000 sockets builds few strings.
+ */
+export class AddressTexts {
+  #src = new LastAddress();
+  #dst = new LastAddress();
+  src(view: DataView, at: number, v6: boolean): string {
+    return this.#src.text(view, at, v6);
+  }
+  dst(view: DataView, at: number, v6: boolean): string {
+    return this.#dst.text(view, at, v6);
+  }
+}
+
+function addressText(view: DataView, at: number, v6: boolean): string {
+  if (!v6) return formatIPv4(view.getUint32(at));
+  return formatIPv6(
+    view.getUint32(at),
+    view.getUint32(at + 4),
+    view.getUint32(at + 8),
+    view.getUint32(at + 12),
+  );
+}
+
+class LastAddress {
+  #v6 = false;
+  #w0 = -1;
+  #w1 = 0;
+  #w2 = 0;
+  #w3 = 0;
+  #text = "";
+  text(view: DataView, at: number, v6: boolean): string {
+    const w0 = view.getInt32(at);
+    if (!v6) {
+      if (!this.#v6 && w0 === this.#w0) return this.#text;
+      this.#v6 = false;
+      this.#w0 = w0;
+      this.#text = formatIPv4(w0 >>> 0);
+      return this.#text;
+    }
+    const w1 = view.getInt32(at + 4);
+    const w2 = view.getInt32(at + 8);
+    const w3 = view.getInt32(at + 12);
+    if (this.#v6 && w0 === this.#w0 && w1 === this.#w1 && w2 === this.#w2 && w3 === this.#w3)
+      return this.#text;
+    this.#v6 = true;
+    this.#w0 = w0;
+    this.#w1 = w1;
+    this.#w2 = w2;
+    this.#w3 = w3;
+    this.#text = formatIPv6(w0 >>> 0, w1 >>> 0, w2 >>> 0, w3 >>> 0);
+    return this.#text;
   }
 }
 
 export type UnixType = "stream" | "dgram" | "seqpacket";
 
-/** UnixSocket is one unix_diag_msg with the attributes that were asked for. */
+/** UnixSocket is one unix_diag_msg with the attributes that were asked for, as plain data. */
 export class UnixSocket implements SocketBase {
   netns: string | undefined = undefined;
   readonly family = "unix" as const;
   readonly protocol = "unix" as const;
-  type: UnixType = "stream";
-  stateCode = 0;
-  inode = 0;
-  cookieLo = 0;
-  cookieHi = 0;
-  /** Bound path, or "@name" for an abstract name (leading NUL shown as "@", as ss does); undefined when unnamed. */
-  name?: string;
-  /** Inode of the peer socket (UNIX_DIAG_PEER). */
-  peer?: number;
-  /** Device and inode of the bound file (UNIX_DIAG_VFS). */
-  vfs?: { dev: number; ino: number };
-  /** Inodes of connections waiting to be accepted (UNIX_DIAG_ICONS). */
-  icons?: number[];
+  type: UnixType;
+  state: StateName;
+  inode: number;
+  cookie: bigint;
   /** UNIX_DIAG_RQLEN: receive queue (or accept backlog for listeners) and write queue (or max backlog). */
   rqueue = 0;
   wqueue = 0;
-  skmem?: SkMemInfo;
-  shutdown?: number;
-  uid?: number;
+  /** Bound path, or "@name" for an abstract name (leading NUL shown as "@", as ss does); undefined when unnamed. */
+  declare name?: string;
+  /** Inode of the peer socket (UNIX_DIAG_PEER). */
+  declare peer?: number;
+  /** Device and inode of the bound file (UNIX_DIAG_VFS). */
+  declare vfs?: { dev: number; ino: number };
+  /** Inodes of connections waiting to be accepted (UNIX_DIAG_ICONS). */
+  declare icons?: number[];
+  declare skmem?: SkMemInfo;
+  declare shutdown?: number;
+  declare uid?: number;
 
-  get state(): StateName {
-    return stateName(this.stateCode);
-  }
-
-  get cookie(): bigint {
-    return (BigInt(this.cookieHi) << 32n) | BigInt(this.cookieLo);
+  constructor(type: UnixType, stateCode: number, inode: number, cookie: bigint) {
+    this.type = type;
+    this.state = stateName(stateCode);
+    this.inode = inode;
+    this.cookie = cookie;
   }
 
   toJSON(): Record<string, unknown> {
@@ -400,7 +419,7 @@ export type Socket = InetSocket | UnixSocket;
 
 function jsonSafe(info: TcpInfo): Record<string, number | string> {
   const out: Record<string, number | string> = {};
-  for (const [k, v] of Object.entries(info))
+  for (const [k, v] of Object.entries(info) as [string, number | bigint | undefined][])
     if (v !== undefined) out[k] = typeof v === "bigint" ? v.toString() : v;
   return out;
 }

@@ -4,9 +4,80 @@
  * end of what was sent are left out; bytes past the last field we know are ignored.
  */
 import { DecodeError } from "../netlink/errors.js";
-import type { TcpInfo } from "./socket.js";
 
-type Field = readonly [name: string, size: 1 | 4 | 8];
+/**
+ * INET_DIAG_INFO for TCP: struct tcp_info (linux/tcp.h, tcpi_ names in camelCase), as far as the
+ * kernel sent it. Older kernels send a shorter struct: the fields they did not send are absent.
+ * 64-bit counters are bigints.
+ */
+export type TcpInfo = Partial<TcpInfoFields>;
+
+/** Every field of struct tcp_info sockdiag decodes. */
+export interface TcpInfoFields {
+  state: number;
+  caState: number;
+  retransmits: number;
+  probes: number;
+  backoff: number;
+  options: number;
+  sndWscale: number;
+  rcvWscale: number;
+  deliveryRateAppLimited: number;
+  fastopenClientFail: number;
+  rto: number;
+  ato: number;
+  sndMss: number;
+  rcvMss: number;
+  unacked: number;
+  sacked: number;
+  lost: number;
+  retrans: number;
+  fackets: number;
+  lastDataSent: number;
+  lastAckSent: number;
+  lastDataRecv: number;
+  lastAckRecv: number;
+  pmtu: number;
+  rcvSsthresh: number;
+  rtt: number;
+  rttvar: number;
+  sndSsthresh: number;
+  sndCwnd: number;
+  advmss: number;
+  reordering: number;
+  rcvRtt: number;
+  rcvSpace: number;
+  totalRetrans: number;
+  pacingRate: bigint;
+  maxPacingRate: bigint;
+  bytesAcked: bigint;
+  bytesReceived: bigint;
+  segsOut: number;
+  segsIn: number;
+  notsentBytes: number;
+  minRtt: number;
+  dataSegsIn: number;
+  dataSegsOut: number;
+  deliveryRate: bigint;
+  busyTime: bigint;
+  rwndLimited: bigint;
+  sndbufLimited: bigint;
+  delivered: number;
+  deliveredCe: number;
+  bytesSent: bigint;
+  bytesRetrans: bigint;
+  dsackDups: number;
+  reordSeen: number;
+  rcvOoopack: number;
+  sndWnd: number;
+}
+
+type TcpInfoField = Exclude<
+  keyof TcpInfoFields,
+  "sndWscale" | "rcvWscale" | "deliveryRateAppLimited" | "fastopenClientFail"
+>;
+
+type Field = readonly [name: TcpInfoField | "wscale" | "flags7", size: 1 | 4 | 8];
 
 // Byte 6 and 7 are bit fields, decoded separately below.
 const LAYOUT: readonly Field[] = [
@@ -101,7 +172,8 @@ export function decodeTcpInfo(buf: Buffer, offset: number, length: number): TcpI
       info.deliveryRateAppLimited = byte & 1;
       info.fastopenClientFail = (byte >> 1) & 3;
     } else {
-      info[name] = size === 1 ? buf[o]! : size === 4 ? buf.readUInt32LE(o) : buf.readBigUInt64LE(o);
+      (info as Record<string, number | bigint>)[name] =
+        size === 1 ? buf[o]! : size === 4 ? buf.readUInt32LE(o) : buf.readBigUInt64LE(o);
     }
   }
   return info;

@@ -61,14 +61,9 @@ export function decodeUnixDiagMsg(buf: Buffer, o: number, len: number): UnixSock
   if (len < UNIX_DIAG_MSG_LEN || o + len > buf.length) {
     throw new DecodeError("unix_diag_msg", o, `${len} bytes, needs ${UNIX_DIAG_MSG_LEN}`);
   }
-  const s = new UnixSocket();
   const type = TYPES[buf[o + 1]!];
   if (!type) throw new DecodeError("unix_diag_msg", o + 1, `unknown socket type ${buf[o + 1]}`);
-  s.type = type;
-  s.stateCode = buf[o + 2]!;
-  s.inode = buf.readUInt32LE(o + 4);
-  s.cookieLo = buf.readUInt32LE(o + 8);
-  s.cookieHi = buf.readUInt32LE(o + 12);
+  const s = new UnixSocket(type, buf[o + 2]!, buf.readUInt32LE(o + 4), buf.readBigUInt64LE(o + 8));
   const a = attrs.reset(buf, o + UNIX_DIAG_MSG_LEN, o + len, "unix_diag_msg attributes");
   while (a.next()) {
     switch (a.type) {

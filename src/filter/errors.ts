@@ -2,14 +2,16 @@
  * Errors of the filter layer: a filter that does not parse, and a parsed filter naming something
  * (an interface, a cgroup) that does not exist where it is compiled.
  */
+import { SockdiagError } from "../sys/errors.js";
 
 /**
  * FilterSyntaxError is a filter text (or structured filter) that is not valid ss syntax. It names the whole
  * `input`, the offending `word` and its `position` (index into `input`); the message quotes the input
  * with a caret line under the word. Parsing never throws anything else.
  */
-export class FilterSyntaxError extends Error {
+export class FilterSyntaxError extends SockdiagError {
   override readonly name = "FilterSyntaxError";
+  override readonly code = "ERR_SOCKDIAG_FILTER_SYNTAX";
   /** The whole filter text. */
   readonly input: string;
   /** The offending word ("" when the filter ended too early). */
@@ -32,8 +34,9 @@ export class FilterSyntaxError extends Error {
  * FilterResolveError is a filter word that parsed but names nothing where the filter is compiled:
  * an interface unknown in the socket's network namespace, a cgroup path that is not a cgroup v2.
  */
-export class FilterResolveError extends Error {
+export class FilterResolveError extends SockdiagError {
   override readonly name = "FilterResolveError";
+  override readonly code = "ERR_SOCKDIAG_FILTER_RESOLVE";
   /** What could not be resolved. */
   readonly kind: "device" | "cgroup";
   /** The word as the filter gave it. */

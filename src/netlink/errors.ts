@@ -1,14 +1,15 @@
-import { describeErrno, errnoName, SysError } from "../sys/errors.js";
+import { describeErrno, errnoName, SockdiagError, SysError } from "../sys/errors.js";
 
 /**
  * NetlinkError is an error the kernel answered in an NLMSG_ERROR message (or in NLMSG_DONE's
  * status): the request reached the kernel, which refused it. Distinct from a SysError, where the
  * system call itself failed.
  */
-export class NetlinkError extends Error {
+export class NetlinkError extends SockdiagError {
   override readonly name = "NetlinkError";
   readonly errno: number;
-  readonly code: string;
+  /** The errno name the kernel answered, e.g. "ENOENT". */
+  override readonly code: string;
   /** Sequence number of the request the kernel refused. */
   readonly seq: number;
 
@@ -22,13 +23,15 @@ export class NetlinkError extends Error {
 }
 
 /** NetlinkProtocolError: the kernel's answer broke the netlink rules (truncated, malformed, wrong sender). */
-export class NetlinkProtocolError extends Error {
+export class NetlinkProtocolError extends SockdiagError {
   override readonly name = "NetlinkProtocolError";
+  override readonly code = "ERR_SOCKDIAG_NETLINK_PROTOCOL";
 }
 
 /** NetlinkTimeoutError: no answer within the connection's receive timeout (SO_RCVTIMEO). */
-export class NetlinkTimeoutError extends Error {
+export class NetlinkTimeoutError extends SockdiagError {
   override readonly name = "NetlinkTimeoutError";
+  override readonly code = "ERR_SOCKDIAG_NETLINK_TIMEOUT";
   readonly timeoutMs: number;
   constructor(op: string, timeoutMs: number) {
     super(`${op}: no answer from the kernel within ${timeoutMs} ms`);
@@ -36,14 +39,15 @@ export class NetlinkTimeoutError extends Error {
   }
 }
 
-export { SysError };
+export { SockdiagError, SysError };
 
 /**
  * DecodeError: bytes that do not hold what their layout says (too short, a length field pointing
  * past the end). Every decoder in sockdiag reports malformed input with this type and nothing else.
  */
-export class DecodeError extends Error {
+export class DecodeError extends SockdiagError {
   override readonly name = "DecodeError";
+  override readonly code = "ERR_SOCKDIAG_DECODE";
   /** The struct or attribute being decoded, e.g. "inet_diag_msg". */
   readonly what: string;
   /** Byte offset in the buffer where decoding failed. */

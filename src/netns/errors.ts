@@ -6,7 +6,7 @@
  */
 import { constants } from "node:os";
 import type { NetlinkError } from "../netlink/errors.js";
-import { Errno, SysError } from "../sys/errors.js";
+import { Errno, SockdiagError, SysError } from "../sys/errors.js";
 
 /** What the OS or the kernel answered when a namespace operation failed. */
 export type NetnsCause = SysError | NetlinkError;
@@ -29,8 +29,9 @@ function capabilityHint(cause: NetnsCause): string {
  * NetnsError is a failed operation on one network namespace. `netns` is the name or path the caller
  * gave (a directory for a directory that could not be read); `cause` is the OS error, if any.
  */
-export class NetnsError extends Error {
+export class NetnsError extends SockdiagError {
   override readonly name: string = "NetnsError";
+  override readonly code: string = "ERR_SOCKDIAG_NETNS";
   /** The namespace (name or path) the operation was about. */
   readonly netns: string;
   /** The system call or kernel answer that failed, when there was one. */
@@ -47,16 +48,19 @@ export class NetnsError extends Error {
 /** InvalidNetnsNameError: a namespace name that cannot name a file in the pin directory. Nothing was touched. */
 export class InvalidNetnsNameError extends NetnsError {
   override readonly name = "InvalidNetnsNameError";
+  override readonly code = "ERR_SOCKDIAG_NETNS_INVALID_NAME";
 }
 
 /** NetnsNotFoundError: no namespace file at that name or path (ENOENT), or no such process. */
 export class NetnsNotFoundError extends NetnsError {
   override readonly name: string = "NetnsNotFoundError";
+  override readonly code: string = "ERR_SOCKDIAG_NETNS_NOT_FOUND";
 }
 
 /** PinDirectoryNotFoundError: a pin directory to search does not exist (a NetnsNotFoundError). */
 export class PinDirectoryNotFoundError extends NetnsNotFoundError {
   override readonly name = "PinDirectoryNotFoundError";
+  override readonly code = "ERR_SOCKDIAG_PIN_DIRECTORY_NOT_FOUND";
 }
 
 /**
@@ -70,6 +74,7 @@ export function isVanishedNetns(err: unknown): boolean {
 /** NetnsExistsError: add() found a file of that name already in the pin directory (EEXIST). */
 export class NetnsExistsError extends NetnsError {
   override readonly name = "NetnsExistsError";
+  override readonly code = "ERR_SOCKDIAG_NETNS_EXISTS";
 }
 
 /** What a file that is not a network namespace is instead. */
@@ -89,6 +94,7 @@ const KIND_TEXT: Record<NotANetnsKind, string> = {
  */
 export class NotANetnsError extends NetnsError {
   override readonly name = "NotANetnsError";
+  override readonly code = "ERR_SOCKDIAG_NOT_A_NETNS";
   readonly kind: NotANetnsKind;
   /** What it is instead: "a plain file", "a directory", "a special file", "a mnt namespace", ... */
   readonly actual: string;
@@ -132,6 +138,7 @@ export function netnsNote(err: unknown): NetnsNote | undefined {
  */
 export class NetnsAsyncCallbackError extends NetnsError {
   override readonly name = "NetnsAsyncCallbackError";
+  override readonly code = "ERR_SOCKDIAG_NETNS_ASYNC_CALLBACK";
 
   constructor(netns: string) {
     super(netns, "runIn() needs a synchronous function, this one returned a Promise");
@@ -145,6 +152,7 @@ export class NetnsAsyncCallbackError extends NetnsError {
  */
 export class NetnsRestoreError extends NetnsError {
   override readonly name = "NetnsRestoreError";
+  override readonly code = "ERR_SOCKDIAG_NETNS_RESTORE";
   /** The namespace the thread is stuck in. */
   readonly entered: string;
 
@@ -161,6 +169,7 @@ export class NetnsRestoreError extends NetnsError {
 /** NetnsPoisonedError: a namespace operation after a NetnsRestoreError, refused; `restoreError` is that error. */
 export class NetnsPoisonedError extends NetnsError {
   override readonly name = "NetnsPoisonedError";
+  override readonly code = "ERR_SOCKDIAG_NETNS_POISONED";
   /** The failed restore that poisoned the layer. */
   readonly restoreError: NetnsRestoreError;
 

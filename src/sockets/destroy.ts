@@ -7,9 +7,11 @@
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
-import { fromLabel, type NetNS, openNetlinkIn } from "../netns/index.js";
+import { fromLabel, NetNS, openNetlinkIn } from "../netns/index.js";
+import { SockdiagError } from "../sys/errors.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
+import { AbortError, type AbortSignalLike, throwIfAborted } from "./errors.js";
 import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { Scan } from "./scan.js";
@@ -28,6 +30,11 @@ export interface DestroyQuery extends NamespacedQuery {
   batchSize?: number;
   /** Told the outcome of every matched socket, as it happens (for printing what was destroyed). */
   onOutcome?: OutcomeListener;
+  /**
+   * Checked before every write: once aborted, no further request is sent (the batch in flight is
+   * finished) and AbortError is thrown with the report of what was done.
+   */
+  signal?: AbortSignalLike;
 }
 
 /** A destroy report that also says which namespaces could not be visited (netns "all"). */
@@ -47,13 +54,21 @@ export interface NamespacedDestroyReport extends DestroyReport {
 export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
   const plan = planQuery(query);
   const total: NamespacedDestroyReport = { ...emptyReport(Boolean(query.dryRun)), namespaceFailures: [] };
-  for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
-    try {
-      using scan = new Scan(target, plan);
-      destroyIn(scan, query, total);
-    } catch (err) {
-      recordOrThrow(query.netns, target, err, total.namespaceFailures);
+  const { signal } = query;
+  try {
+    throwIfAborted(signal);
+    for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
+      try {
+        using scan = new Scan(target, plan);
+        destroyIn(scan, query, total);
+      } catch (err) {
+        recordOrThrow(query.netns, target, err, total.namespaceFailures);
+      }
+      throwIfAborted(signal);
     }
+  } catch (err) {
+    if (err instanceof AbortError) err.report = total;
+    throw err;
   }
   return total;
 }
@@ -72,7 +87,13 @@ function destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRepo
   };
   const destroyer = dryRun
     ? undefined
-    : new Destroyer(connect, scan.conn.receiveQueueBytes, query.batchSize ?? DEFAULT_BATCH_SIZE, onOutcome);
+    : new Destroyer(
+        connect,
+        scan.conn.receiveQueueBytes,
+        query.batchSize ?? DEFAULT_BATCH_SIZE,
+        onOutcome,
+        query.signal,
+      );
   const report = destroyer?.report ?? emptyReport(true);
   const visit = (s: Socket) => {
     if (predicate && !predicate(s)) return;
@@ -92,13 +113,24 @@ function destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRepo
   }
 }
 
+/** Options of destroySocket. */
+export interface DestroySocketOptions {
+  /** The namespace to destroy it in (default: the one the socket was listed in). */
+  netns?: NetNS | undefined;
+  /** Already aborted: nothing is sent (AbortError). */
+  signal?: AbortSignalLike | undefined;
+}
+
 /**
  * Destroy exactly `socket` (as listed: its family, protocol and full id including the cookie), in
  * the namespace it was listed in: `netns` when given, else the one its `netns` label names, else
  * the caller's own. Returns "destroyed", or "gone" when it no longer exists (ENOENT). Throws
  * DestroyError when the kernel refuses, NetnsError when the namespace cannot be opened.
  */
-export function destroySocket(socket: Socket, netns?: NetNS): "destroyed" | "gone" {
+export function destroySocket(socket: Socket, options?: NetNS | DestroySocketOptions): "destroyed" | "gone" {
+  const { netns, signal } =
+    options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
+  throwIfAborted(signal);
   using labelled = netns === undefined && socket.netns !== undefined ? fromLabel(socket.netns) : undefined;
   using conn = openNetlinkIn(netns ?? labelled, NETLINK_SOCK_DIAG);
   const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
@@ -110,11 +142,12 @@ export function destroySocket(socket: Socket, netns?: NetNS): "destroyed" | "gon
 }
 
 /** DestroyError: the kernel refused to destroy a socket. */
-export class DestroyError extends Error {
+export class DestroyError extends SockdiagError {
   override readonly name = "DestroyError";
   constructor(
     readonly errno: number,
-    readonly code: string,
+    /** The errno name the kernel answered, e.g. "EPERM". */
+    override readonly code: string,
     message: string,
   ) {
     super(`cannot destroy socket: ${code}: ${message}`);

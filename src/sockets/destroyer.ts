@@ -25,6 +25,7 @@ import {
   emptyReport,
   stopScope,
 } from "./destroy-report.js";
+import { AbortError, type AbortSignalLike } from "./errors.js";
 import { INET_PROTOCOLS } from "./protocols.js";
 
 /** Requests per write, by default. */
@@ -71,6 +72,7 @@ export class Destroyer {
     queueBytes: number,
     batchSize = DEFAULT_BATCH_SIZE,
     private readonly onOutcome?: OutcomeListener,
+    private readonly signal?: AbortSignalLike,
   ) {
     const room = Math.max(1, Math.floor(queueBytes / ANSWER_BYTES));
     this.batchSize = Math.max(1, Math.min(Math.floor(batchSize) || 1, room));
@@ -102,6 +104,7 @@ export class Destroyer {
    */
   flush(conn: NetlinkConnection = this.connect()): void {
     while (this.pending.length > 0) {
+      if (this.signal?.aborted) this.abort();
       let n = 1;
       if (this.probed.has(this.pending[0]!.protocol)) {
         while (n < this.pending.length && this.probed.has(this.pending[n]!.protocol)) n++;
@@ -116,6 +119,15 @@ export class Destroyer {
         }
       }
     }
+  }
+
+  /** Stop before the next write: what is queued is skipped, the report says so, AbortError goes up. */
+  private abort(): never {
+    for (const s of this.pending.splice(0)) this.skip(s);
+    const reason = "aborted by the caller's signal";
+    if (!this.report.stops.some((s) => s.code === "ABORT_ERR"))
+      this.report.stops.push({ protocol: undefined, code: "ABORT_ERR", reason });
+    throw new AbortError(this.signal);
   }
 
   private send(conn: NetlinkConnection, batch: readonly InetSocket[]): void {

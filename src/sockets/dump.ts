@@ -4,7 +4,7 @@
  * each socket costs one object reading its fields from that copy.
  */
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
-import type { InetSocket, Socket } from "../diag/socket.js";
+import { AddressTexts, type InetSocket, type Socket } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import {
   DumpCursor,
@@ -113,6 +113,7 @@ export class Dumper {
       protocol: dump.protocol,
       attributes: options.attributes || dump.protocol === "raw",
       netns: options.netns,
+      texts: new AddressTexts(),
     };
     const { predicate } = options;
     return this.start(seq, dump.protocol, (buf, o, len) => {

@@ -1,13 +1,27 @@
 export {
   DestroyError,
   type DestroyQuery,
+  type DestroySocketOptions,
   destroySocket,
   destroySockets,
   type NamespacedDestroyReport,
 } from "./destroy.js";
 export type { DestroyFailure, DestroyOutcome, DestroyReport, DestroyStop } from "./destroy-report.js";
-export { QueryError, UnsupportedProtocolError } from "./errors.js";
-export { iterateSockets, listSockets, type NamespacedQuery, SocketIteration } from "./iterate.js";
+export {
+  AbortError,
+  type AbortSignalLike,
+  QueryError,
+  throwIfAborted,
+  UnsupportedProtocolError,
+} from "./errors.js";
+export {
+  iterateSockets,
+  listSockets,
+  type NamespacedQuery,
+  type QuerySocket,
+  SocketIteration,
+  type SocketOf,
+} from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export { PROTOCOL_NAMES } from "./protocols.js";

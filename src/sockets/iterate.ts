@@ -1,7 +1,7 @@
 /**
  * iterateSockets / listSockets: the read half of the sockets library.
  */
-import type { Socket } from "../diag/socket.js";
+import type { InetSocket, Socket, UnixSocket } from "../diag/socket.js";
 import { planQuery, type QueryPlan, type SocketQuery } from "./query.js";
 import { Scan } from "./scan.js";
 import {
@@ -21,12 +21,26 @@ export interface NamespacedQuery extends SocketQuery, NamespaceSourceOptions {
   netns?: NetnsSelector | "all";
 }
 
+/** The socket type of a protocol: unix sockets for "unix", inet sockets for the others. */
+export type SocketOf<P> = P extends "unix" ? UnixSocket : InetSocket;
+
+/**
+ * The sockets a query lists, by its protocols: `{ protocols: ["udp"] }` lists InetSocket (so `s.src`
+ * needs no guard), the default (tcp and udp) too; a list that may hold "unix" lists Socket.
+ */
+export type QuerySocket<Q> = SocketsOfProtocols<Q extends { protocols?: infer A } ? A : undefined>;
+type SocketsOfProtocols<A> = [A] extends [undefined]
+  ? InetSocket
+  : A extends readonly (infer P)[]
+    ? SocketOf<P>
+    : InetSocket;
+
 /**
  * SocketIteration is the stream of sockets of a query, with the namespaces that failed. With
  * `netns: "all"`, a namespace that cannot be entered or listed is recorded in `failures` and the
  * others go on; with a single namespace the error is thrown instead.
  */
-export class SocketIteration implements Iterable<Socket> {
+export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
   readonly failures: NamespaceFailure[] = [];
   private readonly plan: QueryPlan;
 
@@ -35,12 +49,12 @@ export class SocketIteration implements Iterable<Socket> {
     this.plan = planQuery(query);
   }
 
-  *[Symbol.iterator](): Generator<Socket> {
+  *[Symbol.iterator](): Generator<S> {
     this.failures.length = 0;
     for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
       try {
         using scan = new Scan(target, this.plan);
-        yield* scan.dumper.sockets(this.plan, scan.options);
+        yield* scan.dumper.sockets(this.plan, scan.options) as Generator<S>;
       } catch (err) {
         recordOrThrow(this.query.netns, target, err, this.failures);
       }
@@ -48,11 +62,11 @@ export class SocketIteration implements Iterable<Socket> {
   }
 
   /** Every socket in an array: the same as spreading the iteration, without a generator per socket. */
-  toArray(): Socket[] {
+  toArray(): S[] {
     this.failures.length = 0;
-    const out: Socket[] = [];
+    const out: S[] = [];
     const push = (s: Socket) => {
-      out.push(s);
+      out.push(s as S);
     };
     for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
       try {
@@ -72,14 +86,14 @@ export class SocketIteration implements Iterable<Socket> {
  * for a protocol this kernel cannot list, NetnsError for a namespace that cannot be opened,
  * NetlinkError / SysError for other kernel failures. Breaking out of the loop releases everything.
  */
-export function iterateSockets(query: NamespacedQuery = {}): SocketIteration {
-  return new SocketIteration(query);
+export function iterateSockets<const Q extends NamespacedQuery>(query?: Q): SocketIteration<QuerySocket<Q>> {
+  return new SocketIteration(query ?? {});
 }
 
 /**
  * Collect the sockets of `query` into an array. Same errors as iterateSockets; with `netns: "all"`
  * a namespace that failed is skipped — use iterateSockets to read which.
  */
-export function listSockets(query: NamespacedQuery = {}): Socket[] {
+export function listSockets<const Q extends NamespacedQuery>(query?: Q): QuerySocket<Q>[] {
   return iterateSockets(query).toArray();
 }

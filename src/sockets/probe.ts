@@ -142,16 +142,16 @@ function probeDestroy(): ProbeItem {
 
 /** The InetSocket describing our own socket connected to itself: its id as the kernel knows it. */
 function ownSocket(fd: number, addr: Buffer): InetSocket {
-  const s = new InetSocket();
-  s.protocol = "udp";
-  s.sport = addr.readUInt16BE(2);
-  s.dport = s.sport;
-  s.src0 = 0x7f000001;
-  s.dst0 = 0x7f000001;
-  const cookie = socketCookie(fd);
-  s.cookieLo = Number(cookie & 0xffffffffn);
-  s.cookieHi = Number(cookie >> 32n);
-  return s;
+  const port = addr.readUInt16BE(2);
+  return InetSocket.build({
+    family: "inet",
+    protocol: "udp",
+    sport: port,
+    dport: port,
+    srcWords: [0x7f000001],
+    dstWords: [0x7f000001],
+    cookie: socketCookie(fd),
+  });
 }
 
 function probeNetns(): { enter: ProbeItem; create: ProbeItem } {

@@ -33,15 +33,25 @@ export const Errno = {
 } as const;
 
 /**
+ * SockdiagError is the base of every error sockdiag throws or reports. `code` is stable: branch on
+ * it, never on the message. For a failed system call or a kernel answer it is the errno name
+ * ("EPERM", as Node's system errors say); otherwise an "ERR_SOCKDIAG_*" name per kind. `cause`
+ * keeps the error underneath, when there is one.
+ */
+export abstract class SockdiagError extends Error {
+  abstract readonly code: string;
+}
+
+/**
  * SysError is a failed system call: which call, and the errno the kernel returned.
  * Every OS failure in sockdiag surfaces as this type (or wraps it), never as a bare number.
  */
-export class SysError extends Error {
+export class SysError extends SockdiagError {
   override readonly name = "SysError";
   /** The errno number, e.g. 1. */
   readonly errno: number;
   /** The errno name, e.g. "EPERM". */
-  readonly code: string;
+  override readonly code: string;
   /** The system call that failed, e.g. "setns". */
   readonly syscall: string;
 

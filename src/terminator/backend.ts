@@ -2,9 +2,11 @@
  * A load-balancer backend: an exact IP address and port, parsed strictly ("10.0.0.5:53",
  * "[fd00::5]:53").
  */
+
 import { isIPv4, isIPv6 } from "node:net";
 import { formatIPv4, isV4Mapped } from "../diag/address.js";
 import { parseIPv6 } from "../filter/prefix.js";
+import { SockdiagError } from "../sys/errors.js";
 
 export type BackendProtocol = "udp" | "tcp" | "any";
 
@@ -16,8 +18,9 @@ export interface Backend {
 }
 
 /** AddressError: a backend address or port that is not valid; names the offending text. */
-export class AddressError extends Error {
+export class AddressError extends SockdiagError {
   override readonly name = "AddressError";
+  override readonly code = "ERR_SOCKDIAG_ADDRESS";
   constructor(
     readonly input: string,
     detail: string,

@@ -10,6 +10,7 @@ export {
   type NamespaceResult,
   type NamespaceSource,
   type SocketsDestroyer,
+  type TerminateOptions,
   type TerminationReport,
   type TerminatorConfig,
   terminateUDPConnectionsToBackend,

@@ -9,6 +9,8 @@
 import type { InetSocket, Socket } from "../diag/socket.js";
 import { isFatalNetnsError, type NetNS, type NetnsNote, netnsNote, walkNetns } from "../netns/index.js";
 import {
+  AbortError,
+  type AbortSignalLike,
   type DestroyOutcome,
   type DestroyQuery,
   type DestroyReport,
@@ -176,13 +178,14 @@ export class BackendTerminator {
    * NetnsPoisonedError when the thread could not return to its own namespace. Every other failure
    * is in the report.
    */
-  terminate(backend: Backend): TerminationReport {
-    const { backends, namespaces, ...common } = this.terminateMany([backend]);
-    return {
-      backend: backends[0]!.backend,
-      namespaces: namespaces.map(({ backends: _, ...n }) => n),
-      ...common,
-    };
+  terminate(backend: Backend, options: TerminateOptions = {}): TerminationReport {
+    try {
+      return singleReport(this.terminateMany([backend], options));
+    } catch (err) {
+      if (err instanceof AbortError && err.report)
+        err.report = singleReport(err.report as BatchTerminationReport);
+      throw err;
+    }
   }
 
   /**
@@ -192,7 +195,7 @@ export class BackendTerminator {
    * the first bad backend before touching anything; an empty list visits nothing. Other failures
    * as terminate().
    */
-  terminateMany(backends: readonly Backend[]): BatchTerminationReport {
+  terminateMany(backends: readonly Backend[], options: TerminateOptions = {}): BatchTerminationReport {
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
     const report: BatchTerminationReport = {
       backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
@@ -204,9 +207,20 @@ export class BackendTerminator {
     if (set.size === 0) return report;
     const veto = this.config.predicate;
     const query = set.query(veto && ((s) => s.family !== "unix" && veto(s)), Boolean(this.config.dryRun));
+    const { signal } = options;
+    if (signal) query.signal = signal;
     const run: Run = { set, query, report };
-    if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
-    if (!this.config.hostOnly) this.visitNamespaces(run);
+    try {
+      if (signal?.aborted) throw new AbortError(signal);
+      if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
+      if (!this.config.hostOnly) this.visitNamespaces(run);
+    } catch (err) {
+      if (err instanceof AbortError) {
+        report.ok = false;
+        err.report = report;
+      }
+      throw err;
+    }
     report.ok =
       report.total.failed === 0 &&
       report.sourceErrors.every((e) => e.note) &&
@@ -223,9 +237,12 @@ export class BackendTerminator {
     let source: NamespaceSource | undefined;
     try {
       source = this.config.namespaces?.() ?? defaultSource(this.config);
-      for (const { name, netns } of guarded(source, broken)) this.visit(name, netns, run);
+      for (const { name, netns } of guarded(source, broken)) {
+        if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
+        this.visit(name, netns, run);
+      }
     } catch (err) {
-      if (isFatalNetnsError(err)) throw err;
+      if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
     }
     const errors = [...(source?.errors ?? []), ...broken];
@@ -248,10 +265,19 @@ export class BackendTerminator {
         if (i !== undefined) countOutcome(result.backends[i]!, outcome);
       };
       const query = { ...run.query, onOutcome, ...(netns === undefined ? {} : { netns }) };
+      let aborted: AbortError | undefined;
       try {
-        const { namespaceFailures, ...r } = this.destroy(query) as DestroyReport & {
-          namespaceFailures?: NamespaceFailure[];
-        };
+        let answer: DestroyReport & { namespaceFailures?: NamespaceFailure[] };
+        try {
+          answer = this.destroy(query);
+        } catch (err) {
+          // Stopped part-way: what this namespace did so far is counted, then the stop goes up.
+          if (!(err instanceof AbortError) || !err.report) throw err;
+          aborted = err;
+          answer = err.report as DestroyReport;
+          result.error = { name: err.name, message: err.message };
+        }
+        const { namespaceFailures, ...r } = answer;
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
         const failure = namespaceFailures?.[0];
@@ -277,15 +303,38 @@ export class BackendTerminator {
             failed: r.failed.length,
           });
       } catch (err) {
-        if (isFatalNetnsError(err)) throw err;
+        if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
         const e = asError(err);
         result.error = { name: e.name, message: e.message };
         this.logger.warn("namespace failed", { netns: name, error: e.message });
+      }
+      if (aborted) {
+        report.namespaces.push(result);
+        throw aborted;
       }
     }
     report.namespaces.push(result);
     this.config.onNamespace?.(result, report.namespaces.length - 1);
   }
+}
+
+/** Options of one terminate() or terminateMany() call. */
+export interface TerminateOptions {
+  /**
+   * Checked before each namespace and each destroy write: once aborted, nothing more is sent and
+   * AbortError is thrown with the report so far (the namespace in progress included).
+   */
+  signal?: AbortSignalLike;
+}
+
+/** A one-backend batch report as terminate() reports it. */
+function singleReport(batch: BatchTerminationReport): TerminationReport {
+  const { backends, namespaces, ...common } = batch;
+  return {
+    backend: backends[0]!.backend,
+    namespaces: namespaces.map(({ backends: _, ...n }) => n),
+    ...common,
+  };
 }
 
 /** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */
@@ -339,11 +388,12 @@ function defaultSource(config: TerminatorConfig): NamespaceSource {
  */
 export function terminateUDPConnectionsToBackend(
   backend: string,
-  options: TerminatorConfig = {},
+  options: TerminatorConfig & TerminateOptions = {},
 ): TerminationReport {
   const target = parseBackend(backend);
-  return new BackendTerminator({ ...options, protocol: "udp" }).terminate({
-    address: target.address,
-    port: target.port,
-  });
+  const { signal, ...config } = options;
+  return new BackendTerminator({ ...config, protocol: "udp" }).terminate(
+    { address: target.address, port: target.port },
+    signal ? { signal } : {},
+  );
 }

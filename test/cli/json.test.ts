@@ -18,8 +18,7 @@ const inetSocket = fc.tuple(arbitraryInetSocket, fc.option(u32, { nil: undefined
 });
 
 const unixSocket = fc.record({ inode: u32, name: fc.option(fc.string(), { nil: undefined }) }).map((r) => {
-  const s = new UnixSocket();
-  s.inode = r.inode;
+  const s = new UnixSocket("stream", 0, r.inode, 0n);
   if (r.name !== undefined) s.name = r.name;
   return s as Socket;
 });
@@ -67,10 +66,16 @@ test("--ndjson is one JSON.stringify per line; -p adds owners last", () => {
 
 test("a listing larger than one write chunk is written in several chunks that join into valid JSON", () => {
   const sockets = Array.from({ length: 12_000 }, (_, i) => {
-    const s = new InetSocket();
-    s.sport = i % 65536;
-    s.inode = i;
-    return s as Socket;
+    return InetSocket.build({
+      family: "inet",
+      protocol: "udp",
+      sport: i % 65536,
+      dport: 0,
+      srcWords: [],
+      dstWords: [],
+      cookie: 0n,
+      inode: i,
+    }) as Socket;
   });
   const chunks: Uint8Array[] = [];
   writeJson(sockets, "json", (c) => chunks.push(Buffer.from(c)));

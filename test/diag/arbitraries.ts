@@ -27,15 +27,21 @@ export const arbitraryInetSocket: fc.Arbitrary<InetSocket> = fc
     netns: fc.option(fc.string(), { nil: undefined }),
   })
   .map((r) => {
-    const s = new InetSocket();
-    s.family = r.family;
-    s.protocol = r.protocol;
-    s.stateCode = r.state;
-    [s.sport, s.dport] = r.ports;
-    [s.src0, s.src1, s.src2, s.src3] = r.src;
-    [s.dst0, s.dst1, s.dst2, s.dst3] = r.dst;
-    [s.cookieLo, s.cookieHi] = r.cookie;
-    [s.ifindex, s.inode, s.uid, s.rqueue, s.wqueue] = r.counters;
-    s.netns = r.netns;
-    return s;
+    const [ifindex, inode, uid, rqueue, wqueue] = r.counters;
+    return InetSocket.build({
+      family: r.family,
+      protocol: r.protocol,
+      stateCode: r.state,
+      sport: r.ports[0],
+      dport: r.ports[1],
+      srcWords: r.src,
+      dstWords: r.dst,
+      cookie: (BigInt(r.cookie[1]) << 32n) | BigInt(r.cookie[0]),
+      ifindex,
+      inode,
+      uid,
+      rqueue,
+      wqueue,
+      netns: r.netns,
+    });
   });

@@ -139,18 +139,16 @@ describe("writeInetDumpRequest", () => {
 
 /** An InetSocket with every sockid field distinct, so a swapped or misordered field shows. */
 function sample(family: "inet" | "inet6"): InetSocket {
-  const s = new InetSocket();
-  s.family = family;
-  s.sport = 0x1234;
-  s.dport = 0xabcd;
-  [s.src0, s.src1, s.src2, s.src3] =
-    family === "inet" ? [0x7f000001, 0, 0, 0] : [0x20010db8, 0x11, 0x22, 0x33];
-  [s.dst0, s.dst1, s.dst2, s.dst3] =
-    family === "inet" ? [0x0a000002, 0, 0, 0] : [0xfe800000, 0x44, 0x55, 0x66];
-  s.ifindex = 0x01020304;
-  s.cookieLo = 0x89abcdef;
-  s.cookieHi = 0x01234567;
-  return s;
+  return InetSocket.build({
+    family,
+    protocol: "tcp",
+    sport: 0x1234,
+    dport: 0xabcd,
+    srcWords: family === "inet" ? [0x7f000001, 0, 0, 0] : [0x20010db8, 0x11, 0x22, 0x33],
+    dstWords: family === "inet" ? [0x0a000002, 0, 0, 0] : [0xfe800000, 0x44, 0x55, 0x66],
+    ifindex: 0x01020304,
+    cookie: 0x0123456789abcdefn,
+  });
 }
 
 function sockidValues(s: InetSocket, prefix: string): Values {

@@ -135,13 +135,16 @@ export const referenceSocket: fc.Arbitrary<ReferenceSocket> = fc
     portLocked: fc.boolean(),
   })
   .map((r) => {
-    const s = new InetSocket();
-    s.family = r.inet6 ? "inet6" : "inet";
-    [s.src0, s.src1, s.src2, s.src3] = r.inet6 ? r.src6 : [r.src4, 0, 0, 0];
-    [s.dst0, s.dst1, s.dst2, s.dst3] = r.inet6 ? r.dst6 : [r.dst4, 0, 0, 0];
-    s.sport = r.sport;
-    s.dport = r.dport;
-    s.ifindex = r.ifindex;
+    const s = InetSocket.build({
+      family: r.inet6 ? "inet6" : "inet",
+      protocol: "tcp",
+      srcWords: r.inet6 ? r.src6 : [r.src4, 0, 0, 0],
+      dstWords: r.inet6 ? r.dst6 : [r.dst4, 0, 0, 0],
+      sport: r.sport,
+      dport: r.dport,
+      ifindex: r.ifindex,
+      cookie: 0n,
+    });
     s.mark = r.mark;
     s.cgroupId = r.cgroupId;
     return { socket: s, portLocked: r.portLocked };

@@ -18,13 +18,15 @@ const matches = (filter: string, s: InetSocket) =>
   compilePredicate(parseFilter(filter, { services: builtinServices }), env)(s);
 
 function v4(src: number, sport: number, dst = 0, dport = 0): InetSocket {
-  const s = new InetSocket();
-  s.family = "inet";
-  s.src0 = src;
-  s.sport = sport;
-  s.dst0 = dst;
-  s.dport = dport;
-  return s;
+  return InetSocket.build({
+    family: "inet",
+    protocol: "tcp",
+    srcWords: [src],
+    sport,
+    dstWords: [dst],
+    dport,
+    cookie: 0n,
+  });
 }
 
 function v6(
@@ -33,13 +35,15 @@ function v6(
   dst: [number, number, number, number] = [0, 0, 0, 0],
   dport = 0,
 ) {
-  const s = new InetSocket();
-  s.family = "inet6";
-  [s.src0, s.src1, s.src2, s.src3] = src;
-  [s.dst0, s.dst1, s.dst2, s.dst3] = dst;
-  s.sport = sport;
-  s.dport = dport;
-  return s;
+  return InetSocket.build({
+    family: "inet6",
+    protocol: "tcp",
+    srcWords: src,
+    sport,
+    dstWords: dst,
+    dport,
+    cookie: 0n,
+  });
 }
 
 const IP_10_0_0_1 = 0x0a000001;

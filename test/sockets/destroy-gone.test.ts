@@ -122,13 +122,13 @@ describeAsRoot("destroy races: gone sockets and reused addresses", () => {
     const port = localPort(first);
     const byPort = () => listSockets({ netns: ns.name, protocols: ["udp"], filter: `sport = :${port}` });
     const [old] = byPort();
-    assert.ok(old && old.family !== "unix");
+    assert.ok(old);
     assert.equal(old.cookie, socketCookie(first));
     closeFd(first);
 
     const second = client(port, true);
     const [reused] = byPort();
-    assert.ok(reused && reused.family !== "unix");
+    assert.ok(reused);
     assert.deepEqual(
       [reused.src, reused.sport, reused.dst, reused.dport],
       [old.src, old.sport, old.dst, old.dport],

@@ -1,0 +1,55 @@
+/**
+ * What the worker can run: each entry is one line over the synchronous library, in the worker's
+ * thread (where its namespace moves happen). `calls` return a value (sockets they emit stream back
+ * in chunks first); `streams` return an iterable the caller pulls chunk by chunk. A new call of
+ * sockdiag/promises is one entry here and one line in promises/index.ts.
+ */
+import type { Socket } from "../diag/socket.js";
+import {
+  type AbortSignalLike,
+  destroySocket,
+  destroySockets,
+  iterateSockets,
+  type NamespaceFailure,
+  probe,
+} from "../sockets/index.js";
+import { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
+
+/** What a call gets besides its arguments. */
+export interface CallContext {
+  /** Aborted when the caller's AbortSignal is. */
+  signal: AbortSignalLike;
+  /** Send a socket of the result: it goes out with the next chunk. */
+  emit(s: Socket): void;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: arguments are checked by the synchronous library
+type Args = any[];
+export type Call = (args: Args, ctx: CallContext) => unknown;
+/** A stream: sockets, pulled by chunks, with the namespace failures met so far. */
+export type Stream = (args: Args, ctx: CallContext) => Iterable<Socket> & { failures?: NamespaceFailure[] };
+
+export const calls: Record<string, Call> = {
+  listSockets: ([query], ctx) => emitAll(iterateSockets(query), ctx),
+  destroySockets: ([query], ctx) => destroySockets({ ...query, signal: ctx.signal }),
+  destroySocket: ([socket, options], ctx) => destroySocket(socket, { ...options, signal: ctx.signal }),
+  terminate: ([config, backend], ctx) =>
+    new BackendTerminator(config).terminate(backend, { signal: ctx.signal }),
+  terminateMany: ([config, backends], ctx) =>
+    new BackendTerminator(config).terminateMany(backends, { signal: ctx.signal }),
+  terminateUDPConnectionsToBackend: ([backend, options], ctx) =>
+    terminateUDPConnectionsToBackend(backend, { ...options, signal: ctx.signal }),
+  probe: () => probe(),
+};
+
+export const streams: Record<string, Stream> = {
+  iterateSockets: ([query]) => iterateSockets(query),
+};
+
+function emitAll(
+  iteration: ReturnType<typeof iterateSockets>,
+  ctx: CallContext,
+): { failures: NamespaceFailure[] } {
+  for (const s of iteration) ctx.emit(s);
+  return { failures: iteration.failures };
+}

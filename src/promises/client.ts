@@ -1,0 +1,297 @@
+/**
+ * The caller's side of sockdiag/promises: one worker per process, started by the first call, kept
+ * referenced only while a call or a chunk is awaited (an idle worker never keeps the process alive),
+ * and replaced by a fresh one if it ends. Each call carries its own abort flag, shared with the
+ * worker, which checks it before every request it would send.
+ */
+import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
+import type { Socket } from "../diag/socket.js";
+import { NetNS } from "../netns/index.js";
+import { AbortError, type NamespaceFailure } from "../sockets/index.js";
+import { type Packed, pack, transferOf, unpack } from "./pack.js";
+import type { Reply, ToMain, ToWorker } from "./protocol.js";
+import { readChunk, type SocketChunk } from "./wire.js";
+
+type Fn = (...args: unknown[]) => unknown;
+
+interface Pending {
+  fns: Fn[];
+  /** Stops telling the worker about the caller's signal. */
+  release?: () => void;
+  signal?: AbortSignal | undefined;
+  onChunk(chunk: SocketChunk, failures: NamespaceFailure[], done: boolean): void;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+/** Chunks of a stream decoded ahead of the consumer, at most: back-pressure beyond that. */
+const HIGH_WATER_MARK = 2;
+
+class WorkerClient {
+  #worker: Worker | undefined;
+  #reply: MessagePort | undefined;
+  #replied: Int32Array | undefined;
+  readonly #pending = new Map<number, Pending>();
+  /** Calls and pulls awaited: the worker is referenced while there is one. */
+  #active = 0;
+  #next = 1;
+
+  /** Run `op` in the worker; its sockets go to `onChunk` as they come. */
+  call(
+    op: string,
+    args: unknown[],
+    signal: AbortSignal | undefined,
+    onChunk?: Pending["onChunk"],
+  ): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(new AbortError(signal));
+      const id = this.#next++;
+      const [abort, release] = abortFlag(signal);
+      const fns: Fn[] = [];
+      this.#activate(1);
+      const finish = () => {
+        this.#pending.delete(id);
+        release();
+        this.#activate(-1);
+      };
+      this.#pending.set(id, {
+        fns,
+        signal,
+        onChunk: onChunk ?? (() => {}),
+        resolve: (v) => {
+          finish();
+          resolve(v);
+        },
+        reject: (e) => {
+          finish();
+          reject(e);
+        },
+      });
+      this.#send({ t: "call", id, op, args: this.#pack(args, fns), abort }, args);
+    });
+  }
+
+  /** Open a stream of sockets in the worker; the consumer pulls it chunk by chunk. */
+  open(op: string, args: unknown[], signal: AbortSignal | undefined): SocketStream {
+    return new SocketStream(this, op, args, signal);
+  }
+
+  /** @internal Start a stream: chunks go to `pending.onChunk`, the end to resolve/reject. */
+  startStream(
+    op: string,
+    args: unknown[],
+    signal: AbortSignal | undefined,
+    pending: Omit<Pending, "fns">,
+  ): number {
+    const id = this.#next++;
+    const fns: Fn[] = [];
+    const [abort, release] = abortFlag(signal);
+    this.#pending.set(id, { ...pending, fns, release, signal });
+    this.#activate(1);
+    this.#send({ t: "open", id, op, args: this.#pack(args, fns), abort }, args);
+    return id;
+  }
+
+  /** @internal Ask for a stream's next chunk. */
+  pull(id: number): void {
+    this.#activate(1);
+    this.#worker?.postMessage({ t: "pull", id } satisfies ToWorker);
+  }
+
+  /** @internal A stream's chunk arrived: one awaited thing fewer. */
+  received(): void {
+    this.#activate(-1);
+  }
+
+  /** @internal End a stream early. */
+  closeStream(id: number, outstanding: boolean): void {
+    const p = this.#pending.get(id);
+    if (!p) return;
+    this.#pending.delete(id);
+    p.release?.();
+    if (outstanding) this.#activate(-1);
+    this.#worker?.postMessage({ t: "close", id } satisfies ToWorker);
+  }
+
+  #pack(args: unknown[], fns: Fn[]): Packed {
+    return pack(args, {
+      fn: (f) => fns.push(f as Fn) - 1,
+      netns: (v) =>
+        v instanceof NetNS ? { fd: v.fd, dev: v.dev, ino: v.ino, name: v.name, label: v.label } : undefined,
+    });
+  }
+
+  #send(message: ToWorker & { args: Packed }, _args: unknown[]): void {
+    this.#start().postMessage(message, transferOf(message.args));
+  }
+
+  #activate(delta: number): void {
+    const before = this.#active;
+    this.#active += delta;
+    if (before === 0 && this.#active > 0) this.#worker?.ref();
+    else if (before > 0 && this.#active === 0) this.#worker?.unref();
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const { port1, port2 } = new MessageChannel();
+    const replyFlag = new SharedArrayBuffer(4);
+    const worker = new Worker(new URL("./worker.js", import.meta.url), {
+      workerData: { replyPort: port2, replyFlag },
+      transferList: [port2],
+    });
+    if (this.#active === 0) worker.unref();
+    port1.unref();
+    worker.on("message", (m: ToMain) => this.#onMessage(m));
+    worker.on("error", (err) => this.#ended(worker, err));
+    worker.on("exit", (code) =>
+      this.#ended(worker, new Error(`sockdiag/promises: the worker thread ended (exit code ${code})`)),
+    );
+    this.#worker = worker;
+    this.#reply = port1;
+    this.#replied = new Int32Array(replyFlag);
+    return worker;
+  }
+
+  /** The worker ended: every call still waiting on it fails; the next call starts a new one. */
+  #ended(worker: Worker, err: Error): void {
+    if (this.#worker !== worker) return;
+    this.#worker = undefined;
+    this.#reply?.close();
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    this.#active = 0;
+    for (const p of pending) p.reject(err);
+  }
+
+  #onMessage(m: ToMain): void {
+    const p = this.#pending.get(m.id);
+    if (m.t === "callback") {
+      void this.#answer(p, m.fn, m.args);
+      return;
+    }
+    if (!p) return;
+    const hooks = { fn: (n: number) => p.fns[n]! };
+    if (m.t === "chunk") {
+      if (m.done) {
+        this.#pending.delete(m.id);
+        p.release?.();
+      }
+      const failures = m.failures ? (unpack(m.failures, hooks) as NamespaceFailure[]) : [];
+      p.onChunk(m.chunk, failures, Boolean(m.done));
+    } else if (m.t === "done") p.resolve(unpack(m.result, hooks));
+    else {
+      this.#pending.delete(m.id);
+      p.release?.();
+      const err = unpack(m.error, hooks);
+      // The worker saw only the flag: the signal's reason is here.
+      if (err instanceof AbortError && err.cause === undefined && p.signal?.reason !== undefined)
+        Object.defineProperty(err, "cause", { value: p.signal.reason, configurable: true, writable: true });
+      p.reject(err);
+    }
+  }
+
+  /** Run a caller's function the worker called, and wake the worker with its answer. */
+  async #answer(p: Pending | undefined, fn: number, args: Packed): Promise<void> {
+    let reply: Reply;
+    try {
+      const f = p?.fns[fn];
+      if (!f) throw new Error("sockdiag/promises: callback of a finished call");
+      const hooks = { fn: (n: number) => p!.fns[n]! };
+      const result = await f(...(unpack(args, hooks) as unknown[]));
+      reply = { result: pack(result) };
+    } catch (err) {
+      reply = { error: pack(err) };
+    }
+    const packed = reply.result ?? reply.error!;
+    this.#reply?.postMessage(reply, transferOf(packed));
+    Atomics.store(this.#replied!, 0, 1);
+    Atomics.notify(this.#replied!, 0);
+  }
+}
+
+/** A flag the worker reads, set when `signal` aborts; and how to stop listening to the signal. */
+function abortFlag(signal: AbortSignal | undefined): [SharedArrayBuffer, () => void] {
+  const buf = new SharedArrayBuffer(4);
+  if (!signal) return [buf, () => {}];
+  const onAbort = () => Atomics.store(new Int32Array(buf), 0, 1);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return [buf, () => signal.removeEventListener("abort", onAbort)];
+}
+
+/**
+ * SocketStream is one pass over a worker stream: chunks are decoded as they arrive, at most
+ * HIGH_WATER_MARK ahead of the consumer, and closing it releases the worker's side at once.
+ */
+export class SocketStream {
+  readonly failures: NamespaceFailure[] = [];
+  #queue: Socket[][] = [];
+  #id: number;
+  #outstanding = true;
+  #done = false;
+  #error: unknown;
+  #wake: (() => void) | undefined;
+
+  constructor(
+    private readonly client: WorkerClient,
+    op: string,
+    args: unknown[],
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    if (signal?.aborted) throw new AbortError(signal);
+    this.#id = client.startStream(op, args, signal, {
+      onChunk: (chunk, failures, done) => {
+        this.#outstanding = false;
+        client.received();
+        const sockets: Socket[] = [];
+        readChunk(chunk, (s) => sockets.push(s));
+        this.failures.push(...failures);
+        this.#queue.push(sockets);
+        this.#done = done;
+        this.#refill();
+        this.#wake?.();
+      },
+      resolve: () => {},
+      reject: (err) => {
+        if (this.#outstanding) client.received();
+        this.#outstanding = false;
+        this.#error = err;
+        this.#done = true;
+        this.#wake?.();
+      },
+    });
+  }
+
+  /** The next chunk of sockets, or undefined at the end. Throws what the worker threw, or AbortError. */
+  async next(): Promise<Socket[] | undefined> {
+    for (;;) {
+      if (this.signal?.aborted) throw new AbortError(this.signal);
+      const sockets = this.#queue.shift();
+      if (sockets) {
+        this.#refill();
+        return sockets;
+      }
+      if (this.#error !== undefined) throw this.#error;
+      if (this.#done) return undefined;
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+      this.#wake = undefined;
+    }
+  }
+
+  /** Release the worker's side (its netlink sockets and handles) now. */
+  close(): void {
+    this.client.closeStream(this.#id, this.#outstanding);
+    this.#outstanding = false;
+    this.#done = true;
+  }
+
+  #refill(): void {
+    if (this.#done || this.#outstanding || this.#queue.length >= HIGH_WATER_MARK) return;
+    this.#outstanding = true;
+    this.client.pull(this.#id);
+  }
+}
+
+export const client = new WorkerClient();

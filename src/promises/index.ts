@@ -1,0 +1,170 @@
+/**
+ * sockdiag/promises: the calls of `sockdiag` with the same names and options, returning Promises.
+ * The work runs on one worker thread per process (started by the first call, never keeping an idle
+ * process alive), so the caller's event loop never waits on the kernel and namespace moves happen
+ * only on that thread. Every call takes `signal`: once it aborts, no further request is sent, the
+ * batch in flight is finished, and the call rejects with AbortError whose `report` says what was
+ * done. Callbacks (predicate, onOutcome, logger, onNamespace) run on the caller's thread and may
+ * return Promises; each costs one round trip between the threads.
+ *
+ * @example
+ * import { listSockets, BackendTerminator } from "sockdiag/promises";
+ * const udp = await listSockets({ protocols: ["udp"], signal: AbortSignal.timeout(5000) });
+ * const report = await new BackendTerminator().terminate({ address: "10.0.0.5", port: 53 });
+ */
+import type { InetSocket, Socket } from "../diag/socket.js";
+import type {
+  DestroyQuery,
+  DestroySocketOptions,
+  NamespacedDestroyReport,
+  NamespacedQuery,
+  NamespaceFailure,
+  ProbeResult,
+  QuerySocket,
+} from "../sockets/index.js";
+import type {
+  Backend,
+  BatchTerminationReport,
+  TerminationReport,
+  TerminatorConfig,
+} from "../terminator/index.js";
+import { client } from "./client.js";
+import { readChunk } from "./wire.js";
+
+/** `signal`, which every call of sockdiag/promises takes. */
+export interface Abortable {
+  signal?: AbortSignal | undefined;
+}
+
+/** A query of listSockets / iterateSockets, with its signal. */
+export type AsyncQuery = NamespacedQuery & Abortable;
+
+/** destroySockets' query: as in sockdiag, with a predicate that may return a Promise. */
+export type AsyncDestroyQuery = Omit<DestroyQuery, "predicate" | "signal"> &
+  Abortable & {
+    predicate?: (socket: Socket) => boolean | Promise<boolean>;
+  };
+
+/** BackendTerminator's configuration: as in sockdiag, without the sync-only collaborators. */
+export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate" | "namespaces" | "destroy"> & {
+  predicate?: (socket: InetSocket) => boolean | Promise<boolean>;
+};
+
+/**
+ * List the sockets of `query`, as sockdiag's listSockets does (same query, same sockets), without
+ * blocking the caller's thread. With `netns: "all"` a namespace that failed is skipped: use
+ * iterateSockets to read which.
+ */
+export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promise<QuerySocket<Q>[]> {
+  const { signal, ...rest } = query ?? {};
+  const out: Socket[] = [];
+  await client.call("listSockets", [rest], signal, (chunk) =>
+    readChunk(chunk, (s) => {
+      out.push(s);
+    }),
+  );
+  return out as QuerySocket<Q>[];
+}
+
+/**
+ * AsyncSocketIteration streams the sockets of a query: `for await` pulls them by chunks from the
+ * worker, a couple of chunks ahead at most (memory stays flat), and breaking out of the loop
+ * releases the worker's netlink sockets and handles at once. `failures` grows as namespaces fail
+ * (netns "all"). Each `for await` is a fresh pass.
+ */
+export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIterable<S> {
+  readonly failures: NamespaceFailure[] = [];
+
+  constructor(private readonly query: AsyncQuery) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<S> {
+    const { signal, ...rest } = this.query;
+    this.failures.length = 0;
+    const stream = client.open("iterateSockets", [rest], signal);
+    let reported = 0;
+    try {
+      for (;;) {
+        const sockets = await stream.next();
+        for (; reported < stream.failures.length; reported++) this.failures.push(stream.failures[reported]!);
+        if (!sockets) return;
+        yield* sockets as S[];
+      }
+    } finally {
+      stream.close();
+    }
+  }
+}
+
+/** Stream the sockets of `query` (see AsyncSocketIteration). Errors come from the loop. */
+export function iterateSockets<const Q extends AsyncQuery>(query?: Q): AsyncSocketIteration<QuerySocket<Q>> {
+  return new AsyncSocketIteration(query ?? {});
+}
+
+/**
+ * Destroy the sockets of `query`, as sockdiag's destroySockets does; the predicate and onOutcome
+ * run on the caller's thread. Aborting rejects with AbortError whose `report` balances: what was
+ * destroyed, gone or failed before the stop, the rest of what was found counted as skipped.
+ */
+export async function destroySockets(query: AsyncDestroyQuery): Promise<NamespacedDestroyReport> {
+  const { signal, ...rest } = query;
+  return (await client.call("destroySockets", [rest], signal)) as NamespacedDestroyReport;
+}
+
+/** Destroy exactly `socket` in the namespace it was listed in (see sockdiag's destroySocket). */
+export async function destroySocket(
+  socket: Socket,
+  options: Omit<DestroySocketOptions, "signal"> & Abortable = {},
+): Promise<"destroyed" | "gone"> {
+  const { signal, ...rest } = options;
+  return (await client.call("destroySocket", [socket, rest], signal)) as "destroyed" | "gone";
+}
+
+/**
+ * BackendTerminator as in sockdiag, with terminate() returning a Promise. The configuration is
+ * sent to the worker with each call: its callbacks (predicate, logger, onNamespace) run on the
+ * caller's thread. `namespaces` and `destroy` (collaborators for tests) are sync-only.
+ */
+export class BackendTerminator {
+  constructor(private readonly config: AsyncTerminatorConfig = {}) {
+    const sync = config as TerminatorConfig;
+    if (sync.namespaces || sync.destroy)
+      throw new TypeError("sockdiag/promises: BackendTerminator takes no namespaces or destroy collaborator");
+  }
+
+  /** Terminate `backend` everywhere (see sockdiag's BackendTerminator#terminate). */
+  async terminate(backend: Backend, options: Abortable = {}): Promise<TerminationReport> {
+    return (await client.call("terminate", [this.config, backend], options.signal)) as TerminationReport;
+  }
+
+  /** Terminate many backends in one pass (see sockdiag's BackendTerminator#terminateMany). */
+  async terminateMany(
+    backends: readonly Backend[],
+    options: Abortable = {},
+  ): Promise<BatchTerminationReport> {
+    return (await client.call(
+      "terminateMany",
+      [this.config, backends],
+      options.signal,
+    )) as BatchTerminationReport;
+  }
+}
+
+/** terminateUDPConnectionsToBackend, as in sockdiag, returning a Promise. */
+export async function terminateUDPConnectionsToBackend(
+  backend: string,
+  options: AsyncTerminatorConfig & Abortable = {},
+): Promise<TerminationReport> {
+  const { signal, ...rest } = options;
+  return (await client.call(
+    "terminateUDPConnectionsToBackend",
+    [backend, rest],
+    signal,
+  )) as TerminationReport;
+}
+
+/** What this kernel and these privileges support, checked on the worker's thread. */
+export async function probe(options: Abortable = {}): Promise<ProbeResult> {
+  return (await client.call("probe", [], options.signal)) as ProbeResult;
+}
+
+export { AbortError } from "../sockets/index.js";

@@ -1,0 +1,93 @@
+/**
+ * Sockets are plain data: structuredClone, spreading, postMessage and JSON keep every field (the
+ * cookie a bigint, except in JSON where it is a decimal string); and sockdiag/promises lets an idle
+ * process exit. Listing the caller's own namespace needs no privilege.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { MessageChannel } from "node:worker_threads";
+import { listSockets } from "sockdiag";
+
+let server: Server;
+let port: number;
+
+before(async () => {
+  server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as { port: number }).port;
+});
+
+after(() => {
+  server.close();
+});
+
+const listed = () => {
+  const [s] = listSockets({
+    protocols: ["tcp"],
+    states: ["listening"],
+    filter: `sport = :${port}`,
+    extensions: ["tcpinfo", "skmem"],
+  });
+  assert.ok(s, "the listener is listed");
+  return s;
+};
+
+test("structuredClone and spreading keep every field", () => {
+  const s = listed();
+  const fields = { ...s };
+  for (const key of [
+    "netns",
+    "family",
+    "protocol",
+    "state",
+    "src",
+    "sport",
+    "dst",
+    "dport",
+    "cookie",
+    "inode",
+    "tcpinfo",
+  ])
+    assert.ok(key in fields, key);
+  assert.equal(typeof fields.cookie, "bigint");
+  assert.equal(fields.sport, port);
+  assert.deepStrictEqual(structuredClone(s), fields);
+});
+
+test("postMessage keeps every field", async () => {
+  const s = listed();
+  const { port1, port2 } = new MessageChannel();
+  const received = new Promise<unknown>((resolve) => port2.once("message", resolve));
+  port1.postMessage(s);
+  const got = await received;
+  port1.close();
+  port2.close();
+  assert.deepStrictEqual(got, { ...s });
+});
+
+test("JSON keeps every field, the cookie in decimal", () => {
+  const s = listed();
+  const json = JSON.parse(JSON.stringify(s)) as Record<string, unknown>;
+  assert.equal(json.cookie, s.cookie.toString());
+  assert.equal(json.sport, s.sport);
+  assert.equal(json.src, "127.0.0.1");
+  for (const key of Object.keys(s)) assert.ok(key in json, key);
+});
+
+test("an idle sockdiag/promises worker does not keep the process alive", () => {
+  const entry = new URL("../../src/promises/index.js", import.meta.url).href;
+  const script = `const p = await import(${JSON.stringify(entry)}); console.log((await p.listSockets()).length >= 0);`;
+  const dir = mkdtempSync(join(tmpdir(), "sdt-idle-"));
+  const file = join(dir, "idle.mjs");
+  writeFileSync(file, script);
+  const r = spawnSync(process.execPath, [file], { timeout: 20_000, encoding: "utf8" });
+  rmSync(dir, { recursive: true });
+  assert.equal(r.error, undefined, "exited by itself");
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), "true");
+});
