@@ -6,6 +6,7 @@
  * const udp = listSockets({ protocols: ["udp"], states: ["established"], filter: "dst 10.0.0.5:53" });
  * const report = terminateUDPConnectionsToBackend("10.0.0.5:53");
  */
+export * from "./conntrack/index.js";
 export * from "./diag/socket.js";
 export { STATE_NAMES, type StateName, stateWords } from "./diag/states.js";
 export {

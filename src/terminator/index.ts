@@ -1,5 +1,6 @@
 export { AddressError, type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 export type { BackendName, Tally } from "./backend-set.js";
+export { type ConntrackDeleter, type ConntrackTally, conntrackSelections } from "./conntrack-step.js";
 export {
   type BackendResult,
   BackendTerminator,

@@ -4,7 +4,8 @@
  * read fails with ECONNABORTED and it reconnects to a live backend. The behaviour follows Cilium's
  * TerminateUDPConnectionsToBackend, without its failure modes: every error is returned in the
  * report (never only logged), one namespace's failure never stops the others, and a kernel that
- * cannot destroy sockets is recognised once.
+ * cannot destroy sockets is recognised once. For UDP backends it also deletes the conntrack entries
+ * DNATed to them (conntrack-step.ts says why).
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
 import { isFatalNetnsError, type NetNS, type NetnsNote, netnsNote, walkNetns } from "../netns/index.js";
@@ -29,6 +30,13 @@ import {
   emptyTally,
   type Tally,
 } from "./backend-set.js";
+import {
+  addConntrackTally,
+  type ConntrackDeleter,
+  type ConntrackTally,
+  conntrackStep,
+  emptyConntrackTally,
+} from "./conntrack-step.js";
 
 /** One namespace a terminator visits. */
 export interface NamespaceEntry {
@@ -86,6 +94,13 @@ export interface TerminatorConfig {
   onNamespace?: (result: NamespaceResult, index: number) => void;
   /** The destroying collaborator. Default: destroySockets from the sockets library. */
   destroy?: SocketsDestroyer;
+  /**
+   * Also delete the UDP conntrack entries whose reply source is a backend (flows DNATed to it), in
+   * every namespace visited. Default true; it concerns backends whose protocol covers UDP.
+   */
+  conntrack?: boolean;
+  /** The conntrack collaborator. Default: deleteConntrack from the conntrack library. */
+  deleteConntrack?: ConntrackDeleter;
 }
 
 /** What happened in one namespace. */
@@ -98,6 +113,12 @@ export interface NamespaceResult {
   error?: { name: string; message: string };
   /** Not attempted: an earlier answer showed the kernel cannot destroy sockets. */
   skipped?: boolean;
+  /** Conntrack entries DNATed to the backends, counted apart from sockets (when conntrack is on). */
+  conntrack?: ConntrackTally;
+  /** Why the conntrack step failed in this namespace. */
+  conntrackError?: { name: string; message: string };
+  /** This namespace has no conntrack (nothing to delete; not a failure). */
+  conntrackNote?: string;
 }
 
 /** What happened in one namespace of a batch: also the counts of each backend, in `backends` order. */
@@ -110,11 +131,15 @@ export interface BatchNamespaceResult extends NamespaceResult {
 export interface BackendResult {
   backend: BackendName;
   total: Tally;
+  /** Its conntrack entries over every namespace (when conntrack is on and it covers UDP). */
+  conntrack?: ConntrackTally;
 }
 
 /** What the two reports share: totals, source errors, the kernel's verdict, ok. */
 interface ReportCommon {
   total: Tally;
+  /** Conntrack entries over every namespace, apart from sockets (when conntrack is on). */
+  conntrack?: ConntrackTally;
   /**
    * Namespace-source errors: unreadable directory, an entry that is not a namespace, ... Those with
    * a `note` are no failure (a namespace that vanished, a pin not yet or no longer mounted).
@@ -123,9 +148,10 @@ interface ReportCommon {
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
   /**
-   * True when everything matched was destroyed or already gone, no namespace failed, and every
-   * source error has a note: a namespace removed between being listed and being opened had no
-   * socket left to destroy, a pin that is a plain file or a dangling symlink holds no namespace.
+   * True when everything matched (sockets and conntrack entries) was destroyed, deleted or already
+   * gone, no namespace failed, and every source error has a note: a namespace removed between being
+   * listed and being opened had no socket left to destroy, a pin that is a plain file or a dangling
+   * symlink holds no namespace.
    */
   ok: boolean;
 }
@@ -153,6 +179,8 @@ interface Run {
   set: BackendSet;
   query: DestroyQuery;
   report: BatchTerminationReport;
+  /** Whether this run deletes conntrack entries. */
+  conntrack: boolean;
 }
 
 /**
@@ -163,10 +191,12 @@ export class BackendTerminator {
   private readonly config: TerminatorConfig;
   private readonly destroy: SocketsDestroyer;
   private readonly logger: Logger;
+  private readonly deleteConntrack: ConntrackDeleter | undefined;
 
   constructor(config: TerminatorConfig = {}) {
     this.config = config;
     this.destroy = config.destroy ?? destroySockets;
+    this.deleteConntrack = config.deleteConntrack;
     this.logger = config.logger ?? noLogger;
   }
 
@@ -209,7 +239,14 @@ export class BackendTerminator {
     const query = set.query(veto && ((s) => s.family !== "unix" && veto(s)), Boolean(this.config.dryRun));
     const { signal } = options;
     if (signal) query.signal = signal;
-    const run: Run = { set, query, report };
+    const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
+    if (conntrack) {
+      report.conntrack = emptyConntrackTally();
+      report.backends.forEach((b) => {
+        if (b.backend.protocol !== "tcp") b.conntrack = emptyConntrackTally();
+      });
+    }
+    const run: Run = { set, query, report, conntrack };
     try {
       if (signal?.aborted) throw new AbortError(signal);
       if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
@@ -223,8 +260,9 @@ export class BackendTerminator {
     }
     report.ok =
       report.total.failed === 0 &&
+      (report.conntrack?.failed ?? 0) === 0 &&
       report.sourceErrors.every((e) => e.note) &&
-      report.namespaces.every((n) => !n.error);
+      report.namespaces.every((n) => !n.error && !n.conntrackError);
     return report;
   }
 
@@ -313,8 +351,43 @@ export class BackendTerminator {
         throw aborted;
       }
     }
+    if (run.conntrack) this.visitConntrack(name, netns, run, result);
     report.namespaces.push(result);
     this.config.onNamespace?.(result, report.namespaces.length - 1);
+  }
+
+  /** The conntrack step in one namespace; it runs even where sockets could not be destroyed. */
+  private visitConntrack(
+    name: string,
+    netns: NetnsSelector | undefined,
+    run: Run,
+    result: BatchNamespaceResult,
+  ): void {
+    const { report, set } = run;
+    try {
+      const step = conntrackStep(set.backends, netns, Boolean(this.config.dryRun), this.deleteConntrack);
+      result.conntrack = step.tally;
+      if (step.error) result.conntrackError = step.error;
+      if (step.note) result.conntrackNote = step.note;
+      addConntrackTally(report.conntrack!, step.tally);
+      step.backends.forEach((t, i) => {
+        const total = report.backends[i]!.conntrack;
+        if (total) addConntrackTally(total, t);
+      });
+      if (step.error) this.logger.warn("conntrack failed", { netns: name, error: step.error.message });
+      if (step.tally.matched > 0)
+        this.logger.info("deleted conntrack entries", {
+          netns: name,
+          deleted: step.tally.deleted,
+          failed: step.tally.failed,
+        });
+    } catch (err) {
+      if (isFatalNetnsError(err)) throw err;
+      const e = asError(err);
+      result.conntrack = emptyConntrackTally();
+      result.conntrackError = { name: e.name, message: e.message };
+      this.logger.warn("conntrack failed", { netns: name, error: e.message });
+    }
   }
 }
 

@@ -2,6 +2,8 @@
  * The test kit: socket holders in real network namespaces, throwaway namespaces, the root guard and
  * the `ss` oracle. Integration tests import from here.
  */
+
+export * from "./conntrack.js";
 export * from "./fake-netlink.js";
 export * from "./holder.js";
 export type * from "./holder-protocol.js";

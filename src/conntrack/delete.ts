@@ -1,0 +1,113 @@
+/**
+ * deleteConntrack: the write half of the conntrack library. One dump per namespace finds the
+ * entries; they are deleted in batches while the dump streams (on a second socket when a batch
+ * fills mid-dump, on the dump's own once it is over), so memory does not grow with the table.
+ */
+import type { ConntrackEntry } from "../ctnl/index.js";
+import type { NetlinkSocket } from "../netlink/index.js";
+import { isNamespaceScoped, type NamespaceFailure, recordOrThrow, targetsOf } from "../sockets/targets.js";
+import { DEFAULT_CT_BATCH_SIZE, EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
+import { EmptySelectionError } from "./errors.js";
+import { type ConntrackNote, noteOf } from "./iterate.js";
+import { type ConntrackQuery, planConntrack } from "./query.js";
+import { addConntrackReport, type ConntrackReport, emptyConntrackReport } from "./report.js";
+import { ConntrackScan, ConntrackUnavailableError } from "./scan.js";
+
+/** What deleteConntrack deletes, and how. */
+export interface DeleteConntrackQuery extends ConntrackQuery {
+  /** Called with each matching entry; return false to keep it. Must be synchronous. */
+  predicate?: (entry: ConntrackEntry) => boolean;
+  /** Find and count, delete nothing. */
+  dryRun?: boolean;
+  /** Allow a selection without address, port, zone or mark: every entry of the protocol/family. */
+  all?: boolean;
+  /** DELETE requests per write (default 1024). */
+  batchSize?: number;
+  /** Told the outcome of every matched entry, as it happens. */
+  onOutcome?: EntryOutcomeListener;
+}
+
+/** One namespace's part of a delete. */
+export interface ConntrackNamespaceReport extends ConntrackReport {
+  /** The namespace's label; "(host)" for the caller's own. */
+  netns: string;
+}
+
+/** The outcome of deleteConntrack: the total, and each namespace visited. */
+export interface ConntrackDeleteReport extends ConntrackReport {
+  namespaces: ConntrackNamespaceReport[];
+  /** Namespaces that could not be visited, or failed half way (their counts are in the report). */
+  namespaceFailures: NamespaceFailure[];
+  /** Namespaces without conntrack: nothing to delete there. */
+  notes: ConntrackNote[];
+}
+
+/**
+ * Delete every conntrack entry matching `query` (and its predicate), exactly: by the entry's own
+ * tuple and id. Returns per-namespace and total counts: deleted, gone (ENOENT: expired or replaced
+ * since the dump), failed (with errno), skipped. Throws EmptySelectionError (unless `all`) or
+ * ConntrackQueryError before sending anything; for a single namespace, the errors of opening it.
+ * A namespace failing after deleting began is recorded in `namespaceFailures` with its counts.
+ */
+export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteReport {
+  const plan = planConntrack(query);
+  if (!plan.narrow && !plan.nothing && !query.all) throw new EmptySelectionError();
+  const dryRun = Boolean(query.dryRun);
+  const total: ConntrackDeleteReport = {
+    ...emptyConntrackReport(dryRun),
+    namespaces: [],
+    namespaceFailures: [],
+    notes: [],
+  };
+  if (plan.nothing) return total;
+  for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
+    try {
+      using scan = new ConntrackScan(target, plan);
+      const report = deleteIn(scan, query, total);
+      total.namespaces.push({ netns: target.label ?? "(host)", ...report });
+    } catch (err) {
+      if (err instanceof ConntrackUnavailableError) total.notes.push(noteOf(target.label, err));
+      else recordOrThrow(query.netns, target, err, total.namespaceFailures);
+    }
+  }
+  return total;
+}
+
+/** Delete in one namespace; its counts go into `total` also when it fails half way. */
+function deleteIn(
+  scan: ConntrackScan,
+  query: DeleteConntrackQuery,
+  total: ConntrackDeleteReport,
+): ConntrackReport {
+  const { predicate, onOutcome } = query;
+  let second: NetlinkSocket | undefined;
+  const connect = (): NetlinkSocket => {
+    second ??= scan.openAnother();
+    return second;
+  };
+  const deleter = query.dryRun
+    ? undefined
+    : new EntryDeleter(
+        connect,
+        scan.conn.receiveQueueBytes,
+        query.batchSize ?? DEFAULT_CT_BATCH_SIZE,
+        onOutcome,
+      );
+  const report = deleter?.report ?? emptyConntrackReport(true);
+  try {
+    scan.each((entry, buf, tuple) => {
+      if (predicate && !predicate(entry)) return;
+      if (deleter) return deleter.add(entry, buf, tuple);
+      report.matched++;
+      onOutcome?.(entry, "matched");
+    });
+    deleter?.flush(scan.conn);
+  } catch (err) {
+    if (err instanceof ConntrackUnavailableError || !isNamespaceScoped(err)) throw err;
+    total.namespaceFailures.push({ netns: scan.target.label ?? "(host)", error: err });
+  } finally {
+    second?.close();
+    addConntrackReport(total, report);
+  }
+  return report;
+}

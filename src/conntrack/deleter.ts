@@ -1,0 +1,141 @@
+/**
+ * EntryDeleter sends IPCTNL_MSG_CT_DELETE requests in batches — many per write, without NLM_F_ACK
+ * so that the kernel answers only failures, and a barrier (NLMSG_NOOP with NLM_F_ACK) marking the
+ * end — as the socket Destroyer does. Each request carries the entry's original tuple exactly as
+ * the dump listed it, and its CTA_ID: a new entry that took the tuple since is never deleted.
+ * Every batch is checked by assertNoFlush just before it is sent.
+ */
+import {
+  AF_INET,
+  AF_INET6,
+  assertNoFlush,
+  type ConntrackEntry,
+  type TupleSpan,
+  writeDeleteRequest,
+} from "../ctnl/index.js";
+import {
+  collectErrors,
+  MessageWriter,
+  type NetlinkConnection,
+  NetlinkTimeoutError,
+  writeBarrier,
+} from "../netlink/index.js";
+import { Errno, SysError } from "../sys/errors.js";
+import {
+  type ConntrackOutcome,
+  type ConntrackReport,
+  emptyConntrackReport,
+  failureOf,
+  outcomeOf,
+} from "./report.js";
+
+/** Requests per write, by default. */
+export const DEFAULT_CT_BATCH_SIZE = 1024;
+/** Room one failure's answer takes in the receive queue (36 bytes in an skb well under 1 KiB). */
+const ANSWER_BYTES = 1024;
+/** The largest DELETE: nlmsghdr, nfgenmsg, an IPv6 tuple with a zone, CTA_ID, CTA_ZONE. */
+const REQUEST_BYTES = 16 + 4 + 96 + 8 + 8;
+const BARRIER_BYTES = 16;
+
+export type EntryOutcomeListener = (entry: ConntrackEntry, outcome: ConntrackOutcome) => void;
+
+export class EntryDeleter {
+  readonly report: ConntrackReport = emptyConntrackReport(false);
+  private readonly writer: MessageWriter;
+  private readonly batchSize: number;
+  private pending: ConntrackEntry[] = [];
+  private readonly errnos: Int32Array;
+  private firstSeq = (Math.random() * 0x7fffffff) >>> 0;
+  private stopped = false;
+
+  /**
+   * `connect` gives the socket (in the entries' namespace; the caller owns it) for batches that
+   * fill before flush(). At most `batchSize` requests go per write, fewer if the receive queue
+   * (`queueBytes`) could not hold as many failure answers.
+   */
+  constructor(
+    private readonly connect: () => NetlinkConnection,
+    queueBytes: number,
+    batchSize = DEFAULT_CT_BATCH_SIZE,
+    private readonly onOutcome?: EntryOutcomeListener,
+  ) {
+    const room = Math.max(1, Math.floor(queueBytes / ANSWER_BYTES));
+    this.batchSize = Math.max(1, Math.min(Math.floor(batchSize) || 1, room));
+    this.writer = new MessageWriter(Buffer.alloc(this.batchSize * REQUEST_BYTES + BARRIER_BYTES));
+    this.errnos = new Int32Array(this.batchSize);
+  }
+
+  /**
+   * Queue the delete of `entry`, whose original tuple is buf[tuple]; the bytes are copied at once.
+   * Throws FlushGuardError (counting the entry as failed) when the tuple is incomplete.
+   */
+  add(entry: ConntrackEntry, buf: Buffer, tuple: TupleSpan): void {
+    this.report.matched++;
+    if (this.stopped) {
+      this.settle(entry, -1);
+      return;
+    }
+    const family = entry.family === "inet" ? AF_INET : AF_INET6;
+    const seq = (this.firstSeq + this.pending.length) >>> 0;
+    try {
+      writeDeleteRequest(this.writer, seq, family, buf, tuple.offset, tuple.length, entry.id, entry.zone);
+    } catch (err) {
+      this.settle(entry, Errno.EINVAL);
+      throw err;
+    }
+    this.pending.push(entry);
+    if (this.pending.length >= this.batchSize) this.flush(this.connect());
+  }
+
+  /** Send what is queued on `conn` and wait until the kernel has processed all of it. */
+  flush(conn: NetlinkConnection = this.connect()): void {
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    this.pending = [];
+    const w = this.writer;
+    const first = this.firstSeq;
+    const barrier = (first + batch.length) >>> 0;
+    this.firstSeq = (barrier + 1) >>> 0;
+    const errnos = this.errnos;
+    errnos.fill(0, 0, batch.length);
+    try {
+      writeBarrier(w, barrier);
+      assertNoFlush(w.buf, w.length);
+      conn.send(w.buf, w.length);
+      collectErrors(conn, first, batch.length, barrier, "conntrack delete", (i, errno) => {
+        errnos[i] = errno;
+      });
+    } catch (err) {
+      // Whether the kernel acted on this batch is unknown: each of its entries failed, with the reason.
+      const errno =
+        err instanceof SysError
+          ? err.errno
+          : err instanceof NetlinkTimeoutError
+            ? Errno.ETIMEDOUT
+            : Errno.EIO;
+      for (const e of batch) this.settle(e, errno);
+      throw err;
+    } finally {
+      w.reset();
+    }
+    for (let i = 0; i < batch.length; i++) this.settle(batch[i]!, errnos[i]!);
+  }
+
+  /** Count one entry's outcome; errno -1: skipped. EPERM stops every later attempt. */
+  private settle(entry: ConntrackEntry, errno: number): void {
+    const r = this.report;
+    if (errno === -1) {
+      r.skipped++;
+      this.onOutcome?.(entry, "skipped");
+      return;
+    }
+    const outcome = outcomeOf(errno);
+    if (outcome === "deleted") r.deleted++;
+    else if (outcome === "gone") r.gone++;
+    else {
+      r.failed.push(failureOf(entry, errno));
+      if (errno === Errno.EPERM) this.stopped = true;
+    }
+    this.onOutcome?.(entry, outcome);
+  }
+}

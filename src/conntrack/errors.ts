@@ -1,0 +1,30 @@
+/** The errors the conntrack library throws for bad input. */
+
+/** ConntrackQueryError: a conntrack query that is wrong (bad address, port, protocol). Nothing was sent. */
+export class ConntrackQueryError extends Error {
+  override readonly name = "ConntrackQueryError";
+  readonly code = "ERR_CONNTRACK_QUERY";
+  /** The query field at fault, e.g. "reply.src". */
+  readonly field: string;
+  /** The offending value as given. */
+  readonly value: string;
+  constructor(field: string, value: unknown, detail: string) {
+    super(`invalid conntrack ${field} "${String(value)}": ${detail}`);
+    this.field = field;
+    this.value = String(value);
+  }
+}
+
+/**
+ * EmptySelectionError: deleteConntrack was asked to delete with a selection that names no address,
+ * port, zone or mark — every entry of the protocol would go. Refused unless `all: true` says so.
+ */
+export class EmptySelectionError extends Error {
+  override readonly name = "EmptySelectionError";
+  readonly code = "ERR_CONNTRACK_EMPTY_SELECTION";
+  constructor() {
+    super(
+      "refusing to delete conntrack entries with an empty selection (no address, port, zone or mark): pass all: true to mean every entry",
+    );
+  }
+}

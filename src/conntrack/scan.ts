@@ -1,0 +1,119 @@
+/**
+ * ConntrackScan: one namespace's part of a conntrack query — a NETLINK_NETFILTER socket opened
+ * there, one filtered dump per family asked, and each entry that passes the user-space check handed
+ * to a visitor with where its original tuple lies in the receive buffer (for an exact delete).
+ */
+import {
+  type ConntrackEntry,
+  CT_NEW,
+  type DumpFilter,
+  EntryDecoder,
+  NETLINK_NETFILTER,
+  type TupleSpan,
+  writeDumpRequest,
+} from "../ctnl/index.js";
+import { DumpCursor, MessageWriter, NetlinkError, type NetlinkSocket } from "../netlink/index.js";
+import { openNetlinkIn } from "../netns/index.js";
+import type { Target } from "../sockets/targets.js";
+import { Errno, SysError } from "../sys/errors.js";
+import type { ConntrackPlan } from "./query.js";
+
+/** Told each matching entry; `buf` and `tuple` are valid only during the call. */
+export type EntryVisitor = (entry: ConntrackEntry, buf: Buffer, tuple: TupleSpan) => void;
+
+/**
+ * ConntrackUnavailableError: this namespace or kernel has no conntrack to ask (nfnetlink or
+ * nf_conntrack_netlink missing). Reported as a note: no table means no entry to delete.
+ */
+export class ConntrackUnavailableError extends Error {
+  override readonly name = "ConntrackUnavailableError";
+  readonly code = "ERR_CONNTRACK_UNAVAILABLE";
+  constructor(netns: string, cause: Error) {
+    super(`${netns}: no conntrack here (${cause.message})`, { cause });
+  }
+}
+
+/** Whether `err` means "no conntrack": no nfnetlink (socket fails) or no ctnetlink subsystem. */
+function isUnavailable(err: unknown): err is Error {
+  if (err instanceof SysError) return err.errno === Errno.EPROTONOSUPPORT || err.errno === Errno.EAFNOSUPPORT;
+  return err instanceof NetlinkError && err.errno === Errno.EOPNOTSUPP;
+}
+
+export class ConntrackScan implements Disposable {
+  readonly conn: NetlinkSocket;
+  private readonly decoder = new EntryDecoder();
+
+  /** Open the socket in `target`. Throws ConntrackUnavailableError, NetnsError, SysError. */
+  constructor(
+    readonly target: Target,
+    readonly plan: ConntrackPlan,
+  ) {
+    try {
+      this.conn = openNetlinkIn(target.netns, NETLINK_NETFILTER);
+    } catch (err) {
+      if (isUnavailable(err)) throw new ConntrackUnavailableError(target.label ?? "(host)", err);
+      throw err;
+    }
+  }
+
+  /** Another socket in the same namespace; the caller owns it. */
+  openAnother(): NetlinkSocket {
+    return openNetlinkIn(this.target.netns, NETLINK_NETFILTER);
+  }
+
+  /**
+   * Dump the table and call `visit` with each entry the plan matches. Throws
+   * ConntrackUnavailableError, NetlinkError, DecodeError, and whatever `visit` throws.
+   */
+  each(visit: EntryVisitor): void {
+    const { matches, filters } = this.plan;
+    const label = this.target.label;
+    for (const filter of filters) {
+      using cursor = this.start(filter);
+      try {
+        while (cursor.next()) {
+          if (cursor.type !== CT_NEW) continue;
+          const entry = this.decoder.decode(cursor.buf, cursor.offset, cursor.length, label);
+          if (matches(entry)) visit(entry, cursor.buf, this.decoder.origTuple);
+        }
+      } catch (err) {
+        if (isUnavailable(err)) throw new ConntrackUnavailableError(label ?? "(host)", err);
+        throw err;
+      }
+    }
+  }
+
+  /** The matching entries, one at a time; breaking out of the loop drains the dump. */
+  *entries(): Generator<ConntrackEntry> {
+    for (const filter of this.plan.filters) yield* this.entriesOf(filter);
+  }
+
+  private *entriesOf(filter: DumpFilter): Generator<ConntrackEntry> {
+    using cursor = this.start(filter);
+    const label = this.target.label;
+    for (;;) {
+      let entry: ConntrackEntry | undefined;
+      try {
+        if (!cursor.next()) return;
+        if (cursor.type !== CT_NEW) continue;
+        entry = this.decoder.decode(cursor.buf, cursor.offset, cursor.length, label);
+      } catch (err) {
+        if (isUnavailable(err)) throw new ConntrackUnavailableError(label ?? "(host)", err);
+        throw err;
+      }
+      if (this.plan.matches(entry)) yield entry;
+    }
+  }
+
+  private start(filter: DumpFilter): DumpCursor {
+    const w = new MessageWriter(Buffer.alloc(256));
+    const seq = this.conn.nextSeq();
+    writeDumpRequest(w, seq, filter);
+    this.conn.send(w.buf, w.length);
+    return new DumpCursor(this.conn, seq, "conntrack dump");
+  }
+
+  [Symbol.dispose](): void {
+    this.conn.close();
+  }
+}

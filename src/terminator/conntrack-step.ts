@@ -1,0 +1,121 @@
+/**
+ * The conntrack half of a backend termination. A client that reached a backend through DNAT (a
+ * virtual IP: kube-proxy, Calico, any load balancer) holds a socket connected to the virtual IP, not
+ * to the backend: destroying sockets cannot reach it, and its conntrack entry keeps sending every
+ * datagram to the dead backend for as long as the client keeps sending. Deleting the UDP entries
+ * whose reply source is the backend (the address the flow was rewritten to) sends the client's next
+ * datagram through NAT again, to a live backend. TCP needs none of this: a dead backend resets.
+ */
+import {
+  type ConntrackDeleteReport,
+  type ConntrackEntry,
+  type ConntrackOutcome,
+  type ConntrackSelection,
+  type DeleteConntrackQuery,
+  deleteConntrack,
+} from "../conntrack/index.js";
+import type { NetnsSelector } from "../sockets/index.js";
+import type { BackendName } from "./backend-set.js";
+
+/** Counts of conntrack entries: matched = deleted + gone + failed + skipped. */
+export interface ConntrackTally {
+  matched: number;
+  deleted: number;
+  gone: number;
+  failed: number;
+  skipped: number;
+}
+
+/** Deletes the entries of a query: the conntrack library by default; tests inject faults here. */
+export type ConntrackDeleter = (query: DeleteConntrackQuery) => ConntrackDeleteReport;
+
+/** What the conntrack step did in one namespace. */
+export interface ConntrackStepResult {
+  tally: ConntrackTally;
+  /** Per backend, index-aligned with the run's backends; they sum to `tally`. */
+  backends: ConntrackTally[];
+  /** The namespace failed (cannot be entered, the kernel refused the dump). */
+  error?: { name: string; message: string };
+  /** The namespace has no conntrack: nothing to delete, not a failure. */
+  note?: string;
+}
+
+export function emptyConntrackTally(): ConntrackTally {
+  return { matched: 0, deleted: 0, gone: 0, failed: 0, skipped: 0 };
+}
+
+export function addConntrackTally(total: ConntrackTally, other: ConntrackTally): void {
+  total.matched += other.matched;
+  total.deleted += other.deleted;
+  total.gone += other.gone;
+  total.failed += other.failed;
+  total.skipped += other.skipped;
+}
+
+/**
+ * The selections of the UDP entries DNATed to `backends` (those whose protocol covers UDP): reply
+ * source = backend address and port. An IPv4 backend matches IPv4 entries; conntrack tracks a
+ * v4-mapped socket's traffic as IPv4, so an IPv6 entry matches only where it really carries the
+ * address, as ::ffff:a.b.c.d.
+ */
+export function conntrackSelections(backends: readonly BackendName[]): ConntrackSelection[] {
+  const out: ConntrackSelection[] = [];
+  for (const b of backends) {
+    if (b.protocol === "tcp") continue;
+    const v4 = !b.address.includes(":");
+    out.push({ family: v4 ? "inet" : "inet6", reply: { src: b.address, sport: b.port } });
+    if (v4) out.push({ family: "inet6", reply: { src: `::ffff:${b.address}`, sport: b.port } });
+  }
+  return out;
+}
+
+/**
+ * Delete the UDP conntrack entries of every backend in one namespace (`netns` undefined: the
+ * caller's own), with one dump, and count each entry for the backend it was DNATed to.
+ */
+export function conntrackStep(
+  backends: readonly BackendName[],
+  netns: NetnsSelector | undefined,
+  dryRun: boolean,
+  deleter: ConntrackDeleter = deleteConntrack,
+): ConntrackStepResult {
+  const result: ConntrackStepResult = {
+    tally: emptyConntrackTally(),
+    backends: backends.map(() => emptyConntrackTally()),
+  };
+  const index = new Map<string, number>();
+  backends.forEach((b, i) => {
+    if (b.protocol === "tcp") return;
+    const key = `${b.address} ${b.port}`;
+    if (!index.has(key)) index.set(key, i);
+    if (!b.address.includes(":") && !index.has(`::ffff:${key}`)) index.set(`::ffff:${key}`, i);
+  });
+  const onOutcome = (entry: ConntrackEntry, outcome: ConntrackOutcome) => {
+    const i = index.get(`${entry.reply.src} ${entry.reply.sport}`);
+    if (i !== undefined) count(result.backends[i]!, outcome);
+  };
+  const report = deleter({
+    protocol: "udp",
+    anyOf: conntrackSelections(backends),
+    dryRun,
+    onOutcome,
+    ...(netns === undefined ? {} : { netns }),
+  });
+  result.tally = {
+    matched: report.matched,
+    deleted: report.deleted,
+    gone: report.gone,
+    failed: report.failed.length,
+    skipped: report.skipped,
+  };
+  const failure = report.namespaceFailures[0];
+  if (failure) result.error = { name: failure.error.name, message: failure.error.message };
+  const note = report.notes[0];
+  if (note) result.note = note.message;
+  return result;
+}
+
+function count(t: ConntrackTally, outcome: ConntrackOutcome): void {
+  t.matched++;
+  if (outcome !== "matched") t[outcome]++;
+}
