@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- SECTION...]`: sockdiag against ss on the same namespaces, in one run.
- * Sections: codec, list, filter, destroy, netns, terminate (default: all). Needs root.
+ * Sections: codec, list, destroy, netns, terminate, promises (default: all). Needs root.
  * Ratios are what count; absolute times move from machine to machine.
  */
 import { cleanupLeftovers } from "../test/kit/index.js";
@@ -10,6 +10,7 @@ import { benchList } from "./list.js";
 import { cleanupBenchLeftovers } from "./many.js";
 import { environmentNote } from "./measure.js";
 import { benchNamespaces } from "./namespaces.js";
+import { benchPromises } from "./promises.js";
 import { benchTerminate } from "./terminate.js";
 
 const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
@@ -18,6 +19,7 @@ const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
   destroy: benchDestroy,
   netns: benchNamespaces,
   terminate: benchTerminate,
+  promises: benchPromises,
 };
 
 async function main(): Promise<void> {

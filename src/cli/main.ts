@@ -51,7 +51,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(renderHelp(command.spec));
       return EXIT_OK;
     }
-    return command.run(rest);
+    return await command.run(rest);
   } catch (err) {
     return reportError(err);
   }

@@ -8,7 +8,7 @@ import type { CommandSpec } from "../options.js";
 /** A loaded command: its option table and its entry point (returns the exit status). */
 export interface Command {
   spec: CommandSpec;
-  run: (argv: readonly string[]) => number;
+  run: (argv: readonly string[]) => number | Promise<number>;
 }
 
 /** A command as the dispatcher knows it before loading it. */
@@ -43,6 +43,14 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => {
       const m = await import("./terminate-backend.js");
       return { spec: m.TERMINATE_BACKEND, run: m.runTerminateBackend };
+    },
+  },
+  {
+    name: "watch",
+    summary: "Print sockets as the kernel frees them (ss -E), until interrupted",
+    load: async () => {
+      const m = await import("./watch.js");
+      return { spec: m.WATCH, run: m.runWatch };
     },
   },
   {

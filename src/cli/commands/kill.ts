@@ -57,6 +57,7 @@ export function destroySelected(
   const printed: Socket[] = [];
   const report = destroySockets({
     ...selection.query,
+    all: options.emptyFilter === "allowed",
     dryRun: options.dryRun,
     onOutcome: (socket, outcome) => {
       if (outcome === "destroyed" || outcome === "matched") printed.push(socket);
