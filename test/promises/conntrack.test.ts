@@ -7,8 +7,14 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
-import { conntrackTool, createNetns, describeAsRoot, insertConntrack, type ScratchNetns } from "../kit/index.js";
 import { mixedTable } from "../conntrack/population.js";
+import {
+  conntrackTool,
+  createNetns,
+  describeAsRoot,
+  insertConntrack,
+  type ScratchNetns,
+} from "../kit/index.js";
 
 describeAsRoot("sockdiag/promises conntrack calls give what the sync API gives", () => {
   let ns: ScratchNetns;
@@ -55,10 +61,14 @@ describeAsRoot("sockdiag/promises conntrack calls give what the sync API gives",
     assert.equal(asked.length, 50);
     assert.equal(report.deleted, 40);
     assert.equal(sync.listConntrack(query).length, 10);
-    await assert.rejects(promises.deleteConntrack({ netns: ns.name, protocol: "udp" }), sync.EmptySelectionError);
+    await assert.rejects(
+      promises.deleteConntrack({ netns: ns.name, protocol: "udp" }),
+      sync.EmptySelectionError,
+    );
     await assert.rejects(
       promises.listConntrack({ netns: ns.name, reply: { src: "10.0.0.300" } }),
-      (err: unknown) => err instanceof sync.ConntrackQueryError && err.code === "ERR_SOCKDIAG_CONNTRACK_QUERY",
+      (err: unknown) =>
+        err instanceof sync.ConntrackQueryError && err.code === "ERR_SOCKDIAG_CONNTRACK_QUERY",
     );
   });
 
