@@ -11,7 +11,8 @@ import { NetNS, openNetlinkIn } from "../netns/index.js";
 import { SockdiagError } from "../sys/errors.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
-import { AbortError, type AbortSignalLike, throwIfAborted } from "./errors.js";
+import { Dumper } from "./dump.js";
+import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./errors.js";
 import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { Scan } from "./scan.js";
@@ -21,9 +22,16 @@ import { isNamespaceScoped, type NamespaceFailure, openLabel, recordOrThrow, tar
 export interface DestroyQuery extends NamespacedQuery {
   /**
    * Called with each candidate after the kernel and the filter selected it; return false to keep the
-   * socket (Cilium's DestroyCB). Must be synchronous. An exception it throws aborts the run.
+   * socket (Cilium's DestroyCB). Must be synchronous. An exception it throws ends the run: it is
+   * rethrown as PredicateError, which carries the report of what was done before.
    */
   predicate?: (socket: Socket) => boolean;
+  /**
+   * Allow a query without a filter and without a predicate, which destroys every socket of its
+   * protocols and states. Without it, such a query throws QueryError before anything is sent: an
+   * empty selection never means "everything" by accident.
+   */
+  all?: boolean;
   /** Find and count, destroy nothing. */
   dryRun?: boolean;
   /** SOCK_DESTROY requests per write (default 512). */
@@ -31,8 +39,9 @@ export interface DestroyQuery extends NamespacedQuery {
   /** Told the outcome of every matched socket, as it happens (for printing what was destroyed). */
   onOutcome?: OutcomeListener;
   /**
-   * Checked before every write: once aborted, no further request is sent (the batch in flight is
-   * finished) and AbortError is thrown with the report of what was done.
+   * Checked before every write and between receive batches: once aborted, no further request is
+   * sent (the batch in flight is finished) and AbortError is thrown with the report of what was
+   * done. A synchronous caller's own thread cannot abort it; destroyInSteps lets an event loop turn.
    */
   signal?: AbortSignalLike;
 }
@@ -43,16 +52,58 @@ export interface NamespacedDestroyReport extends DestroyReport {
 }
 
 /**
+ * PredicateError: the caller's predicate threw (`cause`), which ends a destroy run. `report` holds
+ * what was done before, balanced: the sockets queued but not sent are `skipped` (stops ECANCELED).
+ */
+export class PredicateError extends SockdiagError {
+  override readonly name = "PredicateError";
+  override readonly code = "ERR_SOCKDIAG_PREDICATE";
+  constructor(
+    readonly report: NamespacedDestroyReport,
+    cause: unknown,
+  ) {
+    super(`the destroy predicate threw: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+  }
+}
+
+/**
  * Destroy every socket matching `query` (and its predicate). Returns what happened to each socket:
- * destroyed, gone (ENOENT: closed or replaced since the dump, not a failure), failed (with errno),
- * or skipped after the kernel made further attempts pointless (EPERM, EOPNOTSUPP — reported once in
- * `stops`). Never throws for a socket's failure, nor for a namespace that fails after destroying
- * began: that goes to `namespaceFailures`, with the counts of what was done before it. Throws
- * QueryError / FilterSyntaxError before sending anything when the query is wrong; for a single
- * namespace, the errors of opening it (NetnsError) and of compiling the filter there.
+ * destroyed, gone (ENOENT, verified by listing again: closed or replaced since the dump, not a
+ * failure), failed (with errno), or skipped after the kernel made further attempts pointless
+ * (EPERM, EOPNOTSUPP — reported once in `stops`). Sockets that share a 4-tuple (SO_REUSEPORT
+ * groups) are destroyed one round at a time until none is left. Never throws for a socket's
+ * failure, nor for a namespace that fails after destroying began: that goes to
+ * `namespaceFailures`, with the counts of what was done before it. Throws QueryError /
+ * FilterSyntaxError before sending anything when the query is wrong — also for a query that would
+ * destroy everything without `all: true`; for a single namespace, the errors of opening it
+ * (NetnsError) and of compiling the filter there; PredicateError when the predicate throws;
+ * AbortError when the signal aborts.
  */
 export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
+  const run = destroyInSteps(query);
+  for (;;) {
+    const step = run.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * destroySockets one step at a time: the generator pauses after each receive batch of the dump
+ * (and the batches of destroys it filled), and returns the report. A caller that awaits between
+ * steps keeps its event loop (signal handlers, timers) running, and may abort `query.signal` there.
+ * The query is checked when the first step runs.
+ */
+export function* destroyInSteps(query: DestroyQuery): Generator<void, NamespacedDestroyReport, void> {
   const plan = planQuery(query);
+  if (plan.filter.tree === undefined && !query.predicate && query.all !== true) {
+    throw new QueryError(
+      "filter",
+      String(query.filter ?? ""),
+      "an empty filter without a predicate would destroy every socket; give a filter, or all: true to mean it",
+    );
+  }
   const total: NamespacedDestroyReport = { ...emptyReport(Boolean(query.dryRun)), namespaceFailures: [] };
   const { signal } = query;
   try {
@@ -60,8 +111,9 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
     for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
       try {
         using scan = new Scan(target, plan);
-        destroyIn(scan, query, total);
+        yield* destroyIn(scan, query, total);
       } catch (err) {
+        if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause);
         recordOrThrow(query.netns, target, err, total.namespaceFailures);
       }
       throwIfAborted(signal);
@@ -73,12 +125,25 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
   return total;
 }
 
+/** The predicate's exception, on its way out of one namespace's run. */
+class PredicateThrew {
+  constructor(readonly cause: unknown) {}
+}
+
+function approves(predicate: (socket: Socket) => boolean, socket: Socket): boolean {
+  try {
+    return predicate(socket);
+  } catch (err) {
+    throw new PredicateThrew(err);
+  }
+}
+
 /**
  * destroySockets in one namespace, adding what it did to `total` — also when it fails half way, so
- * that no destroyed socket goes uncounted.
+ * that no matched socket goes uncounted.
  */
-function destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyReport): void {
-  const { predicate, onOutcome, dryRun } = query;
+function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyReport): Generator<void> {
+  const { predicate, onOutcome, dryRun, signal } = query;
   // A second socket only if a batch fills while the dump runs; the last batch goes on the dump's own.
   let destroyConn: NetlinkConnection | undefined;
   const connect = (): NetlinkConnection => {
@@ -92,19 +157,31 @@ function destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRepo
         scan.conn.receiveQueueBytes,
         query.batchSize ?? DEFAULT_BATCH_SIZE,
         onOutcome,
-        query.signal,
+        signal,
       );
   const report = destroyer?.report ?? emptyReport(true);
   const visit = (s: Socket) => {
-    if (predicate && !predicate(s)) return;
+    if (predicate && !approves(predicate, s)) return;
     if (destroyer) return destroyer.add(s);
     report.matched++;
     onOutcome?.(s, "matched");
   };
   try {
-    scan.dumper.each(scan.plan, scan.options, visit);
-    destroyer?.flush(scan.conn);
+    for (const _ of scan.dumper.steps(scan.plan, scan.options, visit)) {
+      if (signal?.aborted) destroyer ? destroyer.abort() : throwIfAborted(signal);
+      yield;
+    }
+    if (destroyer) {
+      destroyer.flush(scan.conn);
+      destroyer.settle(scan.conn, (sink) => scan.dumper.each(scan.plan, scan.options, sink));
+    }
   } catch (err) {
+    if (err instanceof PredicateThrew) {
+      const cause = err.cause instanceof Error ? err.cause.message : String(err.cause);
+      destroyer?.stop("ECANCELED", `the predicate threw: ${cause}`);
+      throw err;
+    }
+    destroyer?.abandon(err);
     if (!isNamespaceScoped(err)) throw err;
     total.namespaceFailures.push({ netns: scan.target.label ?? "(host)", error: err });
   } finally {
@@ -124,8 +201,10 @@ export interface DestroySocketOptions {
 /**
  * Destroy exactly `socket` (as listed: its family, protocol and full id including the cookie), in
  * the namespace it was listed in: `netns` when given, else the one its `netns` label names, else
- * the caller's own. Returns "destroyed", or "gone" when it no longer exists (ENOENT). Throws
- * DestroyError when the kernel refuses, NetnsError when the namespace cannot be opened.
+ * the caller's own. Returns "destroyed", or "gone" when it no longer exists (ENOENT, and a listing
+ * no longer has it). Throws DestroyError when the kernel refuses — also when another socket with
+ * the same 4-tuple (SO_REUSEPORT) stands in its way, which only destroying that one first resolves
+ * — NetnsError when the namespace cannot be opened.
  */
 export function destroySocket(socket: Socket, options?: NetNS | DestroySocketOptions): "destroyed" | "gone" {
   const { netns, signal } =
@@ -136,6 +215,12 @@ export function destroySocket(socket: Socket, options?: NetNS | DestroySocketOpt
   const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
   destroyer.add(socket);
   destroyer.flush(conn);
+  if (socket.family !== "unix") {
+    // An ENOENT answer is checked against a listing of the socket's table (see Destroyer.settle).
+    const plan = planQuery({ protocols: [socket.protocol], families: [socket.family] });
+    const dumper = new Dumper(conn);
+    destroyer.settle(conn, (sink) => dumper.each(plan, { attributes: false }, sink));
+  }
   const failure = destroyer.report.failed[0];
   if (failure) throw new DestroyError(failure.errno, failure.code, failure.message);
   return destroyer.report.destroyed === 1 ? "destroyed" : "gone";

@@ -7,6 +7,13 @@
  * the write (NLMSG_NOOP with NLM_F_ACK) says when all were processed. Measured here, this takes a
  * 10,000-socket destroy from 10,000 receive calls to about 20, and halves its time; the outcome per
  * socket is the same as with one ack each.
+ *
+ * ENOENT does not prove a socket gone. The kernel's destroy looks the socket up by its 4-tuple and
+ * then checks the cookie (net/ipv4/udp_diag.c __udp_diag_destroy, inet_diag_find_one_icsk): when
+ * several sockets share the 4-tuple — an SO_REUSEPORT group, or an IPv6 socket connected to
+ * ::ffff:a.b.c.d beside IPv4 sockets with the same ports — the lookup finds one of them, and the
+ * others are answered ENOENT while they live on. settle() re-lists them, and destroys again those
+ * still there, until none is left or a round destroys none.
  */
 import { writeDestroyRequest } from "../diag/inet.js";
 import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
@@ -40,7 +47,11 @@ const ANSWER_BYTES = 1024;
 const REQUEST_BYTES = 16 + 56 + 8;
 const BARRIER_BYTES = 16;
 
-/** Told the outcome of each matched socket, in order, as soon as it is known. */
+/** Why a socket still listed after a round that destroyed none of its kind could not be destroyed. */
+export const SHADOWED_MESSAGE =
+  "still there: the kernel's destroy lookup finds another socket with the same addresses and ports first (an SO_REUSEPORT group, or a v4-mapped IPv6 socket beside IPv4 ones), and destroying that one did not make way";
+
+/** Told the outcome of each matched socket, as soon as it is known. */
 export type OutcomeListener = (socket: Socket, outcome: DestroyOutcome) => void;
 
 /**
@@ -55,6 +66,8 @@ export class Destroyer {
   private pending: InetSocket[] = [];
   /** The errno answered for each request of the batch in flight (0: no answer, success). */
   private readonly errnos: Int32Array;
+  /** Sockets answered ENOENT and not re-listed yet: gone, or shadowed by a twin (see settle). */
+  private doubtful = new Map<bigint, InetSocket>();
   private readonly stoppedProtocols = new Set<Protocol>();
   private stoppedAll = false;
   /** Protocols that have had one destroy answered: the first of each goes alone, as a probe. */
@@ -121,12 +134,67 @@ export class Destroyer {
     }
   }
 
-  /** Stop before the next write: what is queued is skipped, the report says so, AbortError goes up. */
-  private abort(): never {
+  /**
+   * Decide the ENOENT answers, after the last flush(): `relist` hands over every socket the query
+   * lists now. A doubtful socket not listed is gone; one still listed is sent again — its twin that
+   * the kernel found instead was destroyed by the round before, so each round destroys at least one
+   * socket per group. When a round destroys none, those still listed fail (SHADOWED_MESSAGE).
+   * Costs one listing per round: one when only closed sockets answered ENOENT, k for a group of k.
+   */
+  settle(conn: NetlinkConnection, relist: (sink: (s: Socket) => void) => void): void {
+    let progress = true;
+    while (this.doubtful.size > 0) {
+      const asked = this.doubtful;
+      const still: InetSocket[] = [];
+      relist((s) => {
+        const mine = s.family === "unix" ? undefined : asked.get(s.cookie);
+        if (mine && asked.delete(s.cookie)) still.push(mine);
+      });
+      this.doubtful = new Map();
+      for (const s of asked.values()) {
+        this.report.gone++;
+        this.onOutcome?.(s, "gone");
+      }
+      if (!progress) {
+        for (const s of still) this.fail(s, Errno.ENOENT, SHADOWED_MESSAGE);
+        return;
+      }
+      const destroyed = this.report.destroyed;
+      this.pending.push(...still);
+      this.flush(conn);
+      progress = this.report.destroyed > destroyed;
+    }
+  }
+
+  /**
+   * After `err` ended the run: every socket still queued, or answered ENOENT and not re-listed,
+   * fails with that cause — counted, never dropped, so the report balances.
+   */
+  abandon(err: unknown): void {
+    const errno = errnoOf(err);
+    const why = err instanceof Error ? err.message : String(err);
+    for (const s of this.pending.splice(0)) this.fail(s, errno, `not attempted: ${why}`);
+    for (const s of this.doubtful.values()) this.fail(s, errno, `answered ENOENT, not verified: ${why}`);
+    this.doubtful.clear();
+  }
+
+  /**
+   * Stop before sending more: every socket still queued is skipped, with `reason` in `stops` once.
+   * Sockets answered ENOENT and not re-listed yet are unverified: they fail with the reason.
+   */
+  stop(code: string, reason: string): void {
     for (const s of this.pending.splice(0)) this.skip(s);
-    const reason = "aborted by the caller's signal";
-    if (!this.report.stops.some((s) => s.code === "ABORT_ERR"))
-      this.report.stops.push({ protocol: undefined, code: "ABORT_ERR", reason });
+    for (const s of this.doubtful.values())
+      this.fail(s, Errno.ENOENT, `answered ENOENT, not verified: ${reason}`);
+    this.doubtful.clear();
+    this.stoppedAll = true;
+    if (!this.report.stops.some((s) => s.code === code))
+      this.report.stops.push({ protocol: undefined, code, reason });
+  }
+
+  /** Stop before the next write because the caller's signal aborted: stop(), then AbortError goes up. */
+  abort(): never {
+    this.stop("ABORT_ERR", "aborted by the caller's signal");
     throw new AbortError(this.signal);
   }
 
@@ -154,14 +222,7 @@ export class Destroyer {
       });
     } catch (err) {
       // Whether the kernel acted on this batch is unknown: each of its sockets failed, with the reason.
-      const errno =
-        err instanceof SysError
-          ? err.errno
-          : err instanceof NetlinkTimeoutError
-            ? Errno.ETIMEDOUT
-            : Errno.EIO;
-      for (const s of batch) this.fail(s, errno);
-      for (const s of this.pending.splice(0)) this.fail(s, errno);
+      for (const s of batch) this.fail(s, errnoOf(err));
       throw err;
     }
     for (let i = 0; i < batch.length; i++) this.answer(batch[i]!, errnos[i]!);
@@ -182,15 +243,13 @@ export class Destroyer {
       this.report.destroyed++;
       this.onOutcome?.(socket, "destroyed");
     } else if (errno === Errno.ENOENT) {
-      this.report.gone++;
-      this.onOutcome?.(socket, "gone");
+      this.doubtful.set(socket.cookie, socket);
     } else {
       this.fail(socket, errno);
     }
   }
 
-  private fail(socket: Socket, errno: number): void {
-    const message = destroyErrorMessage(errno, socket.protocol);
+  private fail(socket: Socket, errno: number, message = destroyErrorMessage(errno, socket.protocol)): void {
     this.report.failed.push({ socket, errno, code: errnoName(errno), message });
     this.onOutcome?.(socket, "failed");
     const scope = stopScope(errno);
@@ -202,4 +261,11 @@ export class Destroyer {
       this.report.stops.push({ protocol, code: errnoName(errno), reason: message });
     }
   }
+}
+
+/** The errno an exception stands for, for the sockets it left undone. */
+function errnoOf(err: unknown): number {
+  if (err instanceof SysError) return err.errno;
+  if (err instanceof NetlinkTimeoutError) return Errno.ETIMEDOUT;
+  return Errno.EIO;
 }

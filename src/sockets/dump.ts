@@ -133,14 +133,26 @@ export class Dumper {
     });
   }
 
-  /** Hand every socket of the plan's dumps to `sink`, in order, without a generator in between. */
+  /** Hand every socket of the plan's dumps to `sink`, in order, without a generator per socket. */
   each(plan: QueryPlan, options: DumpOptions, sink: (s: Socket) => void): void {
+    for (const _ of this.steps(plan, options, sink));
+  }
+
+  /**
+   * The same as each(), one step at a time: it pauses after every receive batch, so that a caller
+   * may stop between them (an interruption) or let an event loop turn.
+   */
+  *steps(plan: QueryPlan, options: DumpOptions, sink: (s: Socket) => void): Generator<void, void, void> {
     for (const stream of this.streams(plan, options)) {
       using s = stream;
-      try {
-        while (s.pump(sink));
-      } catch (err) {
-        if (!skippable(plan, err)) throw err;
+      for (let more = true; more; ) {
+        try {
+          more = s.pump(sink);
+        } catch (err) {
+          if (!skippable(plan, err)) throw err;
+          more = false;
+        }
+        if (more) yield;
       }
     }
   }

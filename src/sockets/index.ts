@@ -2,9 +2,11 @@ export {
   DestroyError,
   type DestroyQuery,
   type DestroySocketOptions,
+  destroyInSteps,
   destroySocket,
   destroySockets,
   type NamespacedDestroyReport,
+  PredicateError,
 } from "./destroy.js";
 export type { DestroyFailure, DestroyOutcome, DestroyReport, DestroyStop } from "./destroy-report.js";
 export {

@@ -25,8 +25,9 @@ import {
   type DestroyReport,
   type DestroyStop,
   destroySockets,
-  type NamespaceFailure,
+  type NamespacedDestroyReport,
   type NetnsSelector,
+  PredicateError,
 } from "../sockets/index.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import {
@@ -147,6 +148,11 @@ interface ReportCommon {
   conntrack?: ConntrackTally;
   /** Namespace-source errors: unreadable directory, an entry that is not a namespace, ... */
   sourceErrors: { name: string; message: string }[];
+  /**
+   * What the logger or onNamespace threw. A callback's exception never ends the walk nor fails a
+   * namespace; it is kept here (and does not change `ok`).
+   */
+  callbackErrors: { name: string; message: string }[];
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
   /**
@@ -234,6 +240,7 @@ export class BackendTerminator {
       namespaces: [],
       total: emptyTally(),
       sourceErrors: [],
+      callbackErrors: [],
       ok: true,
     };
     if (set.size === 0) return report;
@@ -292,7 +299,8 @@ export class BackendTerminator {
     const errors = [...(source?.errors ?? []), ...broken];
     run.report.sourceErrors = errors.map((e) => ({ name: e.name, message: e.message }));
     vanished.push(...errors.filter(isVanishedNetns));
-    for (const e of run.report.sourceErrors) this.logger.warn("namespace source error", { error: e.message });
+    for (const e of run.report.sourceErrors)
+      this.log(run.report, "warn", "namespace source error", { error: e.message });
   }
 
   private visit(name: string, netns: NetnsSelector | undefined, run: Run): void {
@@ -308,25 +316,30 @@ export class BackendTerminator {
       };
       const query = { ...run.query, onOutcome, ...(netns === undefined ? {} : { netns }) };
       let aborted: AbortError | undefined;
+      let answer: NamespacedDestroyReport | undefined;
       try {
-        let answer: DestroyReport & { namespaceFailures?: NamespaceFailure[] };
-        try {
-          answer = this.destroy(query);
-        } catch (err) {
+        answer = this.destroy(query) as NamespacedDestroyReport;
+      } catch (err) {
+        if (isFatalNetnsError(err)) throw err;
+        if (err instanceof AbortError) {
+          if (!err.report) throw err;
           // Stopped part-way: what this namespace did so far is counted, then the stop goes up.
-          if (!(err instanceof AbortError) || !err.report) throw err;
           aborted = err;
-          answer = err.report as DestroyReport;
-          result.error = { name: err.name, message: err.message };
+          answer = err.report as NamespacedDestroyReport;
+        } else if (err instanceof PredicateError) {
+          // A predicate that threw still leaves the counts of what was destroyed before it.
+          answer = err.report;
         }
+        const e = asError(err);
+        result.error = { name: e.name, message: e.message };
+      }
+      if (answer) {
         const { namespaceFailures, ...r } = answer;
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
         const failure = namespaceFailures?.[0];
-        if (failure) {
+        if (failure && !result.error)
           result.error = { name: failure.error.name, message: failure.error.message };
-          this.logger.warn("namespace failed", { netns: name, error: failure.error.message });
-        }
         // A destroyer that tells no outcomes: with one backend, its report is that backend's.
         if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
           result.backends[0] = emptyTally();
@@ -338,18 +351,15 @@ export class BackendTerminator {
         });
         const unsupported = r.stops.find(isKernelUnsupported);
         if (unsupported) report.unsupported = unsupported.reason;
-        if (r.matched > 0)
-          this.logger.info("terminated sockets", {
-            netns: name,
-            destroyed: r.destroyed,
-            failed: r.failed.length,
-          });
-      } catch (err) {
-        if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
-        const e = asError(err);
-        result.error = { name: e.name, message: e.message };
-        this.logger.warn("namespace failed", { netns: name, error: e.message });
       }
+      if (result.error)
+        this.log(report, "warn", "namespace failed", { netns: name, error: result.error.message });
+      else if (result.report && result.report.matched > 0)
+        this.log(report, "info", "terminated sockets", {
+          netns: name,
+          destroyed: result.report.destroyed,
+          failed: result.report.failed.length,
+        });
       if (aborted) {
         report.namespaces.push(result);
         throw aborted;
@@ -357,7 +367,28 @@ export class BackendTerminator {
     }
     if (run.conntrack) this.visitConntrack(name, netns, run, result);
     report.namespaces.push(result);
-    this.config.onNamespace?.(result, report.namespaces.length - 1);
+    const onNamespace = this.config.onNamespace;
+    if (onNamespace) this.callSafely(report, () => onNamespace(result, report.namespaces.length - 1));
+  }
+
+  private log(
+    report: ReportCommon,
+    level: "info" | "warn",
+    message: string,
+    fields: Record<string, unknown>,
+  ): void {
+    this.callSafely(report, () => this.logger[level](message, fields));
+  }
+
+  /** Run a caller's callback: what it throws is reported, and never stops the walk. */
+  private callSafely(report: ReportCommon, callback: () => void): void {
+    try {
+      callback();
+    } catch (err) {
+      if (isFatalNetnsError(err)) throw err;
+      const e = asError(err);
+      report.callbackErrors.push({ name: e.name, message: e.message });
+    }
   }
 
   /** The conntrack step in one namespace; it runs even where sockets could not be destroyed. */

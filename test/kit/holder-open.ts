@@ -20,7 +20,9 @@ import {
   SOCK_NONBLOCK,
   SOCK_SEQPACKET,
   SOCK_STREAM,
+  SOL_SOCKET,
   SysError,
+  setsockoptInt,
   socket,
   socketCookie,
   socketpair,
@@ -49,6 +51,8 @@ import {
   v4Mapped,
 } from "./sockaddr.js";
 
+/** SO_REUSEPORT from asm-generic/socket.h (src/sys does not need it). */
+const SO_REUSEPORT = 15;
 const UNIX_TYPES: Record<UnixType, number> = {
   stream: SOCK_STREAM,
   dgram: SOCK_DGRAM,
@@ -118,6 +122,7 @@ export class Opener {
         protocol === "udp" ? IPPROTO_UDP : IPPROTO_UDPLITE,
       ),
     );
+    if (spec.reusePort) setsockoptInt(fd, SOL_SOCKET, SO_REUSEPORT, 1);
     if (spec.bind) bindInet(fd, family, spec.bind, i);
     let dst = WILDCARD[family];
     if (spec.connect) {

@@ -22,6 +22,8 @@ export interface DatagramSpec {
   kind: "udp";
   protocol?: "udp" | "udplite";
   family?: InetFamily;
+  /** SO_REUSEPORT before bind: sockets of one uid may then share the address and port. */
+  reusePort?: boolean;
   bind?: BindSpec;
   connect?: Endpoint;
 }

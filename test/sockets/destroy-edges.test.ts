@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { destroySocket, destroySockets, listSockets } from "../../src/sockets/index.js";
+import { destroySocket, destroySockets, listSockets, PredicateError } from "../../src/sockets/index.js";
 import { describeAsRoot, startUdpScene, type UdpScene } from "../kit/index.js";
 
 describeAsRoot("destroy edges", () => {
@@ -30,9 +30,10 @@ describeAsRoot("destroy edges", () => {
     await scene.holder.waitFor([client!], "ECONNABORTED");
   });
 
-  test("a throwing predicate ends a run over every namespace: it is no namespace's failure", async () => {
-    await scene.clients(1);
+  test("a throwing predicate ends a run over every namespace, with the report of what was done", async () => {
+    await scene.clients(3);
     const boom = new TypeError("predicate bug");
+    let calls = 0;
     assert.throws(
       () =>
         destroySockets({
@@ -40,10 +41,22 @@ describeAsRoot("destroy edges", () => {
           protocols: ["udp"],
           filter: `dport = :${scene.receiver.sport}`,
           predicate: () => {
-            throw boom;
+            if (++calls === 3) throw boom;
+            return true;
           },
         }),
-      (err) => err === boom,
+      (err) => {
+        assert.ok(err instanceof PredicateError, String(err));
+        assert.equal(err.cause, boom);
+        const r = err.report;
+        // Both approved sockets were still queued: nothing more is sent after the exception.
+        assert.deepEqual([r.matched, r.destroyed, r.gone, r.failed.length, r.skipped], [2, 0, 0, 0, 2]);
+        assert.deepEqual(
+          r.stops.map((s) => s.code),
+          ["ECANCELED"],
+        );
+        return true;
+      },
     );
   });
 });

@@ -42,6 +42,7 @@ export function runKill(argv: readonly string[]): number {
   const printed: Socket[] = [];
   const report = destroySockets({
     ...selection.query,
+    all: Boolean(values.all),
     dryRun,
     onOutcome: (socket, outcome) => {
       if (outcome === "destroyed" || outcome === "matched") printed.push(socket);
