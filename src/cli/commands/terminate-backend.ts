@@ -127,10 +127,10 @@ function formatReport(report: BatchTerminationReport): string {
       lines.push(
         `  ${backendText(b.backend).padEnd(24)} ${counts(b.total, dry)}${b.conntrack ? `  conntrack ${conntrackCounts(b.conntrack, dry)}` : ""}`,
       );
+  if (report.conntrack) lines.push(`conntrack: ${conntrackCounts(report.conntrack, dry)}`);
   lines.push(
     `total: ${total.matched} matched, ${dry ? `${total.matched} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
   );
-  if (report.conntrack) lines.push(`conntrack: ${conntrackCounts(report.conntrack, dry)}`);
   return `${lines.join("\n")}\n`;
 }
 
