@@ -46,6 +46,14 @@ export const COMMANDS: readonly CommandEntry[] = [
     },
   },
   {
+    name: "conntrack",
+    summary: "List (ls) or delete (rm) connection-tracking entries, in this namespace or others",
+    load: async () => {
+      const m = await import("./conntrack.js");
+      return { spec: m.CONNTRACK, run: m.runConntrack };
+    },
+  },
+  {
     name: "watch",
     summary: "Print sockets as the kernel frees them (ss -E), until interrupted",
     load: async () => {
