@@ -2,9 +2,10 @@
  * What a destroy run did, socket by socket, and how the kernel's answers are classified. The rule
  * "ENOENT on destroy means already gone" lives here and nowhere else.
  */
+
+import { INET_PROTOCOLS } from "../diag/protocols.js";
 import type { Protocol, Socket } from "../diag/socket.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
-import { INET_PROTOCOLS } from "./protocols.js";
 
 /** One socket the kernel refused to destroy. */
 export interface DestroyFailure {

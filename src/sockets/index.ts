@@ -1,3 +1,4 @@
+export { PROTOCOL_NAMES } from "../diag/protocols.js";
 export {
   DestroyError,
   type DestroyQuery,
@@ -26,6 +27,5 @@ export {
 } from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
-export { PROTOCOL_NAMES } from "./protocols.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
 export { type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";
