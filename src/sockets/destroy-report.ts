@@ -48,6 +48,35 @@ export function emptyReport(dryRun: boolean): DestroyReport {
   return { matched: 0, destroyed: 0, gone: 0, failed: [], skipped: 0, stops: [], dryRun };
 }
 
+/** A report's counts alone: matched = destroyed + gone + failed + skipped. */
+export interface DestroyCounts {
+  matched: number;
+  destroyed: number;
+  gone: number;
+  failed: number;
+  skipped: number;
+}
+
+/** Counts with nothing counted. */
+export function emptyCounts(): DestroyCounts {
+  return { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 };
+}
+
+/** Add the counts of `other` (counts, or a report whose failures are listed) into `total`. */
+export function addCounts(total: DestroyCounts, other: DestroyCounts | DestroyReport): void {
+  total.matched += other.matched;
+  total.destroyed += other.destroyed;
+  total.gone += other.gone;
+  total.failed += typeof other.failed === "number" ? other.failed : other.failed.length;
+  total.skipped += other.skipped;
+}
+
+/** Count one socket's outcome; a dry run's "matched" counts as matched only. */
+export function countOutcome(counts: DestroyCounts, outcome: DestroyOutcome): void {
+  counts.matched++;
+  if (outcome !== "matched") counts[outcome]++;
+}
+
 /** Add `other` into `total` (for totals over namespaces). */
 export function addReport(total: DestroyReport, other: DestroyReport): void {
   total.matched += other.matched;

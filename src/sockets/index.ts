@@ -9,7 +9,16 @@ export {
   type NamespacedDestroyReport,
   PredicateError,
 } from "./destroy.js";
-export type { DestroyFailure, DestroyOutcome, DestroyReport, DestroyStop } from "./destroy-report.js";
+export {
+  addCounts,
+  countOutcome,
+  type DestroyCounts,
+  type DestroyFailure,
+  type DestroyOutcome,
+  type DestroyReport,
+  type DestroyStop,
+  emptyCounts,
+} from "./destroy-report.js";
 export {
   AbortError,
   type AbortSignalLike,
