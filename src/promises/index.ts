@@ -22,6 +22,7 @@ import type {
   ProbeResult,
   QuerySocket,
 } from "../sockets/index.js";
+import { throwIfNamespacesFailed } from "../sockets/index.js";
 import type {
   Backend,
   BatchTerminationReport,
@@ -52,17 +53,18 @@ export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate" | "namesp
 
 /**
  * List the sockets of `query`, as sockdiag's listSockets does (same query, same sockets), without
- * blocking the caller's thread. With `netns: "all"` a namespace that failed is skipped: use
- * iterateSockets to read which.
+ * blocking the caller's thread. With `netns: "all"`, namespaces that failed make it reject with
+ * NamespacesFailedError, which carries the sockets listed and the failures (as sockdiag's).
  */
 export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promise<QuerySocket<Q>[]> {
   const { signal, ...rest } = query ?? {};
   const out: Socket[] = [];
-  await client.call("listSockets", [rest], signal, (chunk) =>
+  const result = (await client.call("listSockets", [rest], signal, (chunk) =>
     readChunk(chunk, (s) => {
       out.push(s);
     }),
-  );
+  )) as { failures?: NamespaceFailure[] } | undefined;
+  throwIfNamespacesFailed(out, result?.failures ?? []);
   return out as QuerySocket<Q>[];
 }
 

@@ -12,6 +12,7 @@ export type { DestroyFailure, DestroyOutcome, DestroyReport, DestroyStop } from 
 export {
   AbortError,
   type AbortSignalLike,
+  NamespacesFailedError,
   QueryError,
   throwIfAborted,
   UnsupportedProtocolError,
@@ -23,9 +24,10 @@ export {
   type QuerySocket,
   SocketIteration,
   type SocketOf,
+  throwIfNamespacesFailed,
 } from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export { PROTOCOL_NAMES } from "./protocols.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
-export { type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";
+export { checkNetnsDirs, type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";

@@ -20,6 +20,7 @@ import {
 import {
   AbortError,
   type AbortSignalLike,
+  checkNetnsDirs,
   type DestroyOutcome,
   type DestroyQuery,
   type DestroyReport,
@@ -201,7 +202,9 @@ export class BackendTerminator {
   private readonly logger: Logger;
   private readonly deleteConntrack: ConntrackDeleter | undefined;
 
+  /** Throws QueryError for a malformed configuration (netnsDirs that is not an array of paths). */
   constructor(config: TerminatorConfig = {}) {
+    checkNetnsDirs(config.netnsDirs);
     this.config = config;
     this.destroy = config.destroy ?? destroySockets;
     this.deleteConntrack = config.deleteConntrack;
