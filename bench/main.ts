@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- SECTION...]`: sockdiag against ss on the same namespaces, in one run.
- * Sections: codec, list, filter, destroy, netns, terminate (default: all). Needs root.
+ * Sections: codec, list, destroy, netns, terminate, promises (default: all). Needs root.
  * Ratios are what count; absolute times move from machine to machine.
  */
 import { cleanupLeftovers } from "../test/kit/index.js";
@@ -9,6 +9,7 @@ import { benchDestroy } from "./destroy.js";
 import { benchList } from "./list.js";
 import { cleanupBenchLeftovers } from "./many.js";
 import { benchNamespaces } from "./namespaces.js";
+import { benchPromises } from "./promises.js";
 import { benchTerminate } from "./terminate.js";
 
 const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
@@ -17,6 +18,7 @@ const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
   destroy: benchDestroy,
   netns: benchNamespaces,
   terminate: benchTerminate,
+  promises: benchPromises,
 };
 
 async function main(): Promise<void> {

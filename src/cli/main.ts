@@ -8,18 +8,20 @@ import { KILL, runKill } from "./commands/kill.js";
 import { LS, runLs } from "./commands/ls.js";
 import { NETNS, runNetns } from "./commands/netns.js";
 import { runTerminateBackend, TERMINATE_BACKEND } from "./commands/terminate-backend.js";
+import { runWatch, WATCH } from "./commands/watch.js";
 import { type CommandSpec, renderHelp } from "./options.js";
 import { EXIT_OK, EXIT_USAGE, reportError, UsageError } from "./usage.js";
 
 interface Command {
   spec: CommandSpec;
-  run: (argv: readonly string[]) => number;
+  run: (argv: readonly string[]) => number | Promise<number>;
 }
 
 const COMMANDS: readonly Command[] = [
   { spec: LS, run: runLs },
   { spec: KILL, run: runKill },
   { spec: TERMINATE_BACKEND, run: runTerminateBackend },
+  { spec: WATCH, run: runWatch },
   { spec: NETNS, run: runNetns },
   { spec: DOCTOR, run: runDoctor },
 ];
@@ -31,7 +33,7 @@ function mainHelp(): string {
   return `${lines.join("\n")}\n`;
 }
 
-export function main(argv: readonly string[]): number {
+export function main(argv: readonly string[]): number | Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined) {
     process.stderr.write(mainHelp());
@@ -48,10 +50,16 @@ export function main(argv: readonly string[]): number {
       process.stdout.write(renderHelp(command.spec));
       return EXIT_OK;
     }
-    return command.run(rest);
+    const code = command.run(rest);
+    return typeof code === "number" ? code : code.catch(reportError);
   } catch (err) {
     return reportError(err);
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+const code = main(process.argv.slice(2));
+if (typeof code === "number") process.exitCode = code;
+else
+  void code.then((c) => {
+    process.exitCode = c;
+  });

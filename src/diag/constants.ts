@@ -5,6 +5,11 @@
 export const NETLINK_SOCK_DIAG = 4;
 export const SOCK_DIAG_BY_FAMILY = 20;
 export const SOCK_DESTROY = 21;
+// enum sknetlink_groups (linux/sock_diag.h): the kernel tells these groups of every socket it frees.
+export const SKNLGRP_INET_TCP_DESTROY = 1;
+export const SKNLGRP_INET_UDP_DESTROY = 2;
+export const SKNLGRP_INET6_TCP_DESTROY = 3;
+export const SKNLGRP_INET6_UDP_DESTROY = 4;
 
 export const AF_UNIX = 1;
 export const AF_INET = 2;

@@ -10,6 +10,7 @@
 import { Errno, SysError } from "../sys/errors.js";
 import {
   AF_NETLINK,
+  bind,
   close,
   getsockoptInt,
   MSG_TRUNC,
@@ -128,6 +129,21 @@ export class NetlinkSocket implements NetlinkConnection {
     tv.writeBigInt64LE(BigInt(Math.floor(this.timeoutMs / 1000)), 0);
     tv.writeBigInt64LE(BigInt((this.timeoutMs % 1000) * 1000), 8);
     setsockopt(this.fd, SOL_SOCKET, SO_RCVTIMEO, tv);
+  }
+
+  /**
+   * Join multicast groups 1..32 (their messages arrive with receive()) by binding with their mask
+   * in sockaddr_nl.nl_groups. Binding also gives the socket a port id: the kernel never delivers
+   * its broadcasts to a socket whose port id is 0, its own.
+   */
+  subscribe(groups: readonly number[]): void {
+    this.assertOpen();
+    const addr = Buffer.alloc(SOCKADDR_NL_LEN);
+    addr.writeUInt16LE(AF_NETLINK, 0);
+    let mask = 0;
+    for (const g of groups) mask |= 1 << (g - 1);
+    addr.writeUInt32LE(mask >>> 0, 8);
+    bind(this.fd, addr);
   }
 
   /** The next request sequence number. */

@@ -13,6 +13,7 @@ import {
   type NamespaceFailure,
   probe,
 } from "../sockets/index.js";
+import { SocketWatch } from "../sockets/watch.js";
 import { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
 
 /** What a call gets besides its arguments. */
@@ -26,8 +27,14 @@ export interface CallContext {
 // biome-ignore lint/suspicious/noExplicitAny: arguments are checked by the synchronous library
 type Args = any[];
 export type Call = (args: Args, ctx: CallContext) => unknown;
-/** A stream: sockets, pulled by chunks, with the namespace failures met so far. */
-export type Stream = (args: Args, ctx: CallContext) => Iterable<Socket> & { failures?: NamespaceFailure[] };
+/**
+ * A stream: sockets, pulled by chunks, with the namespace failures met so far. `null` means "none
+ * yet": the worker sends what it has and asks again a little later, serving other calls meanwhile.
+ */
+export type Stream = (
+  args: Args,
+  ctx: CallContext,
+) => Iterable<Socket | null> & { failures?: NamespaceFailure[] };
 
 export const calls: Record<string, Call> = {
   listSockets: ([query], ctx) => emitAll(iterateSockets(query), ctx),
@@ -44,7 +51,26 @@ export const calls: Record<string, Call> = {
 
 export const streams: Record<string, Stream> = {
   iterateSockets: ([query]) => iterateSockets(query),
+  watchSockets: ([query]) => watching(new SocketWatch(query)),
 };
+
+/** A watch as a stream: the sockets freed so far, then `null` until more are. */
+function watching(watch: SocketWatch): Iterable<Socket | null> & { failures: NamespaceFailure[] } {
+  return {
+    failures: watch.failures,
+    *[Symbol.iterator]() {
+      try {
+        for (;;) {
+          const freed = watch.poll(0);
+          if (freed.length === 0) yield null;
+          else yield* freed;
+        }
+      } finally {
+        watch.close();
+      }
+    },
+  };
+}
 
 function emitAll(
   iteration: ReturnType<typeof iterateSockets>,

@@ -10,7 +10,7 @@ import { NetNS } from "../netns/index.js";
 import { AbortError, type NamespaceFailure } from "../sockets/index.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
-import { readChunk, type SocketChunk } from "./wire.js";
+import { readChunk, type SocketChunk, yieldTurn } from "./wire.js";
 
 type Fn = (...args: unknown[]) => unknown;
 
@@ -225,7 +225,10 @@ function abortFlag(signal: AbortSignal | undefined): [SharedArrayBuffer, () => v
  */
 export class SocketStream {
   readonly failures: NamespaceFailure[] = [];
-  #queue: Socket[][] = [];
+  /** Resolves when the worker's side is open (its first chunk came), rejects if it could not open. */
+  readonly ready: Promise<void>;
+  #opened!: (err?: unknown) => void;
+  #queue: SocketChunk[] = [];
   #id: number;
   #outstanding = true;
   #done = false;
@@ -239,20 +242,24 @@ export class SocketStream {
     private readonly signal: AbortSignal | undefined,
   ) {
     if (signal?.aborted) throw new AbortError(signal);
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.#opened = (err) => (err === undefined ? resolve() : reject(err));
+    });
+    this.ready.catch(() => {});
     this.#id = client.startStream(op, args, signal, {
       onChunk: (chunk, failures, done) => {
+        this.#opened();
         this.#outstanding = false;
         client.received();
-        const sockets: Socket[] = [];
-        readChunk(chunk, (s) => sockets.push(s));
         this.failures.push(...failures);
-        this.#queue.push(sockets);
+        this.#queue.push(chunk);
         this.#done = done;
         this.#refill();
         this.#wake?.();
       },
       resolve: () => {},
       reject: (err) => {
+        this.#opened(err);
         if (this.#outstanding) client.received();
         this.#outstanding = false;
         this.#error = err;
@@ -266,9 +273,13 @@ export class SocketStream {
   async next(): Promise<Socket[] | undefined> {
     for (;;) {
       if (this.signal?.aborted) throw new AbortError(this.signal);
-      const sockets = this.#queue.shift();
-      if (sockets) {
+      const chunk = this.#queue.shift();
+      if (chunk) {
         this.#refill();
+        // Each chunk is decoded in a turn of its own: other callbacks run in between.
+        await yieldTurn();
+        const sockets: Socket[] = [];
+        readChunk(chunk, (s) => sockets.push(s));
         return sockets;
       }
       if (this.#error !== undefined) throw this.#error;

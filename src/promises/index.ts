@@ -23,14 +23,15 @@ import type {
   QuerySocket,
 } from "../sockets/index.js";
 import { throwIfNamespacesFailed } from "../sockets/index.js";
+import type { WatchQuery } from "../sockets/watch.js";
 import type {
   Backend,
   BatchTerminationReport,
   TerminationReport,
   TerminatorConfig,
 } from "../terminator/index.js";
-import { client } from "./client.js";
-import { readChunk } from "./wire.js";
+import { client, type SocketStream } from "./client.js";
+import { PacedDecoder } from "./wire.js";
 
 /** `signal`, which every call of sockdiag/promises takes. */
 export interface Abortable {
@@ -59,11 +60,13 @@ export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate" | "namesp
 export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promise<QuerySocket<Q>[]> {
   const { signal, ...rest } = query ?? {};
   const out: Socket[] = [];
-  const result = (await client.call("listSockets", [rest], signal, (chunk) =>
-    readChunk(chunk, (s) => {
-      out.push(s);
-    }),
-  )) as { failures?: NamespaceFailure[] } | undefined;
+  const decoder = new PacedDecoder((s) => {
+    out.push(s);
+  });
+  const result = (await client.call("listSockets", [rest], signal, (chunk) => decoder.push(chunk))) as
+    | { failures?: NamespaceFailure[] }
+    | undefined;
+  await decoder.drained();
   throwIfNamespacesFailed(out, result?.failures ?? []);
   return out as QuerySocket<Q>[];
 }
@@ -164,9 +167,62 @@ export async function terminateUDPConnectionsToBackend(
   )) as TerminationReport;
 }
 
+/**
+ * SocketWatchStream is the stream of sockets as the kernel frees them (see watchSockets). It
+ * subscribes at once; `ready` resolves when the subscriptions are in place. One `for await` reads
+ * it; breaking out, close(), or the signal (AbortError) ends it and releases every subscription.
+ */
+export class SocketWatchStream implements AsyncIterable<InetSocket> {
+  readonly #stream: SocketStream;
+  /** Resolves once every namespace is subscribed: sockets freed from then on are told. */
+  readonly ready: Promise<void>;
+
+  constructor(query: WatchQuery & Abortable) {
+    const { signal, ...rest } = query;
+    this.#stream = client.open("watchSockets", [rest], signal);
+    this.ready = this.#stream.ready;
+  }
+
+  /** Namespaces that could not be watched (netns "all"), as they are met. */
+  get failures(): readonly NamespaceFailure[] {
+    return this.#stream.failures;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<InetSocket> {
+    try {
+      for (;;) {
+        const sockets = await this.#stream.next();
+        if (!sockets) return;
+        yield* sockets as InetSocket[];
+      }
+    } finally {
+      this.#stream.close();
+    }
+  }
+
+  /** Stop watching now. */
+  close(): void {
+    this.#stream.close();
+  }
+}
+
+/**
+ * Watch sockets as the kernel frees them (ss -E): TCP and UDP, IPv4 and IPv6 (the sock_diag destroy
+ * multicast groups), in one namespace or with `netns: "all"` in every one (namespaces that appear
+ * later join within seconds). `filter` keeps the others out. Needs CAP_NET_ADMIN.
+ *
+ * @example
+ * const watch = watchSockets({ protocols: ["udp"], filter: "dport = :53", signal });
+ * for await (const s of watch) console.log(s.netns, s.src, s.sport, s.dst, s.dport, s.cookie);
+ */
+export function watchSockets(query: WatchQuery & Abortable = {}): SocketWatchStream {
+  return new SocketWatchStream(query);
+}
+
 /** What this kernel and these privileges support, checked on the worker's thread. */
 export async function probe(options: Abortable = {}): Promise<ProbeResult> {
   return (await client.call("probe", [], options.signal)) as ProbeResult;
 }
 
 export { AbortError } from "../sockets/index.js";
+export type { WatchQuery } from "../sockets/watch.js";

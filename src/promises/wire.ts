@@ -139,3 +139,41 @@ export function readChunk(chunk: SocketChunk, sink: (s: Socket) => void): void {
     }
   }
 }
+
+/** Resolves in a later turn of the event loop, after the I/O and timers that are due. */
+export function yieldTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * PacedDecoder decodes chunks as they arrive, one per turn of the event loop: the worker may send
+ * many at once (a port delivers every queued message in one go), and decoding them all in one turn
+ * would hold up the caller's other callbacks.
+ */
+export class PacedDecoder {
+  readonly #chunks: SocketChunk[] = [];
+  #draining: Promise<void> | undefined;
+
+  constructor(private readonly sink: (s: Socket) => void) {}
+
+  push(chunk: SocketChunk): void {
+    this.#chunks.push(chunk);
+    this.#draining ??= this.#drain();
+  }
+
+  /** Resolves once every chunk pushed so far is decoded. */
+  async drained(): Promise<void> {
+    while (this.#draining) await this.#draining;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      for (let chunk = this.#chunks.shift(); chunk; chunk = this.#chunks.shift()) {
+        await yieldTurn();
+        readChunk(chunk, this.sink);
+      }
+    } finally {
+      this.#draining = undefined;
+    }
+  }
+}

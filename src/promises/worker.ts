@@ -113,8 +113,13 @@ function sendChunk(id: number, writer: ChunkWriter): void {
   post({ t: "chunk", id, chunk }, [chunk.buf]);
 }
 
+/** How long a stream with nothing to send waits before looking again. */
+const RETRY_MS = 25;
+
 interface OpenStream {
-  iterator: Iterator<Socket>;
+  iterator: Iterator<Socket | null>;
+  /** Whether a chunk was sent: the first tells the caller the stream is open, even empty. */
+  started: boolean;
   failures: NamespaceFailure[] | undefined;
   reported: number;
   signal: SharedAbort;
@@ -132,6 +137,7 @@ function openStream(id: number, op: string, args: Packed, abort: SharedArrayBuff
     const iterable = stream(unpackArgs(id, args, opened), { signal, emit() {} });
     open.set(id, {
       iterator: iterable[Symbol.iterator](),
+      started: false,
       failures: iterable.failures,
       reported: 0,
       signal,
@@ -158,6 +164,11 @@ function pull(id: number): void {
         done = true;
         break;
       }
+      if (next.value === null) {
+        if (writer.count > 0 || !s.started) break;
+        setTimeout(() => pull(id), RETRY_MS);
+        return;
+      }
       writer.add(next.value);
     }
   } catch (err) {
@@ -165,6 +176,7 @@ function pull(id: number): void {
     fail(id, err);
     return;
   }
+  s.started = true;
   const failures = s.failures?.slice(s.reported) ?? [];
   s.reported += failures.length;
   const packed = pack(failures);

@@ -7,7 +7,7 @@
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
-import { NetNS, openNetlinkIn } from "../netns/index.js";
+import { fromLabel, NetNS, openNetlinkIn } from "../netns/index.js";
 import { SockdiagError } from "../sys/errors.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
@@ -20,7 +20,6 @@ import {
   checkNetnsDirs,
   isNamespaceScoped,
   type NamespaceFailure,
-  openLabel,
   recordOrThrow,
   targetsOf,
 } from "./targets.js";
@@ -224,7 +223,7 @@ export function destroySocket(socket: Socket, options?: NetNS | DestroySocketOpt
   const { netns, signal } =
     options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
   throwIfAborted(signal);
-  using labelled = netns === undefined && socket.netns !== undefined ? openLabel(socket.netns) : undefined;
+  using labelled = netns === undefined && socket.netns !== undefined ? fromLabel(socket.netns) : undefined;
   using conn = openNetlinkIn(netns ?? labelled, NETLINK_SOCK_DIAG);
   const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
   destroyer.add(socket);

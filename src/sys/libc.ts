@@ -27,6 +27,7 @@ export const native = {
   getsockopt: libc.func("int getsockopt(int fd, int level, int name, void *val, _Inout_ uint32_t *len)"),
   shutdown: libc.func("int shutdown(int fd, int how)"),
   close: libc.func("int close(int fd)"),
+  poll: libc.func("int poll(void *fds, unsigned long nfds, int timeout)"),
   setns: libc.func("int setns(int fd, int nstype)"),
   unshare: libc.func("int unshare(int flags)"),
   mount: libc.func(

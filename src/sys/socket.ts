@@ -146,6 +146,28 @@ export function shutdown(fd: number, how: number): void {
   check("shutdown", native.shutdown(fd, how));
 }
 
+const POLLIN = 0x1;
+/** sizeof(struct pollfd): int fd; short events; short revents. */
+const POLLFD_LEN = 8;
+
+/**
+ * Which of `fds` have data to read, waiting up to `timeoutMs` (poll(2) for POLLIN; 0: do not wait).
+ * An interrupted wait (EINTR) answers "none yet".
+ */
+export function readable(fds: readonly number[], timeoutMs: number): boolean[] {
+  const buf = Buffer.alloc(fds.length * POLLFD_LEN);
+  fds.forEach((fd, i) => {
+    buf.writeInt32LE(fd, i * POLLFD_LEN);
+    buf.writeInt16LE(POLLIN, i * POLLFD_LEN + 4);
+  });
+  const n = Number(native.poll(buf, fds.length, timeoutMs));
+  if (n < 0) {
+    if (errno() === Errno.EINTR) return fds.map(() => false);
+    throw new SysError("poll", errno());
+  }
+  return fds.map((_, i) => buf.readInt16LE(i * POLLFD_LEN + 6) !== 0);
+}
+
 /** close(2). EINTR is not retried: on Linux the descriptor is released even then. */
 export function close(fd: number): void {
   const n = Number(native.close(fd));

@@ -114,7 +114,10 @@ function formatReport(report: BatchTerminationReport): string {
   if (quiet.length > 0)
     lines.push(`  (${quiet.length} namespace${quiet.length === 1 ? "" : "s"} without matching sockets)`);
   if (report.unsupported) lines.push(`  stopped: ${report.unsupported}`);
-  for (const e of report.sourceErrors) lines.push(`  namespace source error: ${e.message}`);
+  for (const e of report.sourceErrors)
+    lines.push(
+      e.note ? `  note: skipped (${e.note}): ${e.message}` : `  namespace source error: ${e.message}`,
+    );
   if (backends.length > 1)
     for (const b of backends) lines.push(`  ${backendText(b.backend).padEnd(24)} ${counts(b.total, dry)}`);
   lines.push(

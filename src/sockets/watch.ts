@@ -1,0 +1,186 @@
+/**
+ * SocketWatch: sockets as the kernel frees them (ss -E). The kernel tells the sock_diag destroy
+ * multicast groups of every TCP and UDP socket it frees, in the namespace the socket lived in
+ * (net/core/sock_diag.c, sock_diag_broadcast_destroy): one netlink socket per namespace joins the
+ * groups, and poll(2) says which have news. The messages carry struct inet_diag_msg and an
+ * INET_DIAG_PROTOCOL attribute naming the protocol.
+ */
+import {
+  INET_DIAG_PROTOCOL,
+  IPPROTO_TCP,
+  IPPROTO_UDP,
+  NETLINK_SOCK_DIAG,
+  SKNLGRP_INET_TCP_DESTROY,
+  SKNLGRP_INET_UDP_DESTROY,
+  SKNLGRP_INET6_TCP_DESTROY,
+  SKNLGRP_INET6_UDP_DESTROY,
+  SOCK_DIAG_BY_FAMILY,
+} from "../diag/constants.js";
+import { decodeInetDiagMsg } from "../diag/inet.js";
+import { AddressTexts, INET_DIAG_MSG_LEN, type InetFamily, type InetSocket } from "../diag/socket.js";
+import { AttributeReader, MessageReader, type NetlinkSocket } from "../netlink/index.js";
+import { openNetlinkIn } from "../netns/index.js";
+import { readable } from "../sys/socket.js";
+import { QueryError } from "./errors.js";
+import { compileIn, type FilterInput, prepareFilter } from "./filtering.js";
+import {
+  type NamespaceFailure,
+  type NamespaceSourceOptions,
+  type NetnsSelector,
+  recordOrThrow,
+  targetsOf,
+} from "./targets.js";
+
+/** What to watch. */
+export interface WatchQuery extends NamespaceSourceOptions {
+  /** "tcp" and/or "udp" (the protocols the kernel tells of). Default both. */
+  protocols?: readonly ("tcp" | "udp")[];
+  /** Default both. */
+  families?: readonly InetFamily[];
+  /** The namespace to watch (default the caller's own), or "all": the caller's own and every other. */
+  netns?: NetnsSelector | "all";
+  /** ss filter, checked on each socket (no kernel program applies to multicast). */
+  filter?: FilterInput;
+}
+
+interface Watched {
+  conn: NetlinkSocket;
+  label: string | undefined;
+  predicate: ((s: InetSocket) => boolean) | undefined;
+}
+
+const GROUPS = {
+  tcp: { inet: SKNLGRP_INET_TCP_DESTROY, inet6: SKNLGRP_INET6_TCP_DESTROY },
+  udp: { inet: SKNLGRP_INET_UDP_DESTROY, inet6: SKNLGRP_INET6_UDP_DESTROY },
+} as const;
+
+/** How often "all" looks for namespaces that appeared since. */
+const RESCAN_MS = 2000;
+
+/**
+ * SocketWatch holds the subscriptions of one query. poll() hands over the sockets freed since the
+ * last call; close() (or `using`) releases every netlink socket. Namespaces that fail to open are
+ * in `failures` (netns "all"); with "all", namespaces that appear later are joined as well.
+ */
+export class SocketWatch implements Disposable {
+  readonly failures: NamespaceFailure[] = [];
+  readonly #watched: Watched[] = [];
+  readonly #seen = new Set<string>();
+  readonly #groups: number[];
+  readonly #filter;
+  readonly #query: WatchQuery;
+  readonly #messages = new MessageReader();
+  readonly #attrs = new AttributeReader();
+  readonly #texts = new AddressTexts();
+  #scanned = 0;
+
+  /** Opens every subscription now. Throws QueryError / FilterSyntaxError, and NetnsError for one namespace. */
+  constructor(query: WatchQuery = {}) {
+    this.#query = query;
+    const protocols = query.protocols ?? ["tcp", "udp"];
+    const families = query.families ?? ["inet", "inet6"];
+    for (const p of protocols)
+      if (p !== "tcp" && p !== "udp") throw new QueryError("protocols", String(p), "watch takes tcp and udp");
+    for (const f of families)
+      if (f !== "inet" && f !== "inet6")
+        throw new QueryError("families", String(f), "expected inet or inet6");
+    this.#groups = protocols.flatMap((p) => families.map((f) => GROUPS[p][f]));
+    this.#filter = prepareFilter(query.filter, false);
+    try {
+      this.#scan();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  /**
+   * The sockets freed since the last call, waiting up to `timeoutMs` for the first (0: do not
+   * wait). Throws SysError / NetlinkError when a subscription fails (e.g. ENOBUFS: the kernel told
+   * of more than the queue could hold, some were lost).
+   */
+  poll(timeoutMs: number): InetSocket[] {
+    if (this.#query.netns === "all" && Date.now() - this.#scanned >= RESCAN_MS) this.#scan();
+    const out: InetSocket[] = [];
+    let wait = timeoutMs;
+    for (;;) {
+      const ready = readable(
+        this.#watched.map((w) => w.conn.fd),
+        wait,
+      );
+      if (!ready.includes(true)) return out;
+      ready.forEach((r, i) => {
+        if (r) this.#read(this.#watched[i]!, out);
+      });
+      wait = 0;
+    }
+  }
+
+  /** How many namespaces are subscribed. */
+  get size(): number {
+    return this.#watched.length;
+  }
+
+  close(): void {
+    for (const w of this.#watched.splice(0)) w.conn.close();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /** Subscribe in every namespace of the query not subscribed yet. */
+  #scan(): void {
+    this.#scanned = Date.now();
+    for (const target of targetsOf(this.#query.netns, this.#query, this.failures)) {
+      const key = target.netns ? `${target.netns.dev}:${target.netns.ino}` : "self";
+      if (this.#seen.has(key)) continue;
+      try {
+        const conn = openNetlinkIn(target.netns, NETLINK_SOCK_DIAG);
+        try {
+          conn.subscribe(this.#groups);
+          const { predicate } = compileIn(this.#filter, target.netns);
+          this.#watched.push({ conn, label: target.label, predicate });
+        } catch (err) {
+          conn.close();
+          throw err;
+        }
+        this.#seen.add(key);
+      } catch (err) {
+        recordOrThrow(this.#query.netns, target, err, this.failures);
+        this.#seen.add(key);
+      }
+    }
+  }
+
+  /** One datagram of news from `w`. */
+  #read(w: Watched, out: InetSocket[]): void {
+    const n = w.conn.receive("watch");
+    const buf = w.conn.recvBuf;
+    const m = this.#messages.reset(buf, n, "watch");
+    while (m.next()) {
+      if (m.type !== SOCK_DIAG_BY_FAMILY || m.length < INET_DIAG_MSG_LEN) continue;
+      const protocol = this.#protocolOf(buf, m.offset, m.length);
+      if (!protocol) continue;
+      // The receive buffer is reused: each socket keeps a copy of its own message.
+      const bytes = Buffer.from(buf.subarray(m.offset, m.offset + INET_DIAG_MSG_LEN));
+      const s = decodeInetDiagMsg(bytes, 0, INET_DIAG_MSG_LEN, {
+        protocol,
+        attributes: false,
+        netns: w.label,
+        texts: this.#texts,
+      });
+      if (!w.predicate || w.predicate(s)) out.push(s);
+    }
+  }
+
+  #protocolOf(buf: Buffer, offset: number, length: number): "tcp" | "udp" | undefined {
+    const a = this.#attrs.reset(buf, offset + INET_DIAG_MSG_LEN, offset + length, "watch attributes");
+    while (a.next()) {
+      if (a.type !== INET_DIAG_PROTOCOL) continue;
+      const p = a.u8();
+      return p === IPPROTO_TCP ? "tcp" : p === IPPROTO_UDP ? "udp" : undefined;
+    }
+    return undefined;
+  }
+}
