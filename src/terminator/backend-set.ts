@@ -9,7 +9,13 @@ import { DEFAULT_STATES } from "../diag/states.js";
 import type { StructuredFilter } from "../filter/structured.js";
 import type { DestroyCounts, DestroyQuery } from "../sockets/index.js";
 import { QueryError } from "../sockets/index.js";
-import { type Backend, type BackendProtocol, checkBackend, type ParsedBackend } from "./backend.js";
+import {
+  type Backend,
+  type BackendProtocol,
+  checkBackend,
+  checkBackendObject,
+  type ParsedBackend,
+} from "./backend.js";
 
 /** Counts of one backend, namespace or run: matched = destroyed + gone + failed + skipped. */
 export type Tally = DestroyCounts;
@@ -39,7 +45,10 @@ export class BackendSet {
    * port, QueryError for an unknown protocol. `protocol` is the default for backends without one.
    */
   constructor(backends: readonly Backend[], protocol: BackendProtocol) {
-    for (const backend of backends) {
+    if (!Array.isArray(backends))
+      throw new QueryError("backends", String(backends), "expected an array of { address, port, protocol? }");
+    for (const item of backends) {
+      const backend = checkBackendObject(item);
       const target = checkBackend(backend.address, backend.port);
       const p = backend.protocol ?? protocol;
       if (!PROTOCOLS.includes(p)) throw new QueryError("protocol", String(p), "expected udp, tcp or any");
