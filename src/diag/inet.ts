@@ -4,7 +4,7 @@
  * attributes, decoded into an InetSocket.
  */
 import {
-  AttributeReader,
+  type AttributeReader,
   DecodeError,
   type MessageWriter,
   NLM_F_ACK,
@@ -33,6 +33,7 @@ import {
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
+import { DecodeScratch } from "./scratch.js";
 import { type AddressTexts, INET_DIAG_MSG_LEN, type InetProtocol, InetSocket } from "./socket.js";
 import { decodeTcpInfo } from "./tcpinfo.js";
 
@@ -132,12 +133,9 @@ export interface InetDecodeOptions {
   netns?: string | undefined;
   /** The address texts of the previous sockets, for the next one to reuse (one per dump). */
   texts?: AddressTexts | undefined;
+  /** State reused from one message to the next (one per dump); without it each call makes its own. */
+  scratch?: DecodeScratch | undefined;
 }
-
-const attrs = new AttributeReader();
-// The view of the buffer decoded last: consecutive messages of one receive chunk share it.
-let viewed: Buffer | undefined;
-let view: DataView | undefined;
 
 /**
  * Decode struct inet_diag_msg at buf[o, o + len) into a new InetSocket, then its attributes:
@@ -156,18 +154,21 @@ export function decodeInetDiagMsg(
   if (len < INET_DIAG_MSG_LEN || o < 0 || o + len > buf.length) {
     throw new DecodeError("inet_diag_msg", o, `${len} bytes, needs ${INET_DIAG_MSG_LEN}`);
   }
-  if (buf !== viewed) {
-    viewed = buf;
-    view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  }
-  const s = new InetSocket(view!, o, options.protocol, options.netns, options.texts, len);
+  const scratch = options.scratch ?? new DecodeScratch();
+  const s = new InetSocket(scratch.view(buf), o, options.protocol, options.netns, options.texts, len);
   if (options.attributes && len > INET_DIAG_MSG_LEN)
-    decodeInetAttributes(buf, o + INET_DIAG_MSG_LEN, o + len, s);
+    decodeInetAttributes(scratch.attrs, buf, o + INET_DIAG_MSG_LEN, o + len, s);
   return s;
 }
 
-function decodeInetAttributes(buf: Buffer, start: number, end: number, s: InetSocket): void {
-  const a = attrs.reset(buf, start, end, "inet_diag_msg attributes");
+function decodeInetAttributes(
+  reader: AttributeReader,
+  buf: Buffer,
+  start: number,
+  end: number,
+  s: InetSocket,
+): void {
+  const a = reader.reset(buf, start, end, "inet_diag_msg attributes");
   while (a.next()) {
     switch (a.type) {
       case INET_DIAG_MEMINFO:

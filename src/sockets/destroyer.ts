@@ -16,6 +16,7 @@
  * still there, until none is left or a round destroys none.
  */
 import { writeDestroyRequest } from "../diag/inet.js";
+import { INET_PROTOCOLS } from "../diag/protocols.js";
 import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
 import {
   collectErrors,
@@ -33,7 +34,6 @@ import {
   stopScope,
 } from "./destroy-report.js";
 import { AbortError, type AbortSignalLike } from "./errors.js";
-import { INET_PROTOCOLS } from "./protocols.js";
 
 /** Requests per write, by default. */
 export const DEFAULT_BATCH_SIZE = 512;

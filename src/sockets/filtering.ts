@@ -69,8 +69,14 @@ function readsAttributes(node: FilterNode): boolean {
   }
 }
 
-// MARK_COND is refused with EPERM without CAP_NET_ADMIN; the predicate checks the mark anyway.
-const omitForUnprivileged = process.geteuid?.() === 0 ? [] : (["fwmark"] as const);
+/**
+ * What the bytecode must leave to the predicate for this caller: MARK_COND is refused with EPERM
+ * without CAP_NET_ADMIN (the predicate checks the mark anyway). Asked at each compile, so a process
+ * that changes its privileges is judged as it is now.
+ */
+function omittedConditions(): readonly "fwmark"[] {
+  return process.geteuid?.() === 0 ? [] : ["fwmark"];
+}
 
 /**
  * Compile a prepared filter for sockets of `netns` (undefined: the caller's own), inside it: `dev`
@@ -81,7 +87,7 @@ export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): Com
   const tree = filter.tree;
   if (!tree) return { bytecode: undefined, predicate: undefined };
   const compile = () => ({
-    bytecode: filter.kernel ? compileBytecode(tree, { omit: omitForUnprivileged }) : undefined,
+    bytecode: filter.kernel ? compileBytecode(tree, { omit: omittedConditions() }) : undefined,
     predicate: compilePredicate(tree),
   });
   return netns ? runIn(netns, compile) : compile();

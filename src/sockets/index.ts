@@ -1,3 +1,4 @@
+export { PROTOCOL_NAMES } from "../diag/protocols.js";
 export {
   DestroyError,
   type DestroyQuery,
@@ -8,7 +9,16 @@ export {
   type NamespacedDestroyReport,
   PredicateError,
 } from "./destroy.js";
-export type { DestroyFailure, DestroyOutcome, DestroyReport, DestroyStop } from "./destroy-report.js";
+export {
+  addCounts,
+  countOutcome,
+  type DestroyCounts,
+  type DestroyFailure,
+  type DestroyOutcome,
+  type DestroyReport,
+  type DestroyStop,
+  emptyCounts,
+} from "./destroy-report.js";
 export {
   AbortError,
   type AbortSignalLike,
@@ -26,6 +36,5 @@ export {
 } from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
-export { PROTOCOL_NAMES } from "./protocols.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
 export { type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";

@@ -8,18 +8,12 @@ import type { InetFamily, InetProtocol, Socket } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
 import { parseIPv6 } from "../filter/prefix.js";
 import type { StructuredFilter } from "../filter/structured.js";
-import type { DestroyOutcome, DestroyQuery, DestroyReport } from "../sockets/index.js";
+import type { DestroyCounts, DestroyQuery } from "../sockets/index.js";
 import { QueryError } from "../sockets/index.js";
 import { type Backend, type BackendProtocol, checkBackend, type ParsedBackend } from "./backend.js";
 
 /** Counts of one backend, namespace or run: matched = destroyed + gone + failed + skipped. */
-export interface Tally {
-  matched: number;
-  destroyed: number;
-  gone: number;
-  failed: number;
-  skipped: number;
-}
+export type Tally = DestroyCounts;
 
 /** A backend as a report names it: canonical address text, port and protocol. */
 export interface BackendName {
@@ -29,35 +23,6 @@ export interface BackendName {
 }
 
 const PROTOCOLS: readonly BackendProtocol[] = ["udp", "tcp", "any"];
-
-/** A tally with nothing counted. */
-export function emptyTally(): Tally {
-  return { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 };
-}
-
-/** Add a destroy report's counts to a tally. */
-export function addToTally(tally: Tally, report: DestroyReport): void {
-  tally.matched += report.matched;
-  tally.destroyed += report.destroyed;
-  tally.gone += report.gone;
-  tally.failed += report.failed.length;
-  tally.skipped += report.skipped;
-}
-
-/** Add one tally to another. */
-export function addTally(total: Tally, other: Tally): void {
-  total.matched += other.matched;
-  total.destroyed += other.destroyed;
-  total.gone += other.gone;
-  total.failed += other.failed;
-  total.skipped += other.skipped;
-}
-
-/** Count one socket's outcome; a dry run's "matched" counts as matched only. */
-export function countOutcome(tally: Tally, outcome: DestroyOutcome): void {
-  tally.matched++;
-  if (outcome !== "matched") tally[outcome]++;
-}
 
 /**
  * BackendSet holds distinct backends in first-seen order. A backend given twice (same address, port
