@@ -10,6 +10,7 @@ import {
   NLM_F_ACK,
   NLM_F_DUMP,
   NLM_F_REQUEST,
+  putU32LE,
 } from "../netlink/index.js";
 import {
   AF_INET,
@@ -75,7 +76,7 @@ function writeReqHeader(
   b[o + 2] = ext;
   // For raw dumps the pad byte is sdiag_raw_protocol; IPPROTO_RAW asks for every raw socket.
   if (protocol === IPPROTO_RAW) b[o + 3] = IPPROTO_RAW;
-  b.writeUInt32LE(states >>> 0, o + 4);
+  putU32LE(b, o + 4, states >>> 0);
 }
 
 /** Append a complete SOCK_DIAG_BY_FAMILY dump request to `w`. Allocates nothing. */
@@ -83,8 +84,8 @@ export function writeInetDumpRequest(w: MessageWriter, seq: number, req: InetDum
   w.begin(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, seq);
   const o = w.reserve(INET_DIAG_REQ_V2_LEN);
   writeReqHeader(w.buf, o, req.family, req.protocol, req.ext, req.states);
-  w.buf.writeUInt32LE(INET_DIAG_NOCOOKIE, o + 8 + 40);
-  w.buf.writeUInt32LE(INET_DIAG_NOCOOKIE, o + 8 + 44);
+  putU32LE(w.buf, o + 8 + 40, INET_DIAG_NOCOOKIE);
+  putU32LE(w.buf, o + 8 + 44, INET_DIAG_NOCOOKIE);
   if (req.bytecode) w.attr(INET_DIAG_REQ_BYTECODE, req.bytecode);
   if (req.protocol > 0xff) w.attrU32(INET_DIAG_REQ_PROTOCOL, req.protocol);
   w.end();

@@ -5,4 +5,4 @@ export * from "./constants.js";
 export { DumpCursor } from "./dump.js";
 export { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
 export { MessageReader } from "./reader.js";
-export { MessageWriter } from "./writer.js";
+export { MessageWriter, putU32LE } from "./writer.js";

@@ -199,5 +199,7 @@ export class Dumper {
 
 /** A protocol the kernel cannot list, in a query that asked to leave such protocols out. */
 function skippable(plan: QueryPlan, err: unknown): boolean {
-  return plan.ignoreUnsupported && err instanceof UnsupportedProtocolError;
+  if (!plan.ignoreUnsupported || !(err instanceof UnsupportedProtocolError)) return false;
+  plan.unsupported.add(err.protocol);
+  return true;
 }

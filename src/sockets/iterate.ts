@@ -1,7 +1,7 @@
 /**
  * iterateSockets / listSockets: the read half of the sockets library.
  */
-import type { InetSocket, Socket, UnixSocket } from "../diag/socket.js";
+import type { InetSocket, Protocol, Socket, UnixSocket } from "../diag/socket.js";
 import { planQuery, type QueryPlan, type SocketQuery } from "./query.js";
 import { Scan } from "./scan.js";
 import {
@@ -43,6 +43,14 @@ type SocketsOfProtocols<A> = [A] extends [undefined]
 export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
   readonly failures: NamespaceFailure[] = [];
   private readonly plan: QueryPlan;
+
+  /**
+   * With `ignoreUnsupported`, the protocols left out so far because this kernel cannot list them
+   * (no sock_diag handler), in the order met.
+   */
+  get unsupported(): readonly Protocol[] {
+    return [...this.plan.unsupported];
+  }
 
   /** Checks the query at once (QueryError, FilterSyntaxError): nothing is sent before that. */
   constructor(private readonly query: NamespacedQuery) {

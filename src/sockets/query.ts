@@ -69,6 +69,8 @@ export interface QueryPlan {
   filter: PreparedFilter;
   /** Skip a dump the kernel answers with "no handler" (SocketQuery.ignoreUnsupported). */
   ignoreUnsupported: boolean;
+  /** The protocols skipped so, filled in while dumping. */
+  unsupported: Set<Protocol>;
 }
 
 export { EXTENSION_NAMES };
@@ -132,6 +134,7 @@ export function planQuery(query: SocketQuery): QueryPlan {
     attributes: ext !== 0 || filter.needsAttributes,
     filter,
     ignoreUnsupported: Boolean(query.ignoreUnsupported),
+    unsupported: new Set(),
   };
   for (const protocol of new Set(protocols)) {
     if (protocol === "unix") {
