@@ -22,6 +22,7 @@ export {
 export {
   AbortError,
   type AbortSignalLike,
+  NamespacesFailedError,
   QueryError,
   throwIfAborted,
   UnsupportedProtocolError,
@@ -33,8 +34,9 @@ export {
   type QuerySocket,
   SocketIteration,
   type SocketOf,
+  throwIfNamespacesFailed,
 } from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
-export { type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";
+export { checkNetnsDirs, type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";

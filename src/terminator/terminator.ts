@@ -13,6 +13,7 @@ import {
   AbortError,
   type AbortSignalLike,
   addCounts,
+  checkNetnsDirs,
   countOutcome,
   type DestroyOutcome,
   type DestroyQuery,
@@ -117,7 +118,9 @@ export class BackendTerminator {
   private readonly logger: Logger;
   private readonly deleteConntrack: ConntrackDeleter | undefined;
 
+  /** Throws QueryError for a malformed configuration (netnsDirs that is not an array of paths). */
   constructor(config: TerminatorConfig = {}) {
+    checkNetnsDirs(config.netnsDirs);
     this.config = config;
     this.destroy = config.destroy ?? destroySockets;
     this.deleteConntrack = config.deleteConntrack;
