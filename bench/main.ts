@@ -1,15 +1,17 @@
 /**
  * `npm run bench [-- SECTION...]`: sockdiag against ss on the same namespaces, in one run.
- * Sections: codec, list, destroy, netns, terminate, promises, agent (default: all). Needs root.
- * The agent section runs the sockdiag-agent package's own bench (packages/agent/bench).
+ * Sections: codec, list, destroy, netns, terminate, promises, conntrack, agent (default: all).
+ * Needs root. The agent section runs the sockdiag-agent package's own bench (packages/agent/bench).
  * Ratios are what count; absolute times move from machine to machine.
  */
 import { spawnSync } from "node:child_process";
 import { cleanupLeftovers } from "../test/kit/index.js";
 import { benchCodec } from "./codec.js";
+import { benchConntrack } from "./conntrack.js";
 import { benchDestroy } from "./destroy.js";
 import { benchList } from "./list.js";
 import { cleanupBenchLeftovers } from "./many.js";
+import { environmentNote } from "./measure.js";
 import { benchNamespaces } from "./namespaces.js";
 import { benchPromises } from "./promises.js";
 import { benchTerminate } from "./terminate.js";
@@ -32,6 +34,7 @@ const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
   netns: benchNamespaces,
   terminate: benchTerminate,
   promises: benchPromises,
+  conntrack: benchConntrack,
   agent: benchAgent,
 };
 
@@ -40,6 +43,7 @@ async function main(): Promise<void> {
   for (const name of wanted)
     if (!SECTIONS[name])
       throw new Error(`unknown section ${name}; known: ${Object.keys(SECTIONS).join(", ")}`);
+  console.log(environmentNote());
   await cleanupLeftovers();
   cleanupBenchLeftovers();
   for (const [name, run] of Object.entries(SECTIONS)) {

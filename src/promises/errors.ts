@@ -3,6 +3,12 @@
  * it was, so that `instanceof` and `code` work on the caller's side as they do in a sync call.
  */
 
+import {
+  ConntrackQueryError,
+  ConntrackUnavailableError,
+  EmptySelectionError,
+  FlushGuardError,
+} from "../conntrack/index.js";
 import { FilterResolveError, FilterSyntaxError } from "../filter/index.js";
 import { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "../netlink/index.js";
 import {
@@ -26,10 +32,14 @@ type ErrorClass = abstract new (...args: any[]) => Error;
 const classes: ErrorClass[] = [
   AbortError,
   AddressError,
+  ConntrackQueryError,
+  ConntrackUnavailableError,
   DecodeError,
   DestroyError,
+  EmptySelectionError,
   FilterResolveError,
   FilterSyntaxError,
+  FlushGuardError,
   InvalidNetnsNameError,
   NetlinkError,
   NetlinkProtocolError,

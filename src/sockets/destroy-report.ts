@@ -2,9 +2,10 @@
  * What a destroy run did, socket by socket, and how the kernel's answers are classified. The rule
  * "ENOENT on destroy means already gone" lives here and nowhere else.
  */
+
+import { INET_PROTOCOLS } from "../diag/protocols.js";
 import type { Protocol, Socket } from "../diag/socket.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
-import { INET_PROTOCOLS } from "./protocols.js";
 
 /** One socket the kernel refused to destroy. */
 export interface DestroyFailure {
@@ -45,6 +46,35 @@ export type DestroyOutcome = "destroyed" | "gone" | "failed" | "skipped" | "matc
 /** A report with nothing counted yet. */
 export function emptyReport(dryRun: boolean): DestroyReport {
   return { matched: 0, destroyed: 0, gone: 0, failed: [], skipped: 0, stops: [], dryRun };
+}
+
+/** A report's counts alone: matched = destroyed + gone + failed + skipped. */
+export interface DestroyCounts {
+  matched: number;
+  destroyed: number;
+  gone: number;
+  failed: number;
+  skipped: number;
+}
+
+/** Counts with nothing counted. */
+export function emptyCounts(): DestroyCounts {
+  return { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 };
+}
+
+/** Add the counts of `other` (counts, or a report whose failures are listed) into `total`. */
+export function addCounts(total: DestroyCounts, other: DestroyCounts | DestroyReport): void {
+  total.matched += other.matched;
+  total.destroyed += other.destroyed;
+  total.gone += other.gone;
+  total.failed += typeof other.failed === "number" ? other.failed : other.failed.length;
+  total.skipped += other.skipped;
+}
+
+/** Count one socket's outcome; a dry run's "matched" counts as matched only. */
+export function countOutcome(counts: DestroyCounts, outcome: DestroyOutcome): void {
+  counts.matched++;
+  if (outcome !== "matched") counts[outcome]++;
 }
 
 /** Add `other` into `total` (for totals over namespaces). */

@@ -5,7 +5,7 @@
  * with the number of sockets.
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
-import type { Socket } from "../diag/socket.js";
+import { InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
 import { fromLabel, NetNS, openNetlinkIn } from "../netns/index.js";
 import { SockdiagError } from "../sys/errors.js";
@@ -16,7 +16,13 @@ import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./
 import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { Scan } from "./scan.js";
-import { isNamespaceScoped, type NamespaceFailure, recordOrThrow, targetsOf } from "./targets.js";
+import {
+  checkNetnsDirs,
+  isNamespaceScoped,
+  type NamespaceFailure,
+  recordOrThrow,
+  targetsOf,
+} from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {
@@ -97,10 +103,11 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
  */
 export function* destroyInSteps(query: DestroyQuery): Generator<void, NamespacedDestroyReport, void> {
   const plan = planQuery(query);
+  checkNetnsDirs(query.netnsDirs);
   if (plan.filter.tree === undefined && !query.predicate && query.all !== true) {
     throw new QueryError(
       "filter",
-      String(query.filter ?? ""),
+      typeof query.filter === "object" ? JSON.stringify(query.filter) : String(query.filter ?? ""),
       "an empty filter without a predicate would destroy every socket; give a filter, or all: true to mean it",
     );
   }
@@ -207,6 +214,12 @@ export interface DestroySocketOptions {
  * — NetnsError when the namespace cannot be opened.
  */
 export function destroySocket(socket: Socket, options?: NetNS | DestroySocketOptions): "destroyed" | "gone" {
+  if (!(socket instanceof InetSocket) && !(socket instanceof UnixSocket))
+    throw new QueryError(
+      "socket",
+      socket === null ? "null" : typeof socket === "object" ? "(an object)" : String(socket),
+      "expected a socket as listSockets or iterateSockets returned it",
+    );
   const { netns, signal } =
     options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
   throwIfAborted(signal);
