@@ -68,7 +68,10 @@ describeAsRoot("conntrack against conntrack-tools", () => {
     const seen = [...iterateConntrack({ netns: "all", original: { src: "10.61.1.9" } })];
     const ours = seen.filter((e) => e.netns === ns.name);
     assert.equal(ours.length, 10);
-    assert.ok(seen.every((e) => e.original.src === "10.61.1.9"), "the selection holds in every namespace");
+    assert.ok(
+      seen.every((e) => e.original.src === "10.61.1.9"),
+      "the selection holds in every namespace",
+    );
   });
 });
 
