@@ -7,7 +7,6 @@
 import type { InetSocket, Socket } from "../diag/socket.js";
 import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
-import { AddressTexts } from "./addresses.js";
 import { AsciiWriter, ascii } from "./ascii.js";
 import { timerOf } from "./timers.js";
 
@@ -41,7 +40,6 @@ export function writeJson(
   extras: JsonExtras = {},
 ): void {
   const { owners, timers } = extras;
-  const addresses = new AddressTexts();
   const labels = new LabelTexts();
   const words = new Words();
   let out = new AsciiWriter(CHUNK + 4096);
@@ -50,7 +48,7 @@ export function writeJson(
     if (format === "json") out.text(first ? "[\n" : ",\n");
     first = false;
     if (s.family === "unix" || s.hasAttributes) out.text(stringifyForOutput(s).slice(0, -1));
-    else inetJson(out, s, addresses, labels, words);
+    else inetJson(out, s, labels, words);
     if (timers && s.family !== "unix") out.text(`,"timer":${JSON.stringify(timerOf(s))}`);
     if (owners) out.text(`,"owners":${JSON.stringify(owners.get(s.inode) ?? [])}`);
     out.char(125); // }
@@ -101,20 +99,14 @@ class Words {
 }
 
 /** JSON.stringify(s) of an inet socket without attributes, less its closing brace. */
-function inetJson(
-  out: AsciiWriter,
-  s: InetSocket,
-  addresses: AddressTexts,
-  labels: LabelTexts,
-  words: Words,
-): void {
+function inetJson(out: AsciiWriter, s: InetSocket, labels: LabelTexts, words: Words): void {
   out.raw(K.netns).text(labels.json(s.netns));
   out.raw(K.family).raw(words.of(s.family));
   out.raw(K.protocol).raw(words.of(s.protocol));
   out.raw(K.state).raw(words.of(s.state));
-  out.raw(K.src).text(addresses.src(s));
+  out.raw(K.src).text(s.src);
   out.raw(K.sport).uint(s.sport);
-  out.raw(K.dst).text(addresses.dst(s));
+  out.raw(K.dst).text(s.dst);
   out.raw(K.dport).uint(s.dport);
   out.raw(K.ifindex).uint(s.ifindex);
   out.raw(K.cookie);

@@ -7,7 +7,6 @@ import type { InetSocket, Socket } from "../diag/socket.js";
 import type { StateName } from "../diag/states.js";
 import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
-import { AddressTexts } from "./addresses.js";
 import { AsciiWriter, digits } from "./ascii.js";
 import type { Display } from "./select.js";
 import { timerText } from "./timers.js";
@@ -57,7 +56,6 @@ function endpointWidth(host: string, port: number): number {
 export function renderTable(sockets: readonly Socket[], options: TableOptions): Buffer {
   const n = sockets.length;
   if (n === 0 && !options.header) return Buffer.alloc(0);
-  const hosts = new AddressTexts();
   // Local and peer "host" text per socket; for unix sockets, the whole cell.
   const locals = new Array<string>(n);
   const peers = new Array<string>(n);
@@ -73,8 +71,9 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
       localWidth = locals[i]!.length;
       peerWidth = peers[i]!.length;
     } else {
-      locals[i] = hosts.localHost(s);
-      peers[i] = hosts.peerHost(s);
+      // ss brackets IPv6 hosts in its table.
+      locals[i] = s.family === "inet" ? s.src : `[${s.src}]`;
+      peers[i] = s.family === "inet" ? s.dst : `[${s.dst}]`;
       localWidth = endpointWidth(locals[i]!, s.sport);
       peerWidth = endpointWidth(peers[i]!, s.dport);
     }

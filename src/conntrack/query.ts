@@ -15,8 +15,7 @@ import {
   hasPorts,
   type TupleFilter,
 } from "../ctnl/index.js";
-import { formatIPv6 } from "../diag/address.js";
-import { parseIPv6 } from "../filter/prefix.js";
+import { formatIPv6, parseIPv6 } from "../diag/address.js";
 import type { NamespaceSourceOptions, NetnsSelector } from "../sockets/targets.js";
 import { ConntrackQueryError } from "./errors.js";
 
@@ -115,7 +114,7 @@ function kernelFilters(top: Compiled, alternatives: readonly Compiled[] | undefi
     top.family !== undefined
       ? [top.family]
       : alternatives?.every((a) => a.family !== undefined)
-        ? [...new Set(alternatives.map((a) => a.family!))].sort()
+        ? [...new Set(alternatives.map((a) => a.family!))].sort((x, y) => x - y)
         : [AF_INET, AF_INET6];
   const filters = families.flatMap((family) => {
     const mine = alternatives?.filter((a) => a.family === undefined || a.family === family);

@@ -11,17 +11,7 @@ export const SKNLGRP_INET_UDP_DESTROY = 2;
 export const SKNLGRP_INET6_TCP_DESTROY = 3;
 export const SKNLGRP_INET6_UDP_DESTROY = 4;
 
-export {
-  AF_INET,
-  AF_INET6,
-  AF_UNIX,
-  IPPROTO_MPTCP,
-  IPPROTO_RAW,
-  IPPROTO_SCTP,
-  IPPROTO_TCP,
-  IPPROTO_UDP,
-  IPPROTO_UDPLITE,
-} from "../sys/socket.js";
+export { AF_INET, AF_INET6, AF_UNIX } from "../sys/socket.js";
 
 /** Request attributes (enum { INET_DIAG_REQ_NONE, ... }). */
 export const INET_DIAG_REQ_BYTECODE = 1;

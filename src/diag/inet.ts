@@ -12,6 +12,7 @@ import {
   NLM_F_REQUEST,
   putU32LE,
 } from "../netlink/index.js";
+import { IPPROTO_RAW } from "../sys/socket.js";
 import {
   AF_INET,
   AF_INET6,
@@ -29,7 +30,6 @@ import {
   INET_DIAG_SKV6ONLY,
   INET_DIAG_TCLASS,
   INET_DIAG_TOS,
-  IPPROTO_RAW,
   SOCK_DESTROY,
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";

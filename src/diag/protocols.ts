@@ -3,6 +3,15 @@
  * for, and the kernel module that answers for it, named in "not supported by this kernel" errors),
  * families, extensions (idiag_ext bits) and the unix_diag attributes asked for.
  */
+
+import {
+  IPPROTO_MPTCP,
+  IPPROTO_RAW,
+  IPPROTO_SCTP,
+  IPPROTO_TCP,
+  IPPROTO_UDP,
+  IPPROTO_UDPLITE,
+} from "../sys/socket.js";
 import {
   AF_INET,
   AF_INET6,
@@ -12,12 +21,6 @@ import {
   INET_DIAG_SKMEMINFO,
   INET_DIAG_TCLASS,
   INET_DIAG_TOS,
-  IPPROTO_MPTCP,
-  IPPROTO_RAW,
-  IPPROTO_SCTP,
-  IPPROTO_TCP,
-  IPPROTO_UDP,
-  IPPROTO_UDPLITE,
   UDIAG_SHOW_ICONS,
   UDIAG_SHOW_MEMINFO,
   UDIAG_SHOW_NAME,

@@ -266,7 +266,7 @@ export class InetSocket implements SocketBase {
     return isV4Mapped(this.dst0, this.dst1, this.dst2) ? this.dst3 : undefined;
   }
 
-  /** The JSON form printed by `--json`: field names as in DESIGN.md, cookie as a decimal string. */
+  /** The JSON form printed by `--json`: the CLI's JSON field names, cookie as a decimal string. */
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = { ...(this as object) };
     out.netns = this.netns ?? null;

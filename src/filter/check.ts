@@ -9,9 +9,11 @@
  * the same meaning at depth log2(n) — before the depth is checked. The walk itself keeps its own
  * stack, so a tree of any depth is checked without overflowing the JS stack.
  */
+
+import { parseIPv6 } from "../diag/address.js";
 import type { FilterNode, HostPrefix } from "./ast.js";
 import { FilterSyntaxError } from "./errors.js";
-import { parseIPv4, parseIPv6 } from "./prefix.js";
+import { parseIPv4 } from "./prefix.js";
 
 /** The deepest tree the compilers are given, after balancing (the text parser allows 100 groups). */
 export const MAX_FILTER_DEPTH = 256;

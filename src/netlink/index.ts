@@ -1,5 +1,12 @@
 export { AttributeReader } from "./attributes.js";
-export { collectAcks, collectErrors, writeBarrier } from "./batch.js";
+export {
+  BARRIER_BYTES,
+  batchCapacity,
+  batchErrno,
+  collectAcks,
+  collectErrors,
+  writeBarrier,
+} from "./batch.js";
 export { type NetlinkConnection, type NetlinkOptions, NetlinkSocket } from "./connection.js";
 export * from "./constants.js";
 export { DumpCursor } from "./dump.js";

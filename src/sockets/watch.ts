@@ -7,8 +7,6 @@
  */
 import {
   INET_DIAG_PROTOCOL,
-  IPPROTO_TCP,
-  IPPROTO_UDP,
   NETLINK_SOCK_DIAG,
   SKNLGRP_INET_TCP_DESTROY,
   SKNLGRP_INET_UDP_DESTROY,
@@ -21,7 +19,7 @@ import { DecodeScratch } from "../diag/scratch.js";
 import { AddressTexts, INET_DIAG_MSG_LEN, type InetFamily, type InetSocket } from "../diag/socket.js";
 import { AttributeReader, MessageReader, type NetlinkSocket } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
-import { readable } from "../sys/socket.js";
+import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
 import { QueryError } from "./errors.js";
 import { compileIn, type FilterInput, prepareFilter } from "./filtering.js";
 import {

@@ -3,10 +3,9 @@
  * per namespace, protocol and family, whatever the number of backends), and able to tell which
  * backend a matched socket belongs to, so that every outcome is counted per backend.
  */
-import { formatIPv6 } from "../diag/address.js";
+import { canonicalIPv6 } from "../diag/address.js";
 import type { InetFamily, InetProtocol, Socket } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
-import { parseIPv6 } from "../filter/prefix.js";
 import type { StructuredFilter } from "../filter/structured.js";
 import type { DestroyCounts, DestroyQuery } from "../sockets/index.js";
 import { QueryError } from "../sockets/index.js";
@@ -53,7 +52,8 @@ export class BackendSet {
       const target = checkBackend(backend.address, backend.port);
       const p = backend.protocol ?? protocol;
       if (!PROTOCOLS.includes(p)) throw new QueryError("protocol", String(p), "expected udp, tcp or any");
-      const address = target.family === "inet6" ? canonicalIPv6(target.address) : target.address;
+      // checkBackend accepted it, so an IPv6 address parses.
+      const address = target.family === "inet6" ? canonicalIPv6(target.address)! : target.address;
       const key = `${address} ${target.port}`;
       const same = this.byEndpoint.get(key) ?? [];
       if (same.some((i) => this.backends[i]!.protocol === p)) continue;
@@ -116,10 +116,4 @@ export class BackendSet {
     const p = this.backends[index]!.protocol;
     return p === "any" ? protocol === "udp" || protocol === "tcp" : p === protocol;
   }
-}
-
-/** The RFC 5952 text of an IPv6 address, as the kernel's addresses are printed. */
-function canonicalIPv6(address: string): string {
-  const [w0, w1, w2, w3] = parseIPv6(address)!;
-  return formatIPv6(w0, w1, w2, w3);
 }

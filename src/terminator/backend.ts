@@ -4,8 +4,7 @@
  */
 
 import { isIPv4, isIPv6 } from "node:net";
-import { formatIPv4, isV4Mapped } from "../diag/address.js";
-import { parseIPv6 } from "../filter/prefix.js";
+import { formatIPv4, isV4Mapped, parseIPv6 } from "../diag/address.js";
 import { SockdiagError } from "../sys/errors.js";
 
 export type BackendProtocol = "udp" | "tcp" | "any";
