@@ -49,21 +49,38 @@ export class AsciiWriter {
     if (n <= 0) return this;
     this.ensure(n);
     const buf = this.buf;
-    for (let i = 0; i < n; i++) buf[this.pos++] = 32;
+    let pos = this.pos;
+    for (let i = 0; i < n; i++) buf[pos++] = 32;
+    this.pos = pos;
+    return this;
+  }
+
+  /**
+   * Append again the `len` bytes written at `at` (see `length`): a line that repeats a span of the
+   * previous one copies it instead of formatting its fields anew.
+   */
+  again(at: number, len: number): this {
+    this.ensure(len);
+    const buf = this.buf;
+    let pos = this.pos;
+    for (let i = at, end = at + len; i < end; i++) buf[pos++] = buf[i]!;
+    this.pos = pos;
     return this;
   }
 
   /** Append a non-negative integer in decimal. */
   uint(n: number): this {
+    if (n < 10) return this.char(48 + n);
     const d = digits(n);
     this.ensure(d);
     const buf = this.buf;
-    for (let i = this.pos + d - 1; i >= this.pos; i--) {
+    const start = this.pos;
+    for (let i = start + d - 1; i >= start; i--) {
       const q = n < 2147483648 ? (n / 10) | 0 : Math.floor(n / 10);
       buf[i] = 48 + (n - q * 10);
       n = q;
     }
-    this.pos += d;
+    this.pos = start + d;
     return this;
   }
 
@@ -77,6 +94,12 @@ export class AsciiWriter {
   /** Drop trailing spaces (ss trims its lines). */
   trimEnd(): this {
     while (this.pos > 0 && this.buf[this.pos - 1] === 32) this.pos--;
+    return this;
+  }
+
+  /** Start again at the beginning of the buffer (its previous bytes must no longer be needed). */
+  clear(): this {
+    this.pos = 0;
     return this;
   }
 

@@ -43,9 +43,9 @@ const COLON = 58;
 const NEWLINE = 10;
 const STAR = 42;
 
-/** ss's width of an endpoint: host, ":", and the port ("*" for 0). */
-function endpointWidth(host: string, port: number): number {
-  return host.length + 1 + (port === 0 ? 1 : digits(port));
+/** ss's width of an endpoint: host (bracketed for IPv6), ":", and the port ("*" for 0). */
+function endpointWidth(s: InetSocket, host: string, port: number): number {
+  return host.length + (s.family === "inet" ? 1 : 3) + (port === 0 ? 1 : digits(port));
 }
 
 /**
@@ -56,9 +56,9 @@ function endpointWidth(host: string, port: number): number {
 export function renderTable(sockets: readonly Socket[], options: TableOptions): Buffer {
   const n = sockets.length;
   if (n === 0 && !options.header) return Buffer.alloc(0);
-  // Local and peer "host" text per socket; for unix sockets, the whole cell.
-  const locals = new Array<string>(n);
-  const peers = new Array<string>(n);
+  // For unix sockets, the whole local and peer cells (inet cells are written from their fields).
+  const locals = new Array<string | undefined>(n);
+  const peers = new Array<string | undefined>(n);
   const first = options.netnsColumn ? 0 : 1;
   const widths = HEADERS.map((h) => (options.header ? h.length : 0));
   for (let i = 0; i < n; i++) {
@@ -71,11 +71,8 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
       localWidth = locals[i]!.length;
       peerWidth = peers[i]!.length;
     } else {
-      // ss brackets IPv6 hosts in its table.
-      locals[i] = s.family === "inet" ? s.src : `[${s.src}]`;
-      peers[i] = s.family === "inet" ? s.dst : `[${s.dst}]`;
-      localWidth = endpointWidth(locals[i]!, s.sport);
-      peerWidth = endpointWidth(peers[i]!, s.dport);
+      localWidth = endpointWidth(s, s.src, s.sport);
+      peerWidth = endpointWidth(s, s.dst, s.dport);
     }
     if (options.netnsColumn) widths[0] = Math.max(widths[0]!, (s.netns ?? HOST_NETNS_NAME).length);
     widths[1] = Math.max(widths[1]!, netid(s).length);
@@ -97,19 +94,10 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
     options.display.memory ||
     options.display.info ||
     options.display.processes;
+  const spans = new RowSpans();
   for (let i = 0; i < n; i++) {
     const s = sockets[i]!;
-    if (options.netnsColumn) cell(out, s.netns ?? HOST_NETNS_NAME, widths[0]!);
-    cell(out, netid(s), widths[1]!);
-    cell(out, STATE_LABELS[s.state], widths[2]!);
-    out
-      .spaces(widths[3]! - digits(s.rqueue))
-      .uint(s.rqueue)
-      .char(32);
-    out
-      .spaces(widths[4]! - digits(s.wqueue))
-      .uint(s.wqueue)
-      .char(32);
+    writeQueues(out, s, options.netnsColumn, widths, spans);
     let peerWidth: number;
     if (s.family === "unix") {
       out
@@ -119,10 +107,30 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
         .text(peers[i]!);
       peerWidth = peers[i]!.length;
     } else {
-      out.spaces(widths[5]! - endpointWidth(locals[i]!, s.sport));
-      endpoint(out, locals[i]!, s.sport).char(32);
-      endpoint(out, peers[i]!, s.dport);
-      peerWidth = endpointWidth(peers[i]!, s.dport);
+      out.spaces(widths[5]! - endpointWidth(s, s.src, s.sport));
+      if (s.src === spans.localHost && s.family === spans.localFamily)
+        out.again(spans.localAt, spans.localLen);
+      else {
+        const at = out.length;
+        host(out, s, s.src);
+        spans.localHost = s.src;
+        spans.localFamily = s.family;
+        spans.localAt = at;
+        spans.localLen = out.length - at;
+      }
+      port(out, s.sport).char(32);
+      peerWidth = endpointWidth(s, s.dst, s.dport);
+      if (s.dst === spans.peerHost && s.dport === spans.peerPort && s.family === spans.peerFamily)
+        out.again(spans.peerAt, spans.peerLen);
+      else {
+        const at = out.length;
+        port(host(out, s, s.dst), s.dport);
+        spans.peerHost = s.dst;
+        spans.peerPort = s.dport;
+        spans.peerFamily = s.family;
+        spans.peerAt = at;
+        spans.peerLen = out.length - at;
+      }
     }
     if (wantsDetails)
       out
@@ -134,13 +142,85 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
   return out.bytes();
 }
 
+/**
+ * Where the previous row's repeatable spans were written, and what they held: rows of one dump
+ * mostly share their leading cells and local address, often their peer.
+ */
+class RowSpans {
+  // The Netns, Netid, State, Recv-Q and Send-Q cells with their spaces.
+  netns: string | undefined;
+  netid = "";
+  state = "";
+  rqueue = -1;
+  wqueue = -1;
+  queuesAt = 0;
+  queuesLen = 0;
+  // The local host text (bracketed for IPv6).
+  localHost = "";
+  localFamily = "";
+  localAt = 0;
+  localLen = 0;
+  // The whole peer endpoint, host and port.
+  peerHost = "";
+  peerPort = -1;
+  peerFamily = "";
+  peerAt = 0;
+  peerLen = 0;
+}
+
+/** The row's cells up to the local address: Netns (if shown), Netid, State, Recv-Q, Send-Q. */
+function writeQueues(
+  out: AsciiWriter,
+  s: Socket,
+  netnsColumn: boolean,
+  widths: number[],
+  spans: RowSpans,
+): void {
+  const id = netid(s);
+  if (
+    s.rqueue === spans.rqueue &&
+    s.wqueue === spans.wqueue &&
+    s.state === spans.state &&
+    id === spans.netid &&
+    s.netns === spans.netns
+  ) {
+    out.again(spans.queuesAt, spans.queuesLen);
+    return;
+  }
+  const at = out.length;
+  if (netnsColumn) cell(out, s.netns ?? HOST_NETNS_NAME, widths[0]!);
+  cell(out, id, widths[1]!);
+  cell(out, STATE_LABELS[s.state], widths[2]!);
+  out
+    .spaces(widths[3]! - digits(s.rqueue))
+    .uint(s.rqueue)
+    .char(32);
+  out
+    .spaces(widths[4]! - digits(s.wqueue))
+    .uint(s.wqueue)
+    .char(32);
+  spans.netns = s.netns;
+  spans.netid = id;
+  spans.state = s.state;
+  spans.rqueue = s.rqueue;
+  spans.wqueue = s.wqueue;
+  spans.queuesAt = at;
+  spans.queuesLen = out.length - at;
+}
+
 /** A left-aligned cell and its separating space. */
 function cell(out: AsciiWriter, text: string, width: number): void {
   out.text(text).spaces(width - text.length + 1);
 }
 
-function endpoint(out: AsciiWriter, host: string, port: number): AsciiWriter {
-  out.text(host).char(COLON);
+/** A host as ss's table shows it: IPv6 hosts in brackets. */
+function host(out: AsciiWriter, s: InetSocket, text: string): AsciiWriter {
+  return s.family === "inet" ? out.text(text) : out.char(91).text(text).char(93);
+}
+
+/** ":" and the port, "*" for 0. */
+function port(out: AsciiWriter, port: number): AsciiWriter {
+  out.char(COLON);
   return port === 0 ? out.char(STAR) : out.uint(port);
 }
 

@@ -9,6 +9,7 @@ import { writeJson } from "../../src/cli/json.js";
 import { InetSocket, type Socket, UnixSocket } from "../../src/diag/socket.js";
 import type { SocketOwner } from "../../src/sockets/index.js";
 import { arbitraryInetSocket } from "../diag/arbitraries.js";
+import { repeatingInetSockets } from "./repeating-sockets.js";
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff });
 
@@ -46,6 +47,17 @@ test("-j output equals JSON.stringify of the same sockets, the caller's namespac
   );
 });
 
+test("neighbours sharing some fields print exactly as JSON.stringify prints each of them", () => {
+  fc.assert(
+    fc.property(repeatingInetSockets, (sockets) => {
+      const lines = written(sockets, "ndjson").split("\n");
+      assert.equal(lines.pop(), "");
+      assert.deepEqual(lines, sockets.map(stringify));
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test("--ndjson is one JSON.stringify per line; -p adds owners last", () => {
   fc.assert(
     fc.property(fc.array(inetSocket, { minLength: 1, maxLength: 10 }), (sockets) => {
@@ -64,21 +76,22 @@ test("--ndjson is one JSON.stringify per line; -p adds owners last", () => {
   );
 });
 
-test("a listing larger than one write chunk is written in several chunks that join into valid JSON", () => {
-  const sockets = Array.from({ length: 12_000 }, (_, i) => {
-    return InetSocket.build({
-      family: "inet",
-      protocol: "udp",
-      sport: i % 65536,
-      dport: 0,
-      srcWords: [],
-      dstWords: [],
-      cookie: 0n,
-      inode: i,
-    }) as Socket;
+for (const reuseBuffer of [false, true])
+  test(`a listing larger than one write chunk is written in several chunks that join into its JSON${reuseBuffer ? ", one buffer reused" : ""}`, () => {
+    const sockets = Array.from({ length: 12_000 }, (_, i) => {
+      return InetSocket.build({
+        family: "inet",
+        protocol: "udp",
+        sport: i % 65536,
+        dport: 0,
+        srcWords: [],
+        dstWords: [],
+        cookie: 0n,
+        inode: i,
+      }) as Socket;
+    });
+    const chunks: Uint8Array[] = [];
+    writeJson(sockets, "json", (c) => chunks.push(Buffer.from(c)), { reuseBuffer });
+    assert.ok(chunks.length > 1);
+    assert.equal(Buffer.concat(chunks).toString(), `[\n${sockets.map(stringify).join(",\n")}\n]\n`);
   });
-  const chunks: Uint8Array[] = [];
-  writeJson(sockets, "json", (c) => chunks.push(Buffer.from(c)));
-  assert.ok(chunks.length > 1);
-  assert.equal((JSON.parse(Buffer.concat(chunks).toString()) as unknown[]).length, sockets.length);
-});

@@ -63,7 +63,7 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
     writeOut(format === "table" ? formatSummary(summary) : `${JSON.stringify(summary)}\n`);
   } else if (format !== "table" && !selection.display.processes) {
     // JSON streams: a 100,000-socket listing never holds more than one chunk of lines.
-    writeJson(iteration, format, writeOut, { timers: selection.display.options });
+    writeJson(iteration, format, writeOut, { timers: selection.display.options, reuseBuffer: true });
   } else {
     const sockets: Socket[] = iteration.toArray();
     const owners = selection.display.processes
