@@ -136,6 +136,32 @@ describe("agent and the stand-in API server", () => {
     assert.deepEqual(terminator.batches[1], ["10.4.0.2:53/udp"]);
   });
 
+  test("bookmarks are asked for and kept: after one, a compacted history needs no re-list", async () => {
+    const svc = freshService();
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.8.0.1"]));
+    const terminator = new RecordingTerminator();
+    const t = await startTestAgent(api, { stateDir: await stateDir(), terminator });
+    cleanups.push(t.stop);
+    const before = t.agent.resourceVersion();
+    // Writes to other resources move the store's resourceVersion past the last slice event.
+    api.touch();
+    api.touch();
+    api.bookmark();
+    const bookmarked = api.resourceVersion;
+    await until(() => t.agent.resourceVersion() === bookmarked, 5000, "the bookmark to reach the informer");
+    assert.notEqual(before, bookmarked);
+    api.compact();
+    const lists = api.counts.list;
+    const expired = api.counts.expired;
+    const rewatch = api.next("watch");
+    api.dropConnections();
+    const seen = await rewatch;
+    assert.equal(seen.resourceVersion, bookmarked, "the watch did not resume from the bookmark");
+    assert.equal(seen.expired, undefined);
+    assert.equal(api.counts.expired, expired);
+    assert.equal(api.counts.list, lists, "a re-list happened");
+  });
+
   test("agent stopped, backend removed, agent started: the removal is made from the saved set", async () => {
     const svc = freshService();
     api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.5.0.1", "10.5.0.2"]));
