@@ -1,24 +1,53 @@
 /**
  * sockdiag: list and destroy Linux sockets through netlink sock_diag, in any network namespace.
+ * Everything here is synchronous; `sockdiag/promises` has the same calls off the main thread.
  *
  * @example
  * import { listSockets, destroySockets, terminateUDPConnectionsToBackend } from "sockdiag";
  * const udp = listSockets({ protocols: ["udp"], states: ["established"], filter: "dst 10.0.0.5:53" });
  * const report = terminateUDPConnectionsToBackend("10.0.0.5:53");
  */
-export * from "./conntrack/index.js";
-export * from "./diag/socket.js";
-export { STATE_NAMES, type StateName, stateWords } from "./diag/states.js";
+
+// Connection tracking entries beside the sockets.
+// Errors: every one derives from SockdiagError and has a stable `code`.
+export {
+  type ConntrackDeleteReport,
+  type ConntrackEntry,
+  type ConntrackQuery,
+  ConntrackQueryError,
+  ConntrackUnavailableError,
+  type DeleteConntrackQuery,
+  deleteConntrack,
+  EmptySelectionError,
+  FlushGuardError,
+  iterateConntrack,
+  listConntrack,
+} from "./conntrack/index.js";
+export {
+  type Extension,
+  type InetFamily,
+  type InetProtocol,
+  InetSocket,
+  type MemInfo,
+  type Protocol,
+  type SkMemInfo,
+  type Socket,
+  type TcpInfo,
+  UnixSocket,
+  type UnixType,
+} from "./diag/socket.js";
+export type { StateName } from "./diag/states.js";
+// ss's filter language.
 export {
   type FilterNode,
   FilterResolveError,
   FilterSyntaxError,
-  filterFromObject,
   formatFilter,
   parseFilter,
   type StructuredFilter,
 } from "./filter/index.js";
 export { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "./netlink/index.js";
+// Network namespaces: handles, pinning as `ip netns` does, finding them, running code inside one.
 export {
   add as addNetns,
   allNetns,
@@ -34,15 +63,58 @@ export {
   NetnsAsyncCallbackError,
   NetnsError,
   NetnsExistsError,
-  NetnsIteration,
   NetnsNotFoundError,
   NetnsPoisonedError,
   NetnsRestoreError,
   NotANetnsError,
+  PinDirectoryNotFoundError,
   type PinnedNetns,
   remove as removeNetns,
-  runIn,
+  runIn as runInNetns,
 } from "./netns/index.js";
-export * from "./sockets/index.js";
+// Sockets: list, stream, destroy, find owners, probe the kernel.
+export {
+  AbortError,
+  type AbortSignalLike,
+  DestroyError,
+  type DestroyFailure,
+  type DestroyOutcome,
+  type DestroyQuery,
+  type DestroyReport,
+  type DestroySocketOptions,
+  type DestroyStop,
+  destroySocket,
+  destroySockets,
+  findSocketOwners,
+  iterateSockets,
+  listSockets,
+  type NamespacedDestroyReport,
+  type NamespacedQuery,
+  type NamespaceFailure,
+  type NetnsSelector,
+  PredicateError,
+  type ProbeItem,
+  type ProbeResult,
+  probe,
+  QueryError,
+  type QuerySocket,
+  type SocketIteration,
+  type SocketOf,
+  type SocketOwner,
+  type SocketQuery,
+  UnsupportedProtocolError,
+} from "./sockets/index.js";
 export { SockdiagError, SysError } from "./sys/errors.js";
-export * from "./terminator/index.js";
+// The headline job: every socket connected to a backend that went away, in every namespace.
+export {
+  AddressError,
+  type Backend,
+  type BackendProtocol,
+  BackendTerminator,
+  type BatchTerminationReport,
+  type NamespaceResult,
+  type TerminateOptions,
+  type TerminationReport,
+  type TerminatorConfig,
+  terminateUDPConnectionsToBackend,
+} from "./terminator/index.js";

@@ -22,6 +22,7 @@ import {
 } from "../netlink/index.js";
 import { Errno, SysError } from "../sys/errors.js";
 import {
+  type ConntrackFailure,
   type ConntrackOutcome,
   type ConntrackReport,
   emptyConntrackReport,
@@ -37,7 +38,11 @@ const ANSWER_BYTES = 1024;
 const REQUEST_BYTES = 16 + 4 + 96 + 8 + 8;
 const BARRIER_BYTES = 16;
 
-export type EntryOutcomeListener = (entry: ConntrackEntry, outcome: ConntrackOutcome) => void;
+export type EntryOutcomeListener = (
+  entry: ConntrackEntry,
+  outcome: ConntrackOutcome,
+  failure?: ConntrackFailure,
+) => void;
 
 export class EntryDeleter {
   readonly report: ConntrackReport = emptyConntrackReport(false);
@@ -133,8 +138,11 @@ export class EntryDeleter {
     if (outcome === "deleted") r.deleted++;
     else if (outcome === "gone") r.gone++;
     else {
-      r.failed.push(failureOf(entry, errno));
+      const failure = failureOf(entry, errno);
+      r.failed.push(failure);
       if (errno === Errno.EPERM) this.stopped = true;
+      this.onOutcome?.(entry, outcome, failure);
+      return;
     }
     this.onOutcome?.(entry, outcome);
   }

@@ -17,7 +17,7 @@ import {
   type NetNS,
   NetnsError,
 } from "../netns/index.js";
-import { SysError } from "../sys/errors.js";
+import { type SockdiagError, SysError } from "../sys/errors.js";
 
 /** A namespace selector: a handle, a pinned name, a path (anything with "/"), or "all". */
 export type NetnsSelector = NetNS | string;
@@ -26,7 +26,7 @@ export type NetnsSelector = NetNS | string;
 export interface NamespaceFailure {
   /** The namespace's label (pinned name, "pid:N", or path). */
   netns: string;
-  error: Error;
+  error: SockdiagError;
   /**
    * Set when the failure is worth telling but is no failure of the run: "unreadable", a namespace of
    * another process this process may not inspect (EACCES on /proc/PID/ns/net, e.g. a more
@@ -130,7 +130,7 @@ export function namespaceFailureOf(error: NetnsError): NamespaceFailure {
  * namespace lacks. Anything else — a failed return to the caller's namespace, a protocol the kernel
  * lacks, an exception from the caller's own predicate — ends the run.
  */
-export function isNamespaceScoped(err: unknown): err is Error {
+export function isNamespaceScoped(err: unknown): err is SockdiagError {
   if (isFatalNetnsError(err)) return false;
   return (
     err instanceof NetnsError ||

@@ -8,16 +8,19 @@ import type { InetFamily, InetProtocol, Socket } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
 import { parseIPv6 } from "../filter/prefix.js";
 import type { StructuredFilter } from "../filter/structured.js";
-import type { DestroyOutcome, DestroyQuery, DestroyReport } from "../sockets/index.js";
+import type { DestroyFailure, DestroyOutcome, DestroyQuery, DestroyReport } from "../sockets/index.js";
 import { QueryError } from "../sockets/index.js";
 import { type Backend, type BackendProtocol, checkBackend, type ParsedBackend } from "./backend.js";
 
-/** Counts of one backend, namespace or run: matched = destroyed + gone + failed + skipped. */
+/**
+ * Counts of one backend, namespace or run: matched = destroyed + gone + failed.length + skipped.
+ * `failed` lists the failures, as in every report.
+ */
 export interface Tally {
   matched: number;
   destroyed: number;
   gone: number;
-  failed: number;
+  failed: DestroyFailure[];
   skipped: number;
 }
 
@@ -32,7 +35,7 @@ const PROTOCOLS: readonly BackendProtocol[] = ["udp", "tcp", "any"];
 
 /** A tally with nothing counted. */
 export function emptyTally(): Tally {
-  return { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 };
+  return { matched: 0, destroyed: 0, gone: 0, failed: [], skipped: 0 };
 }
 
 /** Add a destroy report's counts to a tally. */
@@ -40,7 +43,7 @@ export function addToTally(tally: Tally, report: DestroyReport): void {
   tally.matched += report.matched;
   tally.destroyed += report.destroyed;
   tally.gone += report.gone;
-  tally.failed += report.failed.length;
+  tally.failed.push(...report.failed);
   tally.skipped += report.skipped;
 }
 
@@ -49,14 +52,16 @@ export function addTally(total: Tally, other: Tally): void {
   total.matched += other.matched;
   total.destroyed += other.destroyed;
   total.gone += other.gone;
-  total.failed += other.failed;
+  total.failed.push(...other.failed);
   total.skipped += other.skipped;
 }
 
-/** Count one socket's outcome; a dry run's "matched" counts as matched only. */
-export function countOutcome(tally: Tally, outcome: DestroyOutcome): void {
+/** Count one socket's outcome (its failure, for "failed"); a dry run's "matched" counts as matched only. */
+export function countOutcome(tally: Tally, outcome: DestroyOutcome, failure?: DestroyFailure): void {
   tally.matched++;
-  if (outcome !== "matched") tally[outcome]++;
+  if (outcome === "failed") {
+    if (failure) tally.failed.push(failure);
+  } else if (outcome !== "matched") tally[outcome]++;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   isFatalNetnsError,
   isVanishedNetns,
   type NetNS,
+  NetnsError,
 } from "../netns/index.js";
 import {
   AbortError,
@@ -26,9 +27,12 @@ import {
   type DestroyStop,
   destroySockets,
   type NamespacedDestroyReport,
+  type NamespaceFailure,
   type NetnsSelector,
+  namespaceFailureOf,
   PredicateError,
 } from "../sockets/index.js";
+import { asSockdiagError, ForeignError, type SockdiagError } from "../sys/errors.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import {
   addTally,
@@ -116,13 +120,13 @@ export interface NamespaceResult {
   /** Undefined when the namespace could not be visited (see `error`) or was skipped. */
   report?: DestroyReport;
   /** Why the namespace could not be visited or listed. */
-  error?: { name: string; message: string };
+  error?: SockdiagError;
   /** Not attempted: an earlier answer showed the kernel cannot destroy sockets. */
   skipped?: boolean;
   /** Conntrack entries DNATed to the backends, counted apart from sockets (when conntrack is on). */
   conntrack?: ConntrackTally;
   /** Why the conntrack step failed in this namespace. */
-  conntrackError?: { name: string; message: string };
+  conntrackError?: SockdiagError;
   /** This namespace has no conntrack (nothing to delete; not a failure). */
   conntrackNote?: string;
 }
@@ -146,13 +150,16 @@ interface ReportCommon {
   total: Tally;
   /** Conntrack entries over every namespace, apart from sockets (when conntrack is on). */
   conntrack?: ConntrackTally;
-  /** Namespace-source errors: unreadable directory, an entry that is not a namespace, ... */
-  sourceErrors: { name: string; message: string }[];
+  /**
+   * Namespaces the source could not give: an unreadable directory, an entry that is not a
+   * namespace, ... (`note` marks the benign ones, as in a listing's failures).
+   */
+  sourceErrors: NamespaceFailure[];
   /**
    * What the logger or onNamespace threw. A callback's exception never ends the walk nor fails a
    * namespace; it is kept here (and does not change `ok`).
    */
-  callbackErrors: { name: string; message: string }[];
+  callbackErrors: SockdiagError[];
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
   /**
@@ -269,8 +276,8 @@ export class BackendTerminator {
       throw err;
     }
     report.ok =
-      report.total.failed === 0 &&
-      (report.conntrack?.failed ?? 0) === 0 &&
+      report.total.failed.length === 0 &&
+      (report.conntrack?.failed.length ?? 0) === 0 &&
       report.sourceErrors.length === vanished.length &&
       report.namespaces.every((n) => !n.error && !n.conntrackError);
     return report;
@@ -297,10 +304,12 @@ export class BackendTerminator {
       broken.push(asError(err));
     }
     const errors = [...(source?.errors ?? []), ...broken];
-    run.report.sourceErrors = errors.map((e) => ({ name: e.name, message: e.message }));
+    run.report.sourceErrors = errors.map((e) =>
+      e instanceof NetnsError ? namespaceFailureOf(e) : { netns: "(source)", error: asSockdiagError(e) },
+    );
     vanished.push(...errors.filter(isVanishedNetns));
-    for (const e of run.report.sourceErrors)
-      this.log(run.report, "warn", "namespace source error", { error: e.message });
+    for (const f of run.report.sourceErrors)
+      this.log(run.report, "warn", "namespace source error", { error: f.error.message });
   }
 
   private visit(name: string, netns: NetnsSelector | undefined, run: Run): void {
@@ -330,16 +339,14 @@ export class BackendTerminator {
           // A predicate that threw still leaves the counts of what was destroyed before it.
           answer = err.report;
         }
-        const e = asError(err);
-        result.error = { name: e.name, message: e.message };
+        result.error = asSockdiagError(err);
       }
       if (answer) {
         const { namespaceFailures, ...r } = answer;
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
         const failure = namespaceFailures?.[0];
-        if (failure && !result.error)
-          result.error = { name: failure.error.name, message: failure.error.message };
+        if (failure && !result.error) result.error = failure.error;
         // A destroyer that tells no outcomes: with one backend, its report is that backend's.
         if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
           result.backends[0] = emptyTally();
@@ -386,8 +393,7 @@ export class BackendTerminator {
       callback();
     } catch (err) {
       if (isFatalNetnsError(err)) throw err;
-      const e = asError(err);
-      report.callbackErrors.push({ name: e.name, message: e.message });
+      report.callbackErrors.push(asSockdiagError(err));
     }
   }
 
@@ -414,14 +420,13 @@ export class BackendTerminator {
         this.logger.info("deleted conntrack entries", {
           netns: name,
           deleted: step.tally.deleted,
-          failed: step.tally.failed,
+          failed: step.tally.failed.length,
         });
     } catch (err) {
       if (isFatalNetnsError(err)) throw err;
-      const e = asError(err);
       result.conntrack = emptyConntrackTally();
-      result.conntrackError = { name: e.name, message: e.message };
-      this.logger.warn("conntrack failed", { netns: name, error: e.message });
+      result.conntrackError = asSockdiagError(err);
+      this.logger.warn("conntrack failed", { netns: name, error: result.conntrackError.message });
     }
   }
 }
@@ -451,7 +456,7 @@ function isKernelUnsupported(stop: DestroyStop): boolean {
 }
 
 function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
+  return err instanceof Error ? err : new ForeignError(err);
 }
 
 /** The entries of `source`; an exception its iterator throws ends the walk and goes to `broken`. */

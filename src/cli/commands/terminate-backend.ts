@@ -114,11 +114,11 @@ function formatReport(report: BatchTerminationReport): string {
   if (quiet.length > 0)
     lines.push(`  (${quiet.length} namespace${quiet.length === 1 ? "" : "s"} without matching sockets)`);
   if (report.unsupported) lines.push(`  stopped: ${report.unsupported}`);
-  for (const e of report.sourceErrors) lines.push(`  namespace source error: ${e.message}`);
+  for (const f of report.sourceErrors) lines.push(`  namespace source error: ${f.error.message}`);
   if (backends.length > 1)
     for (const b of backends) lines.push(`  ${backendText(b.backend).padEnd(24)} ${counts(b.total, dry)}`);
   lines.push(
-    `total: ${total.matched} matched, ${dry ? `${total.matched} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
+    `total: ${total.matched} matched, ${dry ? `${total.matched} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed.length} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
   );
   return `${lines.join("\n")}\n`;
 }
@@ -126,7 +126,7 @@ function formatReport(report: BatchTerminationReport): string {
 function counts(t: Tally, dry: boolean): string {
   return dry
     ? `matched ${t.matched}`
-    : `matched ${t.matched}  destroyed ${t.destroyed}  gone ${t.gone}  failed ${t.failed}`;
+    : `matched ${t.matched}  destroyed ${t.destroyed}  gone ${t.gone}  failed ${t.failed.length}`;
 }
 
 function isQuiet(n: BatchNamespaceResult): boolean {
