@@ -1,15 +1,13 @@
 /**
  * sockdiag: list and destroy Linux sockets through netlink sock_diag, in any network namespace.
  * Everything here is synchronous; `sockdiag/promises` has the same calls off the main thread.
+ * Every error class derives from SockdiagError and has a stable `code`.
  *
  * @example
  * import { listSockets, destroySockets, terminateUDPConnectionsToBackend } from "sockdiag";
  * const udp = listSockets({ protocols: ["udp"], states: ["established"], filter: "dst 10.0.0.5:53" });
  * const report = terminateUDPConnectionsToBackend("10.0.0.5:53");
  */
-
-// Connection tracking entries beside the sockets.
-// Errors: every one derives from SockdiagError and has a stable `code`.
 export {
   type ConntrackDeleteReport,
   type ConntrackEntry,
@@ -37,7 +35,6 @@ export {
   type UnixType,
 } from "./diag/socket.js";
 export type { StateName } from "./diag/states.js";
-// ss's filter language.
 export {
   type FilterNode,
   FilterResolveError,
@@ -47,7 +44,6 @@ export {
   type StructuredFilter,
 } from "./filter/index.js";
 export { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "./netlink/index.js";
-// Network namespaces: handles, pinning as `ip netns` does, finding them, running code inside one.
 export {
   add as addNetns,
   allNetns,
@@ -61,18 +57,25 @@ export {
   InvalidNetnsNameError,
   NetNS,
   NetnsAsyncCallbackError,
+  type NetnsEntry,
   NetnsError,
   NetnsExistsError,
+  type NetnsNote,
   NetnsNotFoundError,
   NetnsPoisonedError,
+  type NetnsRef,
   NetnsRestoreError,
+  NetnsUnreadableError,
   NotANetnsError,
+  type NotANetnsKind,
   PinDirectoryNotFoundError,
   type PinnedNetns,
   remove as removeNetns,
+  reopenNetns,
   runIn as runInNetns,
+  type WalkOptions,
+  walkNetns,
 } from "./netns/index.js";
-// Sockets: list, stream, destroy, find owners, probe the kernel.
 export {
   AbortError,
   type AbortSignalLike,
@@ -104,8 +107,7 @@ export {
   type SocketQuery,
   UnsupportedProtocolError,
 } from "./sockets/index.js";
-export { SockdiagError, SysError } from "./sys/errors.js";
-// The headline job: every socket connected to a backend that went away, in every namespace.
+export { ForeignError, SockdiagError, SysError } from "./sys/errors.js";
 export {
   AddressError,
   type Backend,

@@ -77,20 +77,58 @@ export class NetnsExistsError extends NetnsError {
   override readonly code = "ERR_SOCKDIAG_NETNS_EXISTS";
 }
 
+/** What a file that is not a network namespace is instead. */
+export type NotANetnsKind = "plain-file" | "directory" | "special-file" | "dangling-symlink" | "namespace";
+
+const KIND_TEXT: Record<NotANetnsKind, string> = {
+  "plain-file": "a plain file",
+  directory: "a directory",
+  "special-file": "a special file",
+  "dangling-symlink": "a dangling symlink",
+  namespace: "another kind of namespace",
+};
+
 /**
- * NotANetnsError: the path opened, but is not a network namespace (a regular file, a directory, an
- * empty pin file whose bind mount is gone, another kind of namespace). `actual` is what it is.
+ * NotANetnsError: the path is not a network namespace (a regular file, a directory, a device or
+ * FIFO, a symlink to nothing, another kind of namespace). `kind` says which; `actual` says it in words.
  */
 export class NotANetnsError extends NetnsError {
   override readonly name = "NotANetnsError";
   override readonly code = "ERR_SOCKDIAG_NOT_A_NETNS";
+  readonly kind: NotANetnsKind;
   /** What it is instead: "a plain file", "a directory", "a special file", "a mnt namespace", ... */
   readonly actual: string;
 
-  constructor(netns: string, actual: string) {
+  constructor(netns: string, kind: NotANetnsKind, actual = KIND_TEXT[kind]) {
     super(netns, `not a network namespace: it is ${actual}`);
+    this.kind = kind;
     this.actual = actual;
   }
+}
+
+/**
+ * NetnsUnreadableError: another process's namespace this process may not look at (EACCES on
+ * /proc/PID/ns/net without CAP_SYS_PTRACE, e.g. a more privileged pid 1).
+ */
+export class NetnsUnreadableError extends NetnsError {
+  override readonly name = "NetnsUnreadableError";
+}
+
+/**
+ * Why a namespace met while walking was passed over without that being a failure: it vanished
+ * between being found and being opened; it belongs to a process we may not inspect; its pin is a
+ * plain file (what `ip netns add` leaves for an instant, or a failed add leaves behind); its pin is
+ * a symlink to nothing.
+ */
+export type NetnsNote = "vanished" | "unreadable" | "plain-file" | "dangling-symlink";
+
+/** The note for a namespace-walk error that is worth telling but no failure; undefined for a failure. */
+export function netnsNote(err: unknown): NetnsNote | undefined {
+  if (isVanishedNetns(err)) return "vanished";
+  if (err instanceof NetnsUnreadableError) return "unreadable";
+  if (err instanceof NotANetnsError && (err.kind === "plain-file" || err.kind === "dangling-symlink"))
+    return err.kind;
+  return undefined;
 }
 
 /**

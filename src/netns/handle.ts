@@ -2,16 +2,19 @@
  * NetNS: an open file descriptor of a network namespace file (/proc/PID/ns/net, or a bind mount of
  * one). Holding it keeps the namespace alive; setns(2) takes its descriptor.
  */
-import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, type Stats, statfsSync } from "node:fs";
 import { constants as os } from "node:os";
 import type { SysError } from "../sys/errors.js";
 import { ioctlInt, NS_GET_NSTYPE } from "../sys/ioctl.js";
 import { CLONE_NEWNET } from "../sys/namespace.js";
-import { fsError, NetnsError, NotANetnsError } from "./errors.js";
+import { fsError, NetnsError, NotANetnsError, type NotANetnsKind } from "./errors.js";
+import type { NetnsRef } from "./ref.js";
 
-// O_NONBLOCK and O_NOCTTY: a FIFO or a terminal dropped into a pin directory must not block or
-// become our controlling terminal when we open it to find out what it is. libuv adds O_CLOEXEC.
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+// O_PATH (asm-generic/fcntl.h): a descriptor that names a file without opening it, so a device's
+// open handler never runs and a FIFO never blocks. libuv adds O_CLOEXEC.
+const O_PATH = 0o10000000;
+// NSFS_MAGIC (linux/magic.h): the file system every namespace file lives on.
+const NSFS_MAGIC = 0x6e736673;
 const ENOTTY = os.errno.ENOTTY;
 
 // What NS_GET_NSTYPE answers for the other namespace kinds (linux/sched.h), for messages.
@@ -26,24 +29,54 @@ const NS_KINDS = new Map<number, string>([
 ]);
 
 /**
- * whatIsNot says what an open file is when it is not a network namespace, or undefined when it is
- * one. nsfs files are regular files; ioctl(NS_GET_NSTYPE) (linux/nsfs.h) answers CLONE_NEWNET for a
- * network namespace and ENOTTY for any other regular file. (readlink of /proc/self/fd/N is no
- * test: for a pinned namespace it reads the mount point's path, not "net:[ino]".) Devices and FIFOs
- * are never sent the ioctl.
+ * What a file is when it cannot be a namespace file, judged from its stat alone (nothing opened):
+ * nsfs files are regular files on the nsfs file system.
  */
-function whatIsNot(fd: number, st: Stats): string | undefined {
-  if (st.isDirectory()) return "a directory";
-  if (!st.isFile()) return "a special file";
+export function notANamespace(st: Stats, fsType: () => number): NotANetnsKind | undefined {
+  if (st.isDirectory()) return "directory";
+  if (!st.isFile()) return "special-file";
+  if (fsType() !== NSFS_MAGIC) return "plain-file";
+  return undefined;
+}
+
+/**
+ * The error for a path that cannot be looked at: a dangling symlink is named as such (ENOENT alone
+ * would read as "vanished"), anything else as fsError says.
+ */
+export function lookError(label: string, path: string, what: string, err: unknown): NetnsError {
+  const e = fsError(label, what, err);
+  if (e.cause?.code !== "ENOENT") return e;
+  try {
+    if (lstatSync(path).isSymbolicLink()) return new NotANetnsError(label, "dangling-symlink");
+  } catch {
+    // Gone altogether: ENOENT stands.
+  }
+  return e;
+}
+
+/**
+ * The namespace kind of an open nsfs file, through ioctl(NS_GET_NSTYPE) (linux/nsfs.h): undefined
+ * for a network namespace, else what it is. (readlink of /proc/self/fd/N is no test: for a pinned
+ * namespace it reads the mount point's path, not "net:[ino]".)
+ */
+function otherKind(fd: number): string | undefined {
   let type: number;
   try {
     type = ioctlInt(fd, NS_GET_NSTYPE);
   } catch (err) {
-    if ((err as SysError).errno === ENOTTY) return "a plain file";
+    if ((err as SysError).errno === ENOTTY) return "plain file";
     throw err;
   }
   if (type === CLONE_NEWNET) return undefined;
-  return `a ${NS_KINDS.get(type) ?? `0x${type.toString(16)}`} namespace`;
+  return NS_KINDS.get(type) ?? `0x${type.toString(16)}`;
+}
+
+/** What an opener knows about the namespace besides its path. */
+interface Origin {
+  /** The path to record; undefined for a thread's own namespace (recorded as /proc/PID/fd/FD). */
+  path: string | undefined;
+  name?: string | undefined;
+  pid?: number | undefined;
 }
 
 /**
@@ -62,24 +95,20 @@ export class NetNS implements Disposable {
   /** The pinned name (file name in a pin directory), when it was found by name. */
   readonly name: string | undefined;
   #fd: number;
+  /** The process it was found through (/proc/PID/ns/net), when it was. */
+  readonly pid: number | undefined;
   /** Whether `path` is our own /proc/PID/fd/FD, which dies with the descriptor. */
   readonly #pathIsFd: boolean;
 
   /** Use the static openers; the constructor only records what they checked. */
-  private constructor(
-    fd: number,
-    dev: number,
-    ino: number,
-    path: string,
-    pathIsFd: boolean,
-    name: string | undefined,
-  ) {
+  private constructor(fd: number, st: Stats, origin: Origin) {
     this.#fd = fd;
-    this.#pathIsFd = pathIsFd;
-    this.dev = dev;
-    this.ino = ino;
-    this.path = path;
-    this.name = name;
+    this.#pathIsFd = origin.path === undefined;
+    this.dev = st.dev;
+    this.ino = st.ino;
+    this.path = origin.path ?? `/proc/${process.pid}/fd/${fd}`;
+    this.name = origin.name;
+    this.pid = origin.pid;
   }
 
   /**
@@ -87,8 +116,8 @@ export class NetNS implements Disposable {
    * Throws NetnsNotFoundError (no such file), NotANetnsError (any other file), NetnsError (other
    * failures, e.g. EACCES on another user's /proc/PID/ns/net).
    */
-  static open(path: string, name?: string): NetNS {
-    return NetNS.#openAs(path, path, name);
+  static open(path: string, name?: string, pid?: number): NetNS {
+    return NetNS.#openAs(path, { path, name, pid });
   }
 
   /**
@@ -97,30 +126,46 @@ export class NetNS implements Disposable {
    * instead: valid, for any process, while the handle is open. The caller owns the handle.
    */
   static openThread(): NetNS {
-    return NetNS.#openAs("/proc/thread-self/ns/net", undefined, undefined);
+    return NetNS.#openAs("/proc/thread-self/ns/net", { path: undefined });
   }
 
   /**
-   * Open `source` and record it as `path`, or, when `path` is undefined, as /proc/PID/fd/FD
-   * (dup() opens /proc/self/fd/N but keeps the path of the handle it copies).
+   * Open `source` and record it as `origin` says. The file is inspected before it is opened: an
+   * O_PATH descriptor names it, its stat and file system say whether it can be a namespace file, and
+   * only then is that very file (through /proc/self/fd/N, so a swap in between cannot bite) opened.
    */
-  static #openAs(source: string, path: string | undefined, name: string | undefined): NetNS {
-    const label = name ?? path ?? source;
+  static #openAs(source: string, origin: Origin): NetNS {
+    const label = origin.name ?? origin.path ?? source;
     let fd: number;
     try {
-      fd = openSync(source, OPEN_FLAGS);
+      fd = NetNS.#openChecked(source, label);
     } catch (err) {
-      throw fsError(label, "cannot open", err);
+      if (err instanceof NetnsError) throw err;
+      throw lookError(label, source, "cannot open", err);
     }
     try {
       const st = fstatSync(fd);
-      const not = whatIsNot(fd, st);
-      if (not) throw new NotANetnsError(label, not);
-      return new NetNS(fd, st.dev, st.ino, path ?? `/proc/${process.pid}/fd/${fd}`, path === undefined, name);
+      const other = otherKind(fd);
+      if (other === "plain file") throw new NotANetnsError(label, "plain-file");
+      if (other) throw new NotANetnsError(label, "namespace", `a ${other} namespace`);
+      return new NetNS(fd, st, origin);
     } catch (err) {
       closeSync(fd);
       if (err instanceof NetnsError) throw err;
       throw fsError(label, "cannot inspect", err);
+    }
+  }
+
+  /** Open `source` for reading once its O_PATH descriptor shows a namespace file; throws otherwise. */
+  static #openChecked(source: string, label: string): number {
+    const named = openSync(source, O_PATH);
+    try {
+      const self = `/proc/self/fd/${named}`;
+      const not = notANamespace(fstatSync(named), () => statfsSync(self).type);
+      if (not) throw new NotANetnsError(label, not);
+      return openSync(self, constants.O_RDONLY | constants.O_NOCTTY);
+    } finally {
+      closeSync(named);
     }
   }
 
@@ -155,7 +200,29 @@ export class NetNS implements Disposable {
    * same path and name; the caller owns it. Use it to keep a namespace an iteration lends out.
    */
   dup(): NetNS {
-    return NetNS.#openAs(`/proc/self/fd/${this.fd}`, this.#pathIsFd ? undefined : this.path, this.name);
+    return NetNS.#openAs(`/proc/self/fd/${this.fd}`, {
+      path: this.#pathIsFd ? undefined : this.path,
+      name: this.name,
+      pid: this.pid,
+    });
+  }
+
+  /**
+   * The reference that names this namespace after the handle is closed, for reopenNetns: its
+   * identity and the pin, path or process that lead to it — never our own /proc/PID/fd/FD, which a
+   * later descriptor may reuse. A thread's own namespace is reached again through this process.
+   */
+  get ref(): NetnsRef {
+    const ref: NetnsRef = {
+      label: this.#pathIsFd ? `net:[${this.ino}]` : this.label,
+      dev: this.dev,
+      ino: this.ino,
+    };
+    if (this.name !== undefined) ref.name = this.name;
+    if (!this.#pathIsFd) ref.path = this.path;
+    const pid = this.pid ?? (this.#pathIsFd ? process.pid : undefined);
+    if (pid !== undefined) ref.pid = pid;
+    return ref;
   }
 
   /** Close the descriptor. Idempotent. The namespace lives on while anything else holds it. */

@@ -3,7 +3,6 @@
  * without the calling thread staying there, pinning like `ip netns`, and finding namespaces.
  */
 export { type CreateOptions, create } from "./create.js";
-export { type DiscoveredNetns, discoveredLabel, discoverNetns } from "./discover.js";
 export { openNetlinkIn, runIn, ThreadNetns, type ThreadSyscalls, threadNetns } from "./enter.js";
 export {
   InvalidNetnsNameError,
@@ -13,13 +12,27 @@ export {
   type NetnsCause,
   NetnsError,
   NetnsExistsError,
+  type NetnsNote,
   NetnsNotFoundError,
   NetnsPoisonedError,
   NetnsRestoreError,
+  NetnsUnreadableError,
   NotANetnsError,
+  type NotANetnsKind,
+  netnsNote,
   PinDirectoryNotFoundError,
 } from "./errors.js";
 export { NetNS } from "./handle.js";
-export { type AllNetnsOptions, allNetns, NetnsIteration, type PinnedNetns } from "./iterate.js";
 export { current, fromPath, fromPid } from "./open.js";
 export { add, fromName, NETNS_RUN_DIR, type PinOptions, remove, validateNetnsName } from "./pinned.js";
+export { fromLabel, type NetnsRef, reopenNetns } from "./ref.js";
+export {
+  allNetns,
+  type DiscoveredNetns,
+  discoverNetns,
+  type NetnsEntry,
+  NetnsIteration,
+  type PinnedNetns,
+  type WalkOptions,
+  walkNetns,
+} from "./walk.js";

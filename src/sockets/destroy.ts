@@ -7,7 +7,7 @@
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
-import { NetNS, openNetlinkIn } from "../netns/index.js";
+import { fromLabel, NetNS, openNetlinkIn } from "../netns/index.js";
 import { SockdiagError } from "../sys/errors.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
@@ -16,7 +16,7 @@ import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./
 import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { Scan } from "./scan.js";
-import { isNamespaceScoped, type NamespaceFailure, openLabel, recordOrThrow, targetsOf } from "./targets.js";
+import { isNamespaceScoped, type NamespaceFailure, recordOrThrow, targetsOf } from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {
@@ -210,7 +210,7 @@ export function destroySocket(socket: Socket, options?: NetNS | DestroySocketOpt
   const { netns, signal } =
     options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
   throwIfAborted(signal);
-  using labelled = netns === undefined && socket.netns !== undefined ? openLabel(socket.netns) : undefined;
+  using labelled = netns === undefined && socket.netns !== undefined ? fromLabel(socket.netns) : undefined;
   using conn = openNetlinkIn(netns ?? labelled, NETLINK_SOCK_DIAG);
   const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
   destroyer.add(socket);

@@ -6,16 +6,14 @@
 import { FilterResolveError } from "../filter/index.js";
 import { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "../netlink/index.js";
 import {
-  current,
-  discoveredLabel,
-  discoverNetns,
-  fromName,
-  fromPath,
-  fromPid,
+  fromLabel,
   isFatalNetnsError,
-  isVanishedNetns,
   type NetNS,
   NetnsError,
+  type NetnsNote,
+  type NetnsRef,
+  netnsNote,
+  walkNetns,
 } from "../netns/index.js";
 import { type SockdiagError, SysError } from "../sys/errors.js";
 
@@ -27,13 +25,8 @@ export interface NamespaceFailure {
   /** The namespace's label (pinned name, "pid:N", or path). */
   netns: string;
   error: SockdiagError;
-  /**
-   * Set when the failure is worth telling but is no failure of the run: "unreadable", a namespace of
-   * another process this process may not inspect (EACCES on /proc/PID/ns/net, e.g. a more
-   * privileged pid 1); "vanished", a namespace removed, or a process gone, between finding and
-   * opening it.
-   */
-  note?: "unreadable" | "vanished";
+  /** Set when the failure is worth telling but is no failure of the run (see NetnsNote). */
+  note?: NetnsNote;
 }
 
 /** Options for selecting namespaces with "all". */
@@ -42,9 +35,13 @@ export interface NamespaceSourceOptions {
   netnsDirs?: readonly string[];
 }
 
-/** One namespace to visit: its handle (undefined = the calling thread's own) and its label. */
+/**
+ * One namespace to visit: its handle and what names it (both undefined: the calling thread's own),
+ * and the label its sockets carry.
+ */
 export interface Target {
   netns: NetNS | undefined;
+  ref: NetnsRef | undefined;
   label: string | undefined;
 }
 
@@ -52,10 +49,12 @@ export interface Target {
  * Open the single namespace a selector names. The caller owns the handle. Throws
  * InvalidNetnsNameError, NetnsNotFoundError, NotANetnsError, NetnsError.
  */
-export function openSelected(selector: NetnsSelector): Target {
-  if (typeof selector !== "string") return { netns: selector.dup(), label: selector.label };
-  if (selector.includes("/")) return { netns: fromPath(selector), label: selector };
-  return { netns: fromName(selector), label: selector };
+function openSelected(selector: NetnsSelector): Target {
+  const netns = typeof selector === "string" ? fromLabel(selector) : selector.dup();
+  const ref = netns.ref;
+  // A name or path the caller gave is what they call it; a handle's ref says what it is.
+  if (typeof selector === "string") ref.label = selector;
+  return { netns, ref, label: ref.label };
 }
 
 /**
@@ -73,7 +72,7 @@ export function* targetsOf(
     return;
   }
   const target: Target =
-    selector === undefined ? { netns: undefined, label: undefined } : openSelected(selector);
+    selector === undefined ? { netns: undefined, ref: undefined, label: undefined } : openSelected(selector);
   try {
     yield target;
   } finally {
@@ -101,27 +100,25 @@ export function recordOrThrow(
  * Handles are lent until the generator moves on. Failures to open one go to `failures`.
  */
 function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure[]): Generator<Target> {
-  using self = current();
-  yield { netns: undefined, label: undefined };
-  const found = discoverNetns(options.netnsDirs ? { dirs: options.netnsDirs } : {});
+  const found = walkNetns({ dirs: options.netnsDirs, processes: true, host: "first" });
   let reported = 0;
-  for (const ns of found) {
+  const report = () => {
     for (; reported < found.errors.length; reported++)
       failures.push(namespaceFailureOf(found.errors[reported]!));
-    if (ns.netns.equals(self)) continue;
-    yield { netns: ns.netns, label: discoveredLabel(ns) };
+  };
+  for (const entry of found) {
+    report();
+    yield entry.host
+      ? { netns: undefined, ref: undefined, label: undefined }
+      : { netns: entry.netns, ref: entry.ref, label: entry.ref.label };
   }
-  for (; reported < found.errors.length; reported++)
-    failures.push(namespaceFailureOf(found.errors[reported]!));
+  report();
 }
 
-/** A namespace-source error as a NamespaceFailure, with its note when it is benign. */
+/** A namespace-walk error as a NamespaceFailure, with its note when it is no failure. */
 export function namespaceFailureOf(error: NetnsError): NamespaceFailure {
-  if (isVanishedNetns(error)) return { netns: error.netns, error, note: "vanished" };
-  const code = (error.cause as { code?: string } | undefined)?.code;
-  if (error.netns.startsWith("/proc/") && code === "EACCES")
-    return { netns: error.netns, error, note: "unreadable" };
-  return { netns: error.netns, error };
+  const note = netnsNote(error);
+  return note ? { netns: error.netns, error, note } : { netns: error.netns, error };
 }
 
 /**
@@ -141,16 +138,4 @@ export function isNamespaceScoped(err: unknown): err is SockdiagError {
     err instanceof DecodeError ||
     err instanceof FilterResolveError
   );
-}
-
-/**
- * Open the namespace a socket's `netns` label names: a pinned name, a path, or "pid:N" (a
- * discovered namespace). Throws NetnsError when the label cannot be opened again ("net:[ino]").
- */
-export function openLabel(label: string): NetNS {
-  const pid = /^pid:(\d+)$/.exec(label)?.[1];
-  if (pid) return fromPid(Number(pid));
-  if (label.startsWith("net:["))
-    throw new NetnsError(label, "a namespace found without a name or process cannot be opened again");
-  return openSelected(label).netns!;
 }

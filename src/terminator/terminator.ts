@@ -8,16 +8,7 @@
  * DNATed to them (conntrack-step.ts says why).
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
-import {
-  allNetns,
-  current,
-  discoveredLabel,
-  discoverNetns,
-  isFatalNetnsError,
-  isVanishedNetns,
-  type NetNS,
-  NetnsError,
-} from "../netns/index.js";
+import { isFatalNetnsError, type NetNS, NetnsError, walkNetns } from "../netns/index.js";
 import {
   AbortError,
   type AbortSignalLike,
@@ -57,7 +48,10 @@ export interface NamespaceEntry {
   netns: NetNS;
 }
 
-/** A source of namespaces: iterable, with the errors met while iterating (like allNetns()). */
+/**
+ * A source of namespaces: iterable, with the errors met while iterating (like allNetns()). The
+ * caller's own namespace is visited apart (includeHost): a source should not repeat it.
+ */
 export interface NamespaceSource extends Iterable<NamespaceEntry> {
   readonly errors: readonly Error[];
 }
@@ -77,7 +71,7 @@ export interface Logger {
 
 /** BackendTerminator's configuration and collaborators; every field is optional. */
 export interface TerminatorConfig {
-  /** Namespaces to visit after the host's. Default: allNetns over `netnsDirs`. */
+  /** Namespaces to visit after the host's. Default: those pinned in `netnsDirs`, the host's left out. */
   namespaces?: () => NamespaceSource;
   /** Pin directories for the default namespace source. Default ["/run/netns"]. */
   netnsDirs?: readonly string[];
@@ -164,9 +158,9 @@ interface ReportCommon {
   unsupported?: string;
   /**
    * True when everything matched (sockets and conntrack entries) was destroyed, deleted or already
-   * gone and no namespace failed. A namespace
-   * removed between being listed and being opened (NetnsNotFoundError in `sourceErrors`) had no
-   * socket left to destroy: it is reported, and it is not a failure.
+   * gone, no namespace failed, and every source error has a note: a namespace removed between being
+   * listed and being opened had no socket left to destroy, a pin that is a plain file or a dangling
+   * symlink holds no namespace.
    */
   ok: boolean;
 }
@@ -263,11 +257,10 @@ export class BackendTerminator {
       });
     }
     const run: Run = { set, query, report, conntrack };
-    const vanished: Error[] = [];
     try {
       if (signal?.aborted) throw new AbortError(signal);
       if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
-      if (!this.config.hostOnly) this.visitNamespaces(run, vanished);
+      if (!this.config.hostOnly) this.visitNamespaces(run);
     } catch (err) {
       if (err instanceof AbortError) {
         report.ok = false;
@@ -278,7 +271,7 @@ export class BackendTerminator {
     report.ok =
       report.total.failed.length === 0 &&
       (report.conntrack?.failed.length ?? 0) === 0 &&
-      report.sourceErrors.length === vanished.length &&
+      report.sourceErrors.every((e) => e.note) &&
       report.namespaces.every((n) => !n.error && !n.conntrackError);
     return report;
   }
@@ -287,15 +280,12 @@ export class BackendTerminator {
    * Visit every namespace of the source. A source that throws (while made or while iterated) ends
    * the walk: what was visited stays in the report and the exception joins `sourceErrors`.
    */
-  private visitNamespaces(run: Run, vanished: Error[]): void {
+  private visitNamespaces(run: Run): void {
     const broken: Error[] = [];
     let source: NamespaceSource | undefined;
     try {
       source = this.config.namespaces?.() ?? defaultSource(this.config);
-      using host = current();
       for (const { name, netns } of guarded(source, broken)) {
-        // The host namespace may be pinned too (e.g. `ip netns attach host 1`): visit it once.
-        if (netns.equals(host)) continue;
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
         this.visit(name, netns, run);
       }
@@ -304,10 +294,10 @@ export class BackendTerminator {
       broken.push(asError(err));
     }
     const errors = [...(source?.errors ?? []), ...broken];
-    run.report.sourceErrors = errors.map((e) =>
-      e instanceof NetnsError ? namespaceFailureOf(e) : { netns: "(source)", error: asSockdiagError(e) },
+    run.report.sourceErrors = errors.map(
+      (e): NamespaceFailure =>
+        e instanceof NetnsError ? namespaceFailureOf(e) : { netns: "(source)", error: asSockdiagError(e) },
     );
-    vanished.push(...errors.filter(isVanishedNetns));
     for (const f of run.report.sourceErrors)
       this.log(run.report, "warn", "namespace source error", { error: f.error.message });
   }
@@ -480,22 +470,17 @@ function* guarded(source: NamespaceSource, broken: Error[]): Generator<Namespace
   }
 }
 
+/**
+ * The namespaces pinned in the configured directories (and with `discover`, those of every
+ * process), each once; the host's, visited apart, is left out wherever it is found (it may be
+ * pinned too, e.g. `ip netns attach host 1`).
+ */
 function defaultSource(config: TerminatorConfig): NamespaceSource {
-  const options = config.netnsDirs ? { dirs: config.netnsDirs } : {};
-  if (config.discover) {
-    const found = discoverNetns(options);
-    return {
-      errors: found.errors,
-      *[Symbol.iterator]() {
-        for (const ns of found) yield { name: discoveredLabel(ns), netns: ns.netns };
-      },
-    };
-  }
-  const iteration = allNetns(options);
+  const walk = walkNetns({ dirs: config.netnsDirs, processes: Boolean(config.discover), host: "skip" });
   return {
-    errors: iteration.errors,
+    errors: walk.errors,
     *[Symbol.iterator]() {
-      for (const { name, netns } of iteration) yield { name, netns };
+      for (const { ref, netns } of walk) yield { name: ref.label, netns };
     },
   };
 }

@@ -181,6 +181,11 @@ describeAsRoot("BackendTerminator faults", () => {
     );
     assert.match(report.sourceErrors[0]?.error.message ?? "", /no-such-dir/);
     assert.match(report.sourceErrors[1]?.error.message ?? "", /zz-plain-file/);
+    assert.deepEqual(
+      report.sourceErrors.map((e) => e.note),
+      [undefined, "plain-file"],
+      "the plain file is a note, the missing directory a failure",
+    );
     assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: [], skipped: 0 });
     assert.equal(report.ok, false);
   });

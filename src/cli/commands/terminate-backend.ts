@@ -114,7 +114,12 @@ function formatReport(report: BatchTerminationReport): string {
   if (quiet.length > 0)
     lines.push(`  (${quiet.length} namespace${quiet.length === 1 ? "" : "s"} without matching sockets)`);
   if (report.unsupported) lines.push(`  stopped: ${report.unsupported}`);
-  for (const f of report.sourceErrors) lines.push(`  namespace source error: ${f.error.message}`);
+  for (const f of report.sourceErrors)
+    lines.push(
+      f.note
+        ? `  note: skipped (${f.note}): ${f.error.message}`
+        : `  namespace source error: ${f.error.message}`,
+    );
   if (backends.length > 1)
     for (const b of backends) lines.push(`  ${backendText(b.backend).padEnd(24)} ${counts(b.total, dry)}`);
   lines.push(

@@ -1,0 +1,295 @@
+/**
+ * The namespace walker: every network namespace pinned in some directories and, optionally, every
+ * one a process is in, each once (by st_dev, st_ino), with the caller's own first or left out.
+ * Listing, destroying, the terminator and `netns ls` all walk through here. Failures are collected
+ * on the iteration, never thrown, so one bad entry never hides the others.
+ *
+ * Nothing is opened before it has been looked at: pins and /proc entries are stat()ed first (which
+ * never opens a file), and a namespace is opened only through NetNS, which checks the file before
+ * opening it — a device node or FIFO dropped into a pin directory is never opened.
+ */
+import { readdirSync, type Stats, statSync } from "node:fs";
+import { threadNetns } from "./enter.js";
+import {
+  fsError,
+  NetnsError,
+  NetnsNotFoundError,
+  NetnsUnreadableError,
+  NotANetnsError,
+  PinDirectoryNotFoundError,
+  sysErrorOf,
+} from "./errors.js";
+import { lookError, NetNS } from "./handle.js";
+import { current } from "./open.js";
+import { NETNS_RUN_DIR } from "./pinned.js";
+import { type NetnsRef, walkLabel } from "./ref.js";
+
+/**
+ * NetnsIteration is a re-iterable sequence of namespaces with the errors met so far. Each pass starts
+ * a fresh walk and clears `errors`. Handles it yields are lent: each is closed when the loop moves
+ * on, breaks or throws — call `netns.dup()` to keep one.
+ */
+export class NetnsIteration<T> implements Iterable<T> {
+  /** Failures met so far in the current pass; readable inside the loop and after it. */
+  readonly errors: NetnsError[] = [];
+  readonly #walk: (errors: NetnsError[]) => Iterator<T>;
+
+  /** `walk` yields the entries and pushes every failure onto the array it is given. */
+  constructor(walk: (errors: NetnsError[]) => Iterator<T>) {
+    this.#walk = walk;
+  }
+
+  [Symbol.iterator](): Iterator<T> {
+    threadNetns.assertUsable();
+    this.errors.length = 0;
+    return this.#walk(this.errors);
+  }
+}
+
+/** Where and how to walk. */
+export interface WalkOptions {
+  /**
+   * Pin directories, searched in order. Default [NETNS_RUN_DIR] (whose absence means no pins).
+   * Others in use: /var/run/docker/netns, /var/run/cilium/netns.
+   */
+  dirs?: readonly string[];
+  /** Also every namespace a process is in (/proc/PID/ns/net). Default false. */
+  processes?: boolean;
+  /**
+   * The caller's own namespace: "first" yields it before anything else (host: true) and never again;
+   * "skip" leaves it out wherever it is found; "found" yields it where it is found, like any other.
+   * Default "found".
+   */
+  host?: "first" | "skip" | "found";
+}
+
+/** One namespace of a walk. */
+export interface NetnsEntry {
+  /** What names it, for results and for reopening it later. */
+  ref: NetnsRef;
+  /** Every name it is pinned under, in directory order. */
+  names: string[];
+  /** The processes whose main thread is in it, ascending (when processes are walked). */
+  pids: number[];
+  /** The path the handle was opened from. */
+  path: string;
+  /** Whether it is the caller's own namespace, yielded first (host: "first"). */
+  host: boolean;
+  /** An open handle, lent until the loop moves on. */
+  netns: NetNS;
+}
+
+/** What the scan learnt about one namespace before opening it. */
+interface Sighting {
+  dev: number;
+  ino: number;
+  names: string[];
+  /** Paths that led to it, pins first, each with the process it belongs to. */
+  paths: [string, number | undefined][];
+  pids: number[];
+}
+
+/**
+ * walkNetns walks the namespaces `options` selects. It scans the pin directories (and /proc) when
+ * the loop starts, then opens one namespace per step through the first of its paths that still
+ * leads to it. A namespace held only by a descriptor or a non-main thread is invisible to it.
+ * Failures — an unreadable directory, an entry that is no namespace, a namespace that vanished or
+ * that may not be inspected — go to `errors` (netnsNote tells which are no failure).
+ */
+export function walkNetns(options: WalkOptions = {}): NetnsIteration<NetnsEntry> {
+  return new NetnsIteration((errors) => walk(options, errors));
+}
+
+function* walk(options: WalkOptions, errors: NetnsError[]): Generator<NetnsEntry> {
+  const host = options.host ?? "found";
+  const self = host === "found" ? undefined : current();
+  try {
+    if (self && host === "first") {
+      yield {
+        ref: { ...self.ref, label: "(host)" },
+        names: [],
+        pids: [],
+        path: self.path,
+        host: true,
+        netns: self,
+      };
+    }
+    for (const s of scan(options, errors).values()) {
+      if (self && s.dev === self.dev && s.ino === self.ino) continue;
+      const opened = openSighting(s, errors);
+      if (!opened) continue;
+      const ref = { ...opened.ref, label: walkLabel(s.names[0], s.pids, opened.ino) };
+      try {
+        yield { ref, names: s.names, pids: s.pids, path: opened.path, host: false, netns: opened };
+      } finally {
+        opened.close();
+      }
+    }
+  } finally {
+    self?.close();
+  }
+}
+
+/** Every namespace the pins (and processes) lead to, in the order first seen. */
+function scan(options: WalkOptions, errors: NetnsError[]): Map<string, Sighting> {
+  const seen = new Map<string, Sighting>();
+  const sighting = (st: Stats): Sighting => {
+    const key = `${st.dev}:${st.ino}`;
+    let s = seen.get(key);
+    if (!s) {
+      s = { dev: st.dev, ino: st.ino, names: [], paths: [], pids: [] };
+      seen.set(key, s);
+    }
+    return s;
+  };
+  for (const { name, path } of pinCandidates(options.dirs, errors)) {
+    let st: Stats;
+    try {
+      st = statSync(path);
+    } catch (err) {
+      errors.push(lookError(name, path, "cannot look at", err));
+      continue;
+    }
+    // Only a regular file can be a namespace file: the rest is never opened.
+    if (st.isDirectory() || !st.isFile()) {
+      errors.push(new NotANetnsError(name, st.isDirectory() ? "directory" : "special-file"));
+      continue;
+    }
+    const s = sighting(st);
+    s.names.push(name);
+    s.paths.push([path, undefined]);
+  }
+  if (!options.processes) return seen;
+  for (const pid of processes(errors)) {
+    const path = `/proc/${pid}/ns/net`;
+    try {
+      const s = sighting(statSync(path));
+      s.pids.push(pid);
+      s.paths.push([path, pid]);
+    } catch (err) {
+      const e = fsError(path, "cannot look at", err);
+      if (e instanceof NetnsNotFoundError) continue; // the process exited
+      errors.push(e.cause?.code === "EACCES" ? new NetnsUnreadableError(path, "cannot look at", e.cause) : e);
+    }
+  }
+  return seen;
+}
+
+/** A pin to look at. */
+interface Candidate {
+  name: string;
+  path: string;
+}
+
+/** The entries of each pin directory (default: NETNS_RUN_DIR); a failure to list one is recorded. */
+function* pinCandidates(dirs: readonly string[] | undefined, errors: NetnsError[]): Generator<Candidate> {
+  for (const dir of dirs ?? [NETNS_RUN_DIR]) {
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch (err) {
+      // The default directory exists only once something was pinned (ip netns creates it):
+      // its absence means "no pins". A directory the caller named must exist.
+      if (dirs === undefined && (err as NodeJS.ErrnoException).code === "ENOENT") continue;
+      const cause = sysErrorOf(err);
+      const Failure = cause.code === "ENOENT" ? PinDirectoryNotFoundError : NetnsError;
+      errors.push(new Failure(dir, "cannot read the pin directory", cause));
+      continue;
+    }
+    for (const name of names) yield { name, path: `${dir}/${name}` };
+  }
+}
+
+/** The numeric entries of /proc, ascending. */
+function processes(errors: NetnsError[]): number[] {
+  try {
+    return readdirSync("/proc")
+      .filter((e) => /^\d+$/.test(e))
+      .map(Number)
+      .sort((a, b) => a - b);
+  } catch (err) {
+    errors.push(fsError("/proc", "cannot list processes", err));
+    return [];
+  }
+}
+
+/**
+ * openSighting opens the first of its paths (pins, then processes) that still leads to the same
+ * namespace: a pin may have been removed or replaced, a process may have exited, or its pid been
+ * reused by a process elsewhere. A namespace with no live path left is gone: the failure of its
+ * last pin is recorded (vanished, or what the pin is now), a process that exited is not.
+ */
+function openSighting(s: Sighting, errors: NetnsError[]): NetNS | undefined {
+  let failure: NetnsError | undefined;
+  for (const [path, pid] of s.paths) {
+    try {
+      const ns = NetNS.open(path, s.names[0], pid);
+      if (ns.dev === s.dev && ns.ino === s.ino) return ns;
+      ns.close();
+    } catch (err) {
+      if (!(err instanceof NetnsError)) throw err;
+      if (pid === undefined || !(err instanceof NetnsNotFoundError)) failure = err;
+    }
+  }
+  if (failure) errors.push(failure);
+  return undefined;
+}
+
+/** A namespace found pinned in a directory. */
+export interface PinnedNetns {
+  /** The file name: the namespace's name (labels in socket results use it). */
+  name: string;
+  /** The pin's full path. */
+  path: string;
+  /** What names it, for results and for reopening it later. */
+  ref: NetnsRef;
+  /** An open handle, lent until the loop moves on. */
+  netns: NetNS;
+}
+
+/**
+ * allNetns iterates the namespaces pinned in `options.dirs`, in directory order then name order,
+ * each namespace once even when pinned under several paths (the first path wins). An unreadable
+ * directory, an entry that is not a namespace, or one removed while iterating becomes a NetnsError
+ * on `errors` and the walk goes on.
+ *
+ * @example
+ * const all = allNetns({ dirs: ["/run/netns", "/var/run/cilium/netns"] });
+ * for (const { name, netns } of all) console.log(name, netns.id);
+ * for (const err of all.errors) console.error(err.message);
+ */
+export function allNetns(options: Pick<WalkOptions, "dirs"> = {}): NetnsIteration<PinnedNetns> {
+  return new NetnsIteration(function* (errors) {
+    for (const e of walk({ dirs: options.dirs }, errors))
+      yield { name: e.names[0]!, path: e.path, ref: e.ref, netns: e.netns };
+  });
+}
+
+/** A namespace found by discoverNetns(). */
+export interface DiscoveredNetns {
+  /** The first pinned name, or undefined when nothing pins it. */
+  name: string | undefined;
+  /** Every name it is pinned under, in directory order. */
+  names: string[];
+  /** The processes whose main thread is in it, ascending. */
+  pids: number[];
+  /** The path the handle was opened from (a pin, else /proc/PID/ns/net). */
+  path: string;
+  /** What names it, for results and for reopening it later. */
+  ref: NetnsRef;
+  /** An open handle, lent until the loop moves on. */
+  netns: NetNS;
+}
+
+/**
+ * discoverNetns finds the namespaces pinned in `options.dirs` (default [NETNS_RUN_DIR]) and those of
+ * every process in /proc, with the pids in each and its pinned names, each once. Processes that
+ * exit meanwhile are skipped; other failures (EACCES on another user's process without
+ * CAP_SYS_PTRACE, a bad pin) are recorded on `errors`.
+ */
+export function discoverNetns(options: Pick<WalkOptions, "dirs"> = {}): NetnsIteration<DiscoveredNetns> {
+  return new NetnsIteration(function* (errors) {
+    for (const e of walk({ dirs: options.dirs, processes: true }, errors))
+      yield { name: e.names[0], names: e.names, pids: e.pids, path: e.path, ref: e.ref, netns: e.netns };
+  });
+}
