@@ -3,6 +3,7 @@
  * sockdiag: list and destroy sockets through netlink sock_diag, in any network namespace.
  * Dispatches to one command per file; turns errors into messages and exit codes in one place.
  */
+import { CONNTRACK, runConntrack } from "./commands/conntrack.js";
 import { DOCTOR, runDoctor } from "./commands/doctor.js";
 import { KILL, runKill } from "./commands/kill.js";
 import { LS, runLs } from "./commands/ls.js";
@@ -21,6 +22,7 @@ const COMMANDS: readonly Command[] = [
   { spec: LS, run: runLs },
   { spec: KILL, run: runKill },
   { spec: TERMINATE_BACKEND, run: runTerminateBackend },
+  { spec: CONNTRACK, run: runConntrack },
   { spec: WATCH, run: runWatch },
   { spec: NETNS, run: runNetns },
   { spec: DOCTOR, run: runDoctor },

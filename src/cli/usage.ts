@@ -27,6 +27,8 @@ const USAGE_ERRORS = new Set([
   "NetnsNotFoundError",
   "NotANetnsError",
   "AddressError",
+  "ConntrackQueryError",
+  "EmptySelectionError",
 ]);
 
 /** Print `err` on stderr the way a user should see it, and return the exit code it maps to. */

@@ -5,6 +5,7 @@
  */
 import type { ConntrackEntry } from "../ctnl/index.js";
 import type { NetlinkSocket } from "../netlink/index.js";
+import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
 import { isNamespaceScoped, type NamespaceFailure, recordOrThrow, targetsOf } from "../sockets/targets.js";
 import { DEFAULT_CT_BATCH_SIZE, EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
 import { EmptySelectionError } from "./errors.js";
@@ -25,6 +26,11 @@ export interface DeleteConntrackQuery extends ConntrackQuery {
   batchSize?: number;
   /** Told the outcome of every matched entry, as it happens. */
   onOutcome?: EntryOutcomeListener;
+  /**
+   * Checked before each namespace and each write: once aborted, nothing more is sent and AbortError
+   * is thrown with the report so far (entries found but not sent counted as skipped).
+   */
+  signal?: AbortSignalLike;
 }
 
 /** One namespace's part of a delete. */
@@ -60,25 +66,26 @@ export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteRep
     notes: [],
   };
   if (plan.nothing) return total;
-  for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
-    try {
-      using scan = new ConntrackScan(target, plan);
-      const report = deleteIn(scan, query, total);
-      total.namespaces.push({ netns: target.label ?? "(host)", ...report });
-    } catch (err) {
-      if (err instanceof ConntrackUnavailableError) total.notes.push(noteOf(target.label, err));
-      else recordOrThrow(query.netns, target, err, total.namespaceFailures);
+  try {
+    for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
+      if (query.signal?.aborted) throw new AbortError(query.signal);
+      try {
+        using scan = new ConntrackScan(target, plan);
+        deleteIn(scan, query, total);
+      } catch (err) {
+        if (err instanceof ConntrackUnavailableError) total.notes.push(noteOf(target.label, err));
+        else recordOrThrow(query.netns, target, err, total.namespaceFailures);
+      }
     }
+  } catch (err) {
+    if (err instanceof AbortError) err.report = total;
+    throw err;
   }
   return total;
 }
 
 /** Delete in one namespace; its counts go into `total` also when it fails half way. */
-function deleteIn(
-  scan: ConntrackScan,
-  query: DeleteConntrackQuery,
-  total: ConntrackDeleteReport,
-): ConntrackReport {
+function deleteIn(scan: ConntrackScan, query: DeleteConntrackQuery, total: ConntrackDeleteReport): void {
   const { predicate, onOutcome } = query;
   let second: NetlinkSocket | undefined;
   const connect = (): NetlinkSocket => {
@@ -92,12 +99,14 @@ function deleteIn(
         scan.conn.receiveQueueBytes,
         query.batchSize ?? DEFAULT_CT_BATCH_SIZE,
         onOutcome,
+        query.signal,
       );
   const report = deleter?.report ?? emptyConntrackReport(true);
   try {
     scan.each((entry, buf, tuple) => {
       if (predicate && !predicate(entry)) return;
       if (deleter) return deleter.add(entry, buf, tuple);
+      if (query.signal?.aborted) throw new AbortError(query.signal);
       report.matched++;
       onOutcome?.(entry, "matched");
     });
@@ -108,6 +117,6 @@ function deleteIn(
   } finally {
     second?.close();
     addConntrackReport(total, report);
+    total.namespaces.push({ netns: scan.target.label ?? "(host)", ...report, failed: [...report.failed] });
   }
-  return report;
 }

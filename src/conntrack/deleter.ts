@@ -20,6 +20,7 @@ import {
   NetlinkTimeoutError,
   writeBarrier,
 } from "../netlink/index.js";
+import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
 import { Errno, SysError } from "../sys/errors.js";
 import {
   type ConntrackFailure,
@@ -63,6 +64,7 @@ export class EntryDeleter {
     queueBytes: number,
     batchSize = DEFAULT_CT_BATCH_SIZE,
     private readonly onOutcome?: EntryOutcomeListener,
+    private readonly signal?: AbortSignalLike,
   ) {
     const room = Math.max(1, Math.floor(queueBytes / ANSWER_BYTES));
     this.batchSize = Math.max(1, Math.min(Math.floor(batchSize) || 1, room));
@@ -92,12 +94,20 @@ export class EntryDeleter {
     if (this.pending.length >= this.batchSize) this.flush(this.connect());
   }
 
-  /** Send what is queued on `conn` and wait until the kernel has processed all of it. */
+  /**
+   * Send what is queued on `conn` and wait until the kernel has processed all of it. Once `signal`
+   * has aborted, nothing more is sent: what is queued is counted as skipped and AbortError thrown.
+   */
   flush(conn: NetlinkConnection = this.connect()): void {
     const batch = this.pending;
     if (batch.length === 0) return;
     this.pending = [];
     const w = this.writer;
+    if (this.signal?.aborted) {
+      w.reset();
+      for (const e of batch) this.settle(e, -1);
+      throw new AbortError(this.signal);
+    }
     const first = this.firstSeq;
     const barrier = (first + batch.length) >>> 0;
     this.firstSeq = (barrier + 1) >>> 0;

@@ -1,9 +1,10 @@
 /** The errors the conntrack library throws for bad input. */
+import { SockdiagError } from "../sys/errors.js";
 
 /** ConntrackQueryError: a conntrack query that is wrong (bad address, port, protocol). Nothing was sent. */
-export class ConntrackQueryError extends Error {
+export class ConntrackQueryError extends SockdiagError {
   override readonly name = "ConntrackQueryError";
-  readonly code = "ERR_CONNTRACK_QUERY";
+  override readonly code = "ERR_SOCKDIAG_CONNTRACK_QUERY";
   /** The query field at fault, e.g. "reply.src". */
   readonly field: string;
   /** The offending value as given. */
@@ -19,9 +20,9 @@ export class ConntrackQueryError extends Error {
  * EmptySelectionError: deleteConntrack was asked to delete with a selection that names no address,
  * port, zone or mark — every entry of the protocol would go. Refused unless `all: true` says so.
  */
-export class EmptySelectionError extends Error {
+export class EmptySelectionError extends SockdiagError {
   override readonly name = "EmptySelectionError";
-  readonly code = "ERR_CONNTRACK_EMPTY_SELECTION";
+  override readonly code = "ERR_SOCKDIAG_CONNTRACK_EMPTY_SELECTION";
   constructor() {
     super(
       "refusing to delete conntrack entries with an empty selection (no address, port, zone or mark): pass all: true to mean every entry",

@@ -15,7 +15,7 @@ import {
 import { DumpCursor, MessageWriter, NetlinkError, type NetlinkSocket } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
 import type { Target } from "../sockets/targets.js";
-import { Errno, SysError } from "../sys/errors.js";
+import { Errno, SockdiagError, SysError } from "../sys/errors.js";
 import type { ConntrackPlan } from "./query.js";
 
 /** Told each matching entry; `buf` and `tuple` are valid only during the call. */
@@ -25,9 +25,9 @@ export type EntryVisitor = (entry: ConntrackEntry, buf: Buffer, tuple: TupleSpan
  * ConntrackUnavailableError: this namespace or kernel has no conntrack to ask (nfnetlink or
  * nf_conntrack_netlink missing). Reported as a note: no table means no entry to delete.
  */
-export class ConntrackUnavailableError extends Error {
+export class ConntrackUnavailableError extends SockdiagError {
   override readonly name = "ConntrackUnavailableError";
-  readonly code = "ERR_CONNTRACK_UNAVAILABLE";
+  override readonly code = "ERR_SOCKDIAG_CONNTRACK_UNAVAILABLE";
   constructor(netns: string, cause: Error) {
     super(`${netns}: no conntrack here (${cause.message})`, { cause });
   }

@@ -1,11 +1,13 @@
+import { SockdiagError } from "../sys/errors.js";
+
 /**
  * FlushGuardError: a conntrack DELETE request without a complete tuple was about to be written or
  * sent. The kernel reads such a request as "flush the whole table" (nf_conntrack_netlink.c
  * ctnetlink_del_conntrack), so it is refused here, before any byte reaches the kernel.
  */
-export class FlushGuardError extends Error {
+export class FlushGuardError extends SockdiagError {
   override readonly name = "FlushGuardError";
-  readonly code = "ERR_CONNTRACK_FLUSH_GUARD";
+  override readonly code = "ERR_SOCKDIAG_CONNTRACK_FLUSH_GUARD";
   constructor(detail: string) {
     super(
       `refusing to send a conntrack DELETE without a complete tuple (the kernel would flush the table): ${detail}`,

@@ -4,6 +4,7 @@
  * in chunks first); `streams` return an iterable the caller pulls chunk by chunk. A new call of
  * sockdiag/promises is one entry here and one line in promises/index.ts.
  */
+import { deleteConntrack, iterateConntrack } from "../conntrack/index.js";
 import type { Socket } from "../diag/socket.js";
 import {
   type AbortSignalLike,
@@ -47,6 +48,11 @@ export const calls: Record<string, Call> = {
   terminateUDPConnectionsToBackend: ([backend, options], ctx) =>
     terminateUDPConnectionsToBackend(backend, { ...options, signal: ctx.signal }),
   probe: () => probe(),
+  listConntrack: ([query]) => {
+    const it = iterateConntrack(query);
+    return { entries: it.toArray(), failures: it.failures, notes: it.notes };
+  },
+  deleteConntrack: ([query], ctx) => deleteConntrack({ ...query, signal: ctx.signal }),
 };
 
 export const streams: Record<string, Stream> = {

@@ -12,11 +12,19 @@
  * const udp = await listSockets({ protocols: ["udp"], signal: AbortSignal.timeout(5000) });
  * const report = await new BackendTerminator().terminate({ address: "10.0.0.5", port: 53 });
  */
+import type {
+  ConntrackDeleteReport,
+  ConntrackEntry,
+  ConntrackNote,
+  ConntrackQuery,
+  DeleteConntrackQuery,
+} from "../conntrack/index.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
 import type {
   DestroyQuery,
   DestroySocketOptions,
   NamespacedDestroyReport,
+  NamespaceFailure,
   ProbeResult,
   QuerySocket,
 } from "../sockets/index.js";
@@ -40,7 +48,10 @@ export type AsyncDestroyQuery = Omit<DestroyQuery, "predicate" | "signal"> &
   };
 
 /** BackendTerminator's configuration: as in sockdiag, without the sync-only collaborators. */
-export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate" | "namespaces" | "destroy"> & {
+export type AsyncTerminatorConfig = Omit<
+  TerminatorConfig,
+  "predicate" | "namespaces" | "destroy" | "deleteConntrack"
+> & {
   predicate?: (socket: InetSocket) => boolean | Promise<boolean>;
 };
 
@@ -92,8 +103,10 @@ export async function destroySocket(
 export class BackendTerminator {
   constructor(private readonly config: AsyncTerminatorConfig = {}) {
     const sync = config as TerminatorConfig;
-    if (sync.namespaces || sync.destroy)
-      throw new TypeError("sockdiag/promises: BackendTerminator takes no namespaces or destroy collaborator");
+    if (sync.namespaces || sync.destroy || sync.deleteConntrack)
+      throw new TypeError(
+        "sockdiag/promises: BackendTerminator takes no namespaces, destroy or deleteConntrack collaborator",
+      );
   }
 
   /** Terminate `backend` everywhere (see sockdiag's BackendTerminator#terminate). */
@@ -143,6 +156,61 @@ export function watchSockets(query: WatchQuery & Abortable = {}): SocketWatchStr
 /** What this kernel and these privileges support, checked on the worker's thread. */
 export async function probe(options: Abortable = {}): Promise<ProbeResult> {
   return (await client.call("probe", [], options.signal)) as ProbeResult;
+}
+
+/** A conntrack query with its signal. */
+export type AsyncConntrackQuery = ConntrackQuery & Abortable;
+
+/** deleteConntrack's query: as in sockdiag, with a predicate that may return a Promise. */
+export type AsyncDeleteConntrackQuery = Omit<DeleteConntrackQuery, "predicate" | "signal"> &
+  Abortable & {
+    predicate?: (entry: ConntrackEntry) => boolean | Promise<boolean>;
+  };
+
+interface ConntrackListing {
+  entries: ConntrackEntry[];
+  failures: NamespaceFailure[];
+  notes: ConntrackNote[];
+}
+
+/** The conntrack entries of `query`, as sockdiag's listConntrack lists them, off the caller's thread. */
+export async function listConntrack(query: AsyncConntrackQuery = {}): Promise<ConntrackEntry[]> {
+  const { signal, ...rest } = query;
+  return ((await client.call("listConntrack", [rest], signal)) as ConntrackListing).entries;
+}
+
+/**
+ * AsyncConntrackIteration: the entries of a query for `for await`, with the namespaces that failed
+ * (`failures`) and those without conntrack (`notes`) once the loop has started. Entries are plain
+ * data and cross from the worker as one structured clone per pass (not socket-style chunks).
+ */
+export class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
+  readonly failures: NamespaceFailure[] = [];
+  readonly notes: ConntrackNote[] = [];
+
+  constructor(private readonly query: AsyncConntrackQuery) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ConntrackEntry> {
+    const { signal, ...rest } = this.query;
+    const listing = (await client.call("listConntrack", [rest], signal)) as ConntrackListing;
+    this.failures.splice(0, this.failures.length, ...listing.failures);
+    this.notes.splice(0, this.notes.length, ...listing.notes);
+    yield* listing.entries;
+  }
+}
+
+/** Iterate the conntrack entries of `query` (see AsyncConntrackIteration). */
+export function iterateConntrack(query: AsyncConntrackQuery = {}): AsyncConntrackIteration {
+  return new AsyncConntrackIteration(query);
+}
+
+/**
+ * Delete the conntrack entries of `query`, as sockdiag's deleteConntrack does; the predicate and
+ * onOutcome run on the caller's thread. Aborting rejects with AbortError whose `report` balances.
+ */
+export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise<ConntrackDeleteReport> {
+  const { signal, ...rest } = query;
+  return (await client.call("deleteConntrack", [rest], signal)) as ConntrackDeleteReport;
 }
 
 export { AbortError } from "../sockets/index.js";

@@ -10,6 +10,7 @@ import {
   BackendTerminator,
   type BatchNamespaceResult,
   type BatchTerminationReport,
+  type ConntrackTally,
   type NamespaceResult,
   type NamespaceSource,
   parseBackend,
@@ -25,7 +26,7 @@ import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 export const TERMINATE_BACKEND: CommandSpec = {
   name: "terminate-backend",
   usage:
-    "IP:PORT|[IPv6]:PORT... [--protocol udp|tcp|any] [--host-only | -N NAME | --netns PATH | --pid PID | --all-netns] [--netns-dir DIR]... [--dry-run] [-j]",
+    "IP:PORT|[IPv6]:PORT... [--protocol udp|tcp|any] [--host-only | -N NAME | --netns PATH | --pid PID | --all-netns] [--netns-dir DIR]... [--no-conntrack] [--dry-run] [-j]",
   summary:
     "Destroy every connected socket whose destination is one of the backends IP:PORT, in the host and every pinned network namespace. Their owners see ECONNABORTED and can reconnect to a live backend.",
   options: [
@@ -37,12 +38,17 @@ export const TERMINATE_BACKEND: CommandSpec = {
     })),
     { name: "all-netns", help: "the host, every pinned namespace and every one found through /proc" },
     NETNS_DIR_OPTION,
+    {
+      name: "no-conntrack",
+      help: "leave conntrack entries alone (default: delete the UDP ones DNATed to the backends)",
+    },
     { name: "dry-run", help: "count what would be destroyed, destroy nothing" },
     { name: "json", short: "j", help: "print the report as JSON" },
   ],
   details: [
     "Several backends are terminated in one pass: each namespace is entered once and listed once per protocol and family.",
     "An IPv4 backend also matches IPv6 sockets connected to its v4-mapped address (::ffff:a.b.c.d).",
+    "For UDP backends, the conntrack entries whose reply source is the backend (flows DNATed to it) are deleted too, in every namespace visited: clients of a virtual IP then reach a live backend with their next datagram.",
     "Unconnected sockets are never touched. Needs CAP_NET_ADMIN (destroy) and CAP_SYS_ADMIN (enter namespaces).",
     'The namespace sockdiag runs in is called "(host)" in every report.',
     "Exit status: 0 all destroyed, 1 some destroy or namespace failed, 2 bad input.",
@@ -65,6 +71,7 @@ export function runTerminateBackend(argv: readonly string[]): number {
     protocol,
     hostOnly: Boolean(values["host-only"]),
     dryRun: Boolean(values["dry-run"]),
+    conntrack: !values["no-conntrack"],
     discover: chosen.netns === "all",
     ...(chosen.netnsDirs ? { netnsDirs: chosen.netnsDirs } : {}),
     onNamespace: (_result, index) => {
@@ -121,11 +128,21 @@ function formatReport(report: BatchTerminationReport): string {
         : `  namespace source error: ${f.error.message}`,
     );
   if (backends.length > 1)
-    for (const b of backends) lines.push(`  ${backendText(b.backend).padEnd(24)} ${counts(b.total, dry)}`);
+    for (const b of backends)
+      lines.push(
+        `  ${backendText(b.backend).padEnd(24)} ${counts(b.total, dry)}${b.conntrack ? `  conntrack ${conntrackCounts(b.conntrack, dry)}` : ""}`,
+      );
+  if (report.conntrack) lines.push(`conntrack: ${conntrackCounts(report.conntrack, dry)}`);
   lines.push(
     `total: ${total.matched} matched, ${dry ? `${total.matched} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed.length} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
   );
   return `${lines.join("\n")}\n`;
+}
+
+function conntrackCounts(t: ConntrackTally, dry: boolean): string {
+  return dry
+    ? `${t.matched} matched`
+    : `${t.matched} matched, ${t.deleted} deleted, ${t.gone} already gone, ${t.failed} failed${t.skipped ? `, ${t.skipped} not attempted` : ""}`;
 }
 
 function counts(t: Tally, dry: boolean): string {
@@ -135,10 +152,27 @@ function counts(t: Tally, dry: boolean): string {
 }
 
 function isQuiet(n: BatchNamespaceResult): boolean {
-  return !n.error && !n.skipped && n.report !== undefined && n.report.matched === 0;
+  return (
+    !n.error &&
+    !n.skipped &&
+    n.report !== undefined &&
+    n.report.matched === 0 &&
+    !n.conntrackError &&
+    !n.conntrackNote &&
+    (n.conntrack?.matched ?? 0) === 0
+  );
 }
 
 function describe(n: NamespaceResult): string {
+  const sockets = describeSockets(n);
+  if (n.conntrackError) return `${sockets}; conntrack error: ${n.conntrackError.message}`;
+  if (n.conntrackNote) return `${sockets}; conntrack: ${n.conntrackNote}`;
+  if (n.conntrack && n.conntrack.matched > 0)
+    return `${sockets}; conntrack ${conntrackCounts(n.conntrack, Boolean(n.report?.dryRun))}`;
+  return sockets;
+}
+
+function describeSockets(n: NamespaceResult): string {
   if (n.error) return `error: ${n.error.message}`;
   if (n.skipped || !n.report) return "skipped (the kernel cannot destroy sockets)";
   const r = n.report;

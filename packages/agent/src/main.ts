@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+/**
+ * `sockdiag-agent`: the node agent's entry point. Exit status: 0 after SIGTERM or SIGINT (the
+ * batch in flight finished, the state saved), 1 when it could not start or the terminator failed,
+ * 2 for a usage error.
+ */
+import { readFileSync } from "node:fs";
+import { helpText, parseOptions, UsageError } from "./options.js";
+import { startAgent } from "./start.js";
+
+async function main(): Promise<void> {
+  let command: ReturnType<typeof parseOptions>;
+  try {
+    command = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`sockdiag-agent: ${err.message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if ("help" in command) {
+    process.stdout.write(helpText());
+    return;
+  }
+  if ("version" in command) {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    };
+    process.stdout.write(`sockdiag-agent ${pkg.version}\n`);
+    return;
+  }
+  const agent = await startAgent(command.run);
+  const shutdown = (signal: string) => {
+    agent.logger.info({ signal }, "stopping");
+    agent.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        agent.logger.fatal({ err }, "stop failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
+  process.once("SIGINT", () => shutdown("SIGINT"));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`sockdiag-agent: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});

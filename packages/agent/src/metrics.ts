@@ -1,0 +1,98 @@
+/**
+ * The agent's Prometheus metrics, one registry per agent (no globals: two agents in one test
+ * process count apart). Names follow Prometheus: the sockdiag_agent_ prefix, counters ending in
+ * _total, durations in seconds; labels only with small fixed sets. prom-client's default metrics
+ * (event-loop delay, heap, GC) come with the same prefix.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { BatchOutcome } from "./terminator.js";
+
+export const PREFIX = "sockdiag_agent_";
+
+export class AgentMetrics {
+  readonly registry = new Registry();
+  readonly sockets = new Counter({
+    name: `${PREFIX}sockets_total`,
+    help: "Sockets connected to removed backends, by outcome (destroyed, gone, failed, skipped)",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly conntrack = new Counter({
+    name: `${PREFIX}conntrack_entries_total`,
+    help: "Conntrack entries of removed backends, by outcome (deleted, gone, failed, skipped)",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly removals = new Counter({
+    name: `${PREFIX}removals_total`,
+    help: "Backend removals handled",
+    registers: [this.registry],
+  });
+  readonly batches = new Counter({
+    name: `${PREFIX}batches_total`,
+    help: "Removal batches run (one pass over every namespace each)",
+    registers: [this.registry],
+  });
+  readonly namespacesVisited = new Counter({
+    name: `${PREFIX}namespaces_visited_total`,
+    help: "Network namespaces visited by removal batches, the host included",
+    registers: [this.registry],
+  });
+  readonly namespacesFailed = new Counter({
+    name: `${PREFIX}namespaces_failed_total`,
+    help: "Network namespaces that could not be visited or listed",
+    registers: [this.registry],
+  });
+  readonly watchRestarts = new Counter({
+    name: `${PREFIX}watch_restarts_total`,
+    help: "Times the EndpointSlice watch was started again after an error or a closed connection",
+    registers: [this.registry],
+  });
+  readonly errors = new Counter({
+    name: `${PREFIX}errors_total`,
+    help: "Errors by where they happened (batch, watch, state)",
+    labelNames: ["where"] as const,
+    registers: [this.registry],
+  });
+  readonly eventToTerminated = new Histogram({
+    name: `${PREFIX}event_to_terminated_seconds`,
+    help: "Time from the change that removed a backend to the end of its batch (coalescing window included)",
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly batchDuration = new Histogram({
+    name: `${PREFIX}batch_duration_seconds`,
+    help: "Time one removal batch took to visit every namespace",
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly backends = new Gauge({
+    name: `${PREFIX}backends`,
+    help: "Backends known (terminated if they go away)",
+    registers: [this.registry],
+  });
+  readonly pending = new Gauge({
+    name: `${PREFIX}pending_removals`,
+    help: "Removals waiting for the coalescing window or for the batch in flight",
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+  }
+
+  /** Count a finished batch. */
+  countBatch(removals: number, outcome: BatchOutcome, seconds: number): void {
+    this.batches.inc();
+    this.removals.inc(removals);
+    const s = outcome.sockets;
+    for (const k of ["destroyed", "gone", "failed", "skipped"] as const)
+      this.sockets.inc({ outcome: k }, s[k]);
+    const c = outcome.conntrack;
+    for (const k of ["deleted", "gone", "failed", "skipped"] as const)
+      this.conntrack.inc({ outcome: k }, c[k]);
+    this.namespacesVisited.inc(outcome.namespaces.visited);
+    this.namespacesFailed.inc(outcome.namespaces.failed);
+    this.batchDuration.observe(seconds);
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * The agent's command line, as data: one table of options feeds parsing (node:util parseArgs),
+ * environment variables (each option has one; a flag given on the command line wins) and --help.
+ */
+import { isIP } from "node:net";
+import { parseArgs } from "node:util";
+import type { AgentProtocol } from "./backend.js";
+import type { ListenAddress } from "./http-server.js";
+import type { TerminatingPolicy } from "./removals.js";
+
+/** Pin directories looked at by default, each where it exists. */
+export const DEFAULT_NETNS_DIRS = ["/run/netns", "/var/run/cilium/netns", "/var/run/docker/netns"];
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Everything the command line decides. */
+export interface AgentOptions {
+  /** Undefined: the in-cluster service account. */
+  kubeconfig: string | undefined;
+  /** Pin directories named on the command line (must exist), or undefined for the defaults. */
+  netnsDirs: string[] | undefined;
+  discover: boolean;
+  listen: ListenAddress;
+  stateDir: string;
+  protocols: AgentProtocol[];
+  onTerminating: TerminatingPolicy;
+  coalesceMs: number;
+  conntrack: boolean;
+  dryRun: boolean;
+  logLevel: LogLevel;
+}
+
+/** A bad flag or environment variable; the message names it. Exit status 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+interface OptionRow {
+  name: string;
+  /** The value's placeholder; absent for a switch. */
+  value?: string;
+  env: string;
+  multiple?: boolean;
+  help: string;
+}
+
+const OPTIONS: readonly OptionRow[] = [
+  {
+    name: "kubeconfig",
+    value: "FILE",
+    env: "KUBECONFIG",
+    help: "kubeconfig file (default: in-cluster service account)",
+  },
+  {
+    name: "netns-dir",
+    value: "DIR",
+    env: "NETNS_DIRS",
+    multiple: true,
+    help: `namespace pin directory, repeatable (env: ":"-separated; default: ${DEFAULT_NETNS_DIRS.join(", ")}, where present)`,
+  },
+  {
+    name: "no-discover",
+    env: "NO_DISCOVER",
+    help: "do not look for unpinned namespaces through /proc/PID/ns/net",
+  },
+  {
+    name: "listen",
+    value: "HOST:PORT",
+    env: "LISTEN",
+    help: "address for /metrics, /healthz, /readyz (default 127.0.0.1:9813)",
+  },
+  {
+    name: "state-dir",
+    value: "DIR",
+    env: "STATE_DIR",
+    help: "where the known backends are saved (default /var/lib/sockdiag-agent)",
+  },
+  {
+    name: "protocols",
+    value: "LIST",
+    env: "PROTOCOLS",
+    help: "endpoint protocols to act on: udp, tcp or udp,tcp (default udp)",
+  },
+  {
+    name: "on-terminating",
+    value: "POLICY",
+    env: "ON_TERMINATING",
+    help: "terminate (default): a terminating backend loses its clients now; keep: only when it is removed",
+  },
+  {
+    name: "coalesce",
+    value: "MS",
+    env: "COALESCE_MS",
+    help: "wait this long for an endpoint to reappear before acting (default 1000)",
+  },
+  {
+    name: "no-conntrack",
+    env: "NO_CONNTRACK",
+    help: "do not delete the removed backends' UDP conntrack entries",
+  },
+  { name: "dry-run", env: "DRY_RUN", help: "count what would be destroyed, destroy nothing" },
+  {
+    name: "log-level",
+    value: "LEVEL",
+    env: "LOG_LEVEL",
+    help: `${LOG_LEVELS.join(", ")} (default info); debug logs every slice change`,
+  },
+];
+
+const ENV_PREFIX = "SOCKDIAG_AGENT_";
+
+/** The --help text. */
+export function helpText(): string {
+  const rows = OPTIONS.map((o) => [`--${o.name}${o.value ? ` ${o.value}` : ""}`, o.help, ENV_PREFIX + o.env]);
+  const width = Math.max(...rows.map(([flag]) => flag!.length)) + 2;
+  const lines = [
+    "Usage: sockdiag-agent [OPTIONS]",
+    "",
+    "Watches Kubernetes EndpointSlices and, when a backend leaves its Service (or starts terminating),",
+    "destroys the sockets still connected to it and deletes its UDP conntrack entries, in the host and",
+    "in every network namespace of this node.",
+    "",
+    "Options (each also set by the environment variable below it; a flag wins):",
+  ];
+  for (const [flag, help, env] of rows)
+    lines.push(`  ${flag!.padEnd(width)}${help}`, `  ${"".padEnd(width)}env ${env}`);
+  lines.push("  --help", "  --version");
+  return `${lines.join("\n")}\n`;
+}
+
+/** What the command line asks for: run, or print help or the version. */
+export type Command = { run: AgentOptions } | { help: true } | { version: true };
+
+/** Parse argv (without node and script) and the environment; throws UsageError naming the culprit. */
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Command {
+  const spec: Record<string, { type: "string" | "boolean"; multiple?: boolean }> = {
+    help: { type: "boolean" },
+    version: { type: "boolean" },
+  };
+  for (const o of OPTIONS)
+    spec[o.name] = { type: o.value ? "string" : "boolean", ...(o.multiple ? { multiple: true } : {}) };
+  let values: Record<string, string | boolean | string[] | undefined>;
+  try {
+    values = parseArgs({ args: [...argv], options: spec, strict: true, allowPositionals: false })
+      .values as typeof values;
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message.split(". ")[0]}; see --help`);
+  }
+  if (values.help) return { help: true };
+  if (values.version) return { version: true };
+  const raw = (name: string): { text: string | string[]; from: string } | undefined => {
+    const row = OPTIONS.find((o) => o.name === name)!;
+    const flag = values[name];
+    if (flag !== undefined && flag !== false)
+      return { text: flag === true ? "true" : flag, from: `--${name}` };
+    const fromEnv = env[ENV_PREFIX + row.env];
+    if (fromEnv === undefined || fromEnv === "") return undefined;
+    return { text: row.multiple ? fromEnv.split(":").filter(Boolean) : fromEnv, from: ENV_PREFIX + row.env };
+  };
+  const text = (name: string) => {
+    const r = raw(name);
+    return r === undefined ? undefined : { text: String(r.text), from: r.from };
+  };
+  const flag = (name: string): boolean => {
+    const r = text(name);
+    if (r === undefined) return false;
+    if (/^(1|true|yes)$/i.test(r.text)) return true;
+    if (/^(0|false|no)$/i.test(r.text)) return false;
+    throw new UsageError(`${r.from}: expected true or false, got ${JSON.stringify(r.text)}`);
+  };
+  const dirs = raw("netns-dir");
+  return {
+    run: {
+      kubeconfig: text("kubeconfig")?.text,
+      netnsDirs: dirs === undefined ? undefined : ([] as string[]).concat(dirs.text),
+      discover: !flag("no-discover"),
+      listen: parseListen(text("listen") ?? { text: "127.0.0.1:9813", from: "--listen" }),
+      stateDir: text("state-dir")?.text ?? "/var/lib/sockdiag-agent",
+      protocols: parseProtocols(text("protocols") ?? { text: "udp", from: "--protocols" }),
+      onTerminating: oneOf(text("on-terminating"), ["terminate", "keep"] as const, "terminate"),
+      coalesceMs: parseCoalesce(text("coalesce")),
+      conntrack: !flag("no-conntrack"),
+      dryRun: flag("dry-run"),
+      logLevel: oneOf(text("log-level"), LOG_LEVELS, "info"),
+    },
+  };
+}
+
+function parseListen({ text, from }: { text: string; from: string }): ListenAddress {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
+  const host = m?.[1] ?? m?.[2];
+  const port = Number(m?.[3]);
+  if (!m || host === undefined || port > 65535)
+    throw new UsageError(`${from}: expected HOST:PORT, got ${JSON.stringify(text)}`);
+  if (m[1] !== undefined && isIP(host) !== 6)
+    throw new UsageError(`${from}: ${JSON.stringify(host)} is not an IPv6 address`);
+  return { host, port };
+}
+
+function parseProtocols({ text, from }: { text: string; from: string }): AgentProtocol[] {
+  const out: AgentProtocol[] = [];
+  for (const word of text.split(",")) {
+    const p = word.trim().toLowerCase();
+    if (p !== "udp" && p !== "tcp")
+      throw new UsageError(`${from}: unknown protocol ${JSON.stringify(word)} (udp, tcp)`);
+    if (!out.includes(p)) out.push(p);
+  }
+  return out;
+}
+
+function parseCoalesce(r: { text: string; from: string } | undefined): number {
+  if (r === undefined) return 1000;
+  const ms = Number(r.text);
+  if (!/^\d+$/.test(r.text) || ms > 3_600_000)
+    throw new UsageError(`${r.from}: expected milliseconds (0-3600000), got ${JSON.stringify(r.text)}`);
+  return ms;
+}
+
+function oneOf<T extends string>(
+  r: { text: string; from: string } | undefined,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  if (r === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(r.text))
+    throw new UsageError(`${r.from}: expected ${allowed.join(", ")}, got ${JSON.stringify(r.text)}`);
+  return r.text as T;
+}

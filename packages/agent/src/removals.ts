@@ -1,0 +1,168 @@
+/**
+ * RemovalTracker: which backends are live, which were removed, and when a removal is due. A backend
+ * is "armed" while it is live (serving; with the keep policy, terminating too). When it stops being
+ * live it becomes pending; it is due once it has stayed that way for the coalescing window, so that
+ * an endpoint moving between two slices (deleted in one, added in the other, in either order) is no
+ * removal. The tracker waits for a quiet window after the last change, and at most twice the window
+ * after the oldest pending removal, so that a burst of changes becomes one batch and a steady churn
+ * cannot postpone removals forever.
+ */
+import { type AgentBackend, backendKey } from "./backend.js";
+import type { EndpointCache } from "./endpoint-cache.js";
+
+/** What happens to clients of a terminating (not yet removed) backend. */
+export type TerminatingPolicy = "terminate" | "keep";
+
+/** A backend removal due for termination. */
+export interface Removal {
+  key: string;
+  backend: AgentBackend;
+  /** The Services that listed it when it was last live. */
+  services: string[];
+  /** When it stopped being live (clock ms). */
+  since: number;
+  /** Removed while the agent was not running (found in the saved set at start). */
+  restored?: boolean;
+}
+
+/** Time as the tracker sees it; tests drive it by hand. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export interface TrackerOptions {
+  policy: TerminatingPolicy;
+  coalesceMs: number;
+  clock?: Clock;
+  /** Called when removals are due: call take(). */
+  onDue: () => void;
+}
+
+export class RemovalTracker {
+  private readonly armed = new Map<string, { backend: AgentBackend; services: string[] }>();
+  private readonly pending = new Map<string, Removal>();
+  private readonly inFlight = new Map<string, Removal>();
+  private readonly clock: Clock;
+  private timer: unknown;
+  private lastChange = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly cache: EndpointCache,
+    private readonly options: TrackerOptions,
+  ) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** Look again at backends whose listings changed in the cache. */
+  observe(keys: Iterable<string>): void {
+    const now = this.clock.now();
+    let removed = false;
+    for (const key of keys) {
+      if (this.isLive(key)) {
+        const backend = this.cache.backend(key)!;
+        this.armed.set(key, { backend, services: this.cache.servicesOf(key) });
+        this.pending.delete(key);
+        continue;
+      }
+      const was = this.armed.get(key);
+      if (!was) continue;
+      this.armed.delete(key);
+      this.pending.set(key, { key, backend: was.backend, services: was.services, since: now });
+      removed = true;
+    }
+    if (removed) {
+      this.lastChange = now;
+      this.schedule();
+    }
+  }
+
+  /**
+   * After the first list: backends of the saved set that are not live now were removed while the
+   * agent was away, and are due at once. Returns how many.
+   */
+  restore(saved: readonly { backend: AgentBackend; services: string[] }[]): number {
+    const dueNow = this.clock.now() - this.options.coalesceMs;
+    let count = 0;
+    for (const { backend, services } of saved) {
+      const key = backendKey(backend);
+      if (this.isLive(key) || this.pending.has(key)) continue;
+      this.pending.set(key, { key, backend, services, since: dueNow, restored: true });
+      count++;
+    }
+    if (count > 0) {
+      // Never earlier than a pending change: every firing of the timer then finds a removal due.
+      this.lastChange = Math.max(this.lastChange, dueNow);
+      this.schedule();
+    }
+    return count;
+  }
+
+  /**
+   * The removals that are due, moved in flight (still in `known()` until `settled`); the timer is
+   * set again for the rest.
+   */
+  take(): Removal[] {
+    const now = this.clock.now();
+    const due: Removal[] = [];
+    for (const r of this.pending.values()) {
+      if (now - r.since >= this.options.coalesceMs) due.push(r);
+    }
+    for (const r of due) {
+      this.pending.delete(r.key);
+      this.inFlight.set(r.key, r);
+    }
+    this.schedule();
+    return due;
+  }
+
+  /** A batch is over (whatever its outcome): its removals leave the known set. */
+  settled(removals: readonly Removal[]): void {
+    for (const r of removals) this.inFlight.delete(r.key);
+  }
+
+  /** Every backend that must be terminated if it goes away while the agent is not running. */
+  known(): { backend: AgentBackend; services: string[] }[] {
+    const out = [...this.armed.values()];
+    for (const r of [...this.pending.values(), ...this.inFlight.values()]) {
+      if (!this.armed.has(r.key)) out.push({ backend: r.backend, services: r.services });
+    }
+    return out;
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Stop the timer (removals stay pending and in `known()`). */
+  stop(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private isLive(key: string): boolean {
+    const status = this.cache.status(key);
+    return status === "serving" || (status === "terminating" && this.options.policy === "keep");
+  }
+
+  private schedule(): void {
+    this.stop();
+    if (this.pending.size === 0) return;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const r of this.pending.values()) oldest = Math.min(oldest, r.since);
+    const c = this.options.coalesceMs;
+    const at = Math.min(this.lastChange + c, oldest + 2 * c);
+    const delay = Math.max(0, at - this.clock.now());
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.options.onDue();
+    }, delay);
+  }
+}

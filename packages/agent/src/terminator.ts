@@ -1,0 +1,110 @@
+/**
+ * The agent's terminating collaborator: a batch of removed backends in, one pass over the host and
+ * every namespace, a summed outcome out. The agent depends on the `Terminator` interface only;
+ * `libraryTerminator` is the real one, over sockdiag/promises' BackendTerminator.
+ */
+import { existsSync } from "node:fs";
+import type { BatchTerminationReport } from "sockdiag";
+import { BackendTerminator } from "sockdiag/promises";
+import type { AgentBackend } from "./backend.js";
+import { DEFAULT_NETNS_DIRS } from "./options.js";
+
+/** Socket counts: matched = destroyed + gone + failed + skipped. */
+export interface SocketCounts {
+  matched: number;
+  destroyed: number;
+  gone: number;
+  failed: number;
+  skipped: number;
+}
+
+/** Conntrack counts: matched = deleted + gone + failed + skipped. */
+export interface ConntrackCounts {
+  matched: number;
+  deleted: number;
+  gone: number;
+  failed: number;
+  skipped: number;
+}
+
+/** One error of a batch: a namespace that failed, a socket that could not be destroyed, a source error. */
+export interface BatchError {
+  netns?: string;
+  message: string;
+}
+
+/** The outcome of one batch. */
+export interface BatchOutcome {
+  sockets: SocketCounts;
+  conntrack: ConntrackCounts;
+  /** Namespaces visited, the host included; those that failed. */
+  namespaces: { visited: number; failed: number };
+  errors: BatchError[];
+  /** Set when the kernel cannot destroy sockets at all (EOPNOTSUPP). */
+  unsupported?: string;
+}
+
+/** Terminates many backends in one pass per namespace. Must not block the event loop for long. */
+export interface Terminator {
+  terminate(backends: readonly AgentBackend[]): Promise<BatchOutcome>;
+  /** Release what it holds (a worker thread). */
+  close?(): Promise<void>;
+}
+
+/** How the real terminator is set up (from the command line). */
+export interface LibraryTerminatorConfig {
+  /** Pin directories; undefined: DEFAULT_NETNS_DIRS, each where it exists at the time of a batch. */
+  netnsDirs: readonly string[] | undefined;
+  /** Also visit namespaces found through /proc/PID/ns/net. */
+  discover: boolean;
+  conntrack: boolean;
+  dryRun: boolean;
+}
+
+export function emptyOutcome(): BatchOutcome {
+  return {
+    sockets: { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 },
+    conntrack: { matched: 0, deleted: 0, gone: 0, failed: 0, skipped: 0 },
+    namespaces: { visited: 0, failed: 0 },
+    errors: [],
+  };
+}
+
+/**
+ * The real terminator: sockdiag/promises' BackendTerminator#terminateMany, run on the library's
+ * worker thread, one pass per batch (one dump per namespace, protocol and family for all its
+ * backends). Default pin directories are looked at where they exist when the batch starts.
+ */
+export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
+  return {
+    async terminate(backends) {
+      if (backends.length === 0) return emptyOutcome();
+      const terminator = new BackendTerminator({
+        netnsDirs: config.netnsDirs ?? DEFAULT_NETNS_DIRS.filter((d) => existsSync(d)),
+        discover: config.discover,
+        conntrack: config.conntrack,
+        dryRun: config.dryRun,
+      });
+      return outcomeOf(await terminator.terminateMany(backends));
+    },
+  };
+}
+
+function outcomeOf(report: BatchTerminationReport): BatchOutcome {
+  const outcome = emptyOutcome();
+  // Reports list their failures (`failed`); the outcome counts them.
+  Object.assign(outcome.sockets, { ...report.total, failed: report.total.failed.length });
+  if (report.conntrack)
+    Object.assign(outcome.conntrack, { ...report.conntrack, failed: report.conntrack.failed.length });
+  outcome.namespaces.visited = report.namespaces.length;
+  for (const n of report.namespaces) {
+    if (n.error || n.conntrackError) outcome.namespaces.failed++;
+    if (n.error) outcome.errors.push({ netns: n.netns, message: n.error.message });
+    if (n.conntrackError)
+      outcome.errors.push({ netns: n.netns, message: `conntrack: ${n.conntrackError.message}` });
+    for (const f of n.report?.failed ?? []) outcome.errors.push({ netns: n.netns, message: f.message });
+  }
+  for (const f of report.sourceErrors) outcome.errors.push({ netns: f.netns, message: f.error.message });
+  if (report.unsupported) outcome.unsupported = report.unsupported;
+  return outcome;
+}

@@ -1,0 +1,245 @@
+/**
+ * The agent against the stand-in API server through the real client library, with a recording
+ * terminator: what becomes a removal batch, across re-lists, dropped connections and restarts.
+ */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { AgentBackend } from "../src/backend.js";
+import { emptyOutcome } from "../src/terminator.js";
+import {
+  metric,
+  RecordingTerminator,
+  StandInApiServer,
+  scratchDir,
+  startTestAgent,
+  udpSlice,
+  until,
+} from "./kit/index.js";
+
+let api: StandInApiServer;
+const cleanups: (() => Promise<void>)[] = [];
+before(async () => {
+  api = await StandInApiServer.start();
+});
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+  await api.close();
+});
+
+async function stateDir(): Promise<string> {
+  const dir = await scratchDir("watch");
+  cleanups.push(dir.remove);
+  return dir.path;
+}
+
+let serviceCounter = 0;
+/** A fresh Service name, so tests sharing the server do not see each other's slices. */
+function freshService(): string {
+  return `svc${++serviceCounter}`;
+}
+
+describe("agent and the stand-in API server", () => {
+  test("not ready until the first list; then ready and live; a removal is one batch and one log line", async () => {
+    const svc = freshService();
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.1.0.1", "10.1.0.2"]));
+    api.partition(true);
+    const terminator = new RecordingTerminator();
+    const dir = await stateDir();
+    const refused = api.counts.refused;
+    const started = startTestAgent(api, { stateDir: dir, terminator });
+    await until(() => api.counts.refused > refused, 5000, "a refused connection");
+    assert.equal(api.counts.list, 0);
+    api.partition(false);
+    const t = await started;
+    cleanups.push(t.stop);
+    assert.equal((await fetch(`${t.url}/readyz`)).status, 200);
+    assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.1.0.2"]));
+    await terminator.waitForBatches(1);
+    assert.deepEqual(terminator.batches, [["10.1.0.1:53/udp"]]);
+    await until(() => t.logs.some((l) => l.msg === "removal batch"), 2000, "the batch log line");
+    const line = t.logs.find((l) => l.msg === "removal batch")!;
+    assert.deepEqual(line.backends, ["10.1.0.1:53/udp"]);
+    assert.deepEqual(line.services, [`default/${svc}`]);
+    assert.equal(line.level, 30);
+    await t.stop();
+    assert.equal(
+      (await fetch(`${t.url}/healthz`).catch(() => undefined))?.status,
+      undefined,
+      "endpoints closed after stop",
+    );
+  });
+
+  test("an endpoint moved between two slices is no removal; only the backend that really left is", async () => {
+    const svc = freshService();
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.2.0.1", "10.2.0.2"]));
+    api.apply(udpSlice(`${svc}-b`, svc, 53, ["10.2.0.3"]));
+    const terminator = new RecordingTerminator();
+    const t = await startTestAgent(api, { stateDir: await stateDir(), terminator });
+    cleanups.push(t.stop);
+    // 10.2.0.1 moves from slice a to slice b (deleted first); 10.2.0.3 leaves for good.
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.2.0.2"]));
+    api.apply(udpSlice(`${svc}-b`, svc, 53, ["10.2.0.1"]));
+    await terminator.waitForBatches(1);
+    assert.deepEqual(terminator.batches, [["10.2.0.3:53/udp"]]);
+    // And the other order: added to b, then deleted from a — then a marker removal.
+    api.apply(udpSlice(`${svc}-b`, svc, 53, ["10.2.0.1", "10.2.0.2"]));
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.2.0.9"]));
+    api.remove("default", `${svc}-a`);
+    await terminator.waitForBatches(2);
+    assert.deepEqual(terminator.batches[1], ["10.2.0.9:53/udp"]);
+  });
+
+  test("a removal during a partition, with the history compacted: 410, re-list, and the removal is made", async () => {
+    const svc = freshService();
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.3.0.1", "10.3.0.2"]));
+    api.apply(udpSlice(`${svc}-b`, svc, 53, ["10.3.0.3"]));
+    const terminator = new RecordingTerminator();
+    const t = await startTestAgent(api, { stateDir: await stateDir(), terminator });
+    cleanups.push(t.stop);
+    const expiredBefore = api.counts.expired;
+    api.partition(true);
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.3.0.2"]));
+    api.remove("default", `${svc}-b`);
+    api.compact();
+    const relisted = api.next("list");
+    api.partition(false);
+    await relisted;
+    await terminator.waitForBatches(1);
+    assert.deepEqual(terminator.batches, [["10.3.0.1:53/udp", "10.3.0.3:53/udp"]]);
+    assert.ok(api.counts.expired > expiredBefore, "the watch was not answered 410");
+    assert.ok((await metric(t.url, "sockdiag_agent_watch_restarts_total")) >= 1);
+  });
+
+  test("an open watch expired (410) and a dropped connection lose no removal", async () => {
+    const svc = freshService();
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.4.0.1", "10.4.0.2", "10.4.0.3"]));
+    const terminator = new RecordingTerminator();
+    const t = await startTestAgent(api, { stateDir: await stateDir(), terminator });
+    cleanups.push(t.stop);
+    // Dropped: the change happens while the client reconnects; the watch resumes from its resourceVersion.
+    const resumed = api.next("watch", (r) => !r.expired);
+    api.dropConnections();
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.4.0.2", "10.4.0.3"]));
+    await resumed;
+    await terminator.waitForBatches(1);
+    assert.deepEqual(terminator.batches, [["10.4.0.1:53/udp"]]);
+    // Expired while open, with the change compacted away before the client comes back.
+    api.partition(true);
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.4.0.3"]));
+    api.compact();
+    api.partition(false);
+    api.expireWatches();
+    await terminator.waitForBatches(2);
+    assert.deepEqual(terminator.batches[1], ["10.4.0.2:53/udp"]);
+  });
+
+  test("agent stopped, backend removed, agent started: the removal is made from the saved set", async () => {
+    const svc = freshService();
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.5.0.1", "10.5.0.2"]));
+    const dir = await stateDir();
+    const first = await startTestAgent(api, { stateDir: dir, terminator: new RecordingTerminator() });
+    await first.stop();
+    const saved = JSON.parse(await readFile(join(dir, "backends.json"), "utf8")) as {
+      backends: AgentBackend[];
+    };
+    assert.ok(saved.backends.some((b) => b.address === "10.5.0.1"));
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.5.0.2"]));
+    const terminator = new RecordingTerminator();
+    const second = await startTestAgent(api, { stateDir: dir, terminator });
+    cleanups.push(second.stop);
+    await terminator.waitForBatches(1);
+    assert.ok(terminator.batches[0]!.includes("10.5.0.1:53/udp"));
+    assert.ok(!terminator.batches.flat().includes("10.5.0.2:53/udp"), "a live backend was terminated");
+    const line = second.logs.find((l) => l.msg === "removal batch")!;
+    assert.ok((line.restored as number) >= 1);
+  });
+
+  test("stop waits for the batch in flight, then saves; /metrics sums every batch", async () => {
+    const svc = freshService();
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.6.0.1", "10.6.0.2", "10.6.0.3"]));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let calls = 0;
+    const terminator = new RecordingTerminator(() => {
+      const o = emptyOutcome();
+      Object.assign(o.sockets, { matched: 5, destroyed: 3, gone: 1, failed: 1 });
+      Object.assign(o.conntrack, { matched: 2, deleted: 2 });
+      o.namespaces = { visited: 4, failed: 1 };
+      o.errors = [{ netns: "x", message: "boom" }];
+      return o;
+    });
+    const slow = {
+      async terminate(backends: readonly AgentBackend[]) {
+        calls++;
+        if (calls === 2) await released;
+        return terminator.terminate(backends);
+      },
+    };
+    const dir = await stateDir();
+    const t = await startTestAgent(api, { stateDir: dir, terminator: slow });
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.6.0.2", "10.6.0.3"]));
+    await terminator.waitForBatches(1);
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.6.0.3"]));
+    await until(() => calls === 2, 5000, "the second batch to start");
+    let stopped = false;
+    const stopping = t.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(stopped, false, "stop did not wait for the batch in flight");
+    release();
+    await stopping;
+    const saved = JSON.parse(await readFile(join(dir, "backends.json"), "utf8")) as {
+      backends: AgentBackend[];
+    };
+    assert.deepEqual(
+      saved.backends.map((b) => b.address).filter((a) => a.startsWith("10.6.")),
+      ["10.6.0.3"],
+    );
+    const errorLines = t.logs.filter((l) => l.msg === "removal batch error");
+    assert.equal(errorLines.length, 2);
+  });
+
+  test("/metrics: counters are the sums of the batches' outcomes", async () => {
+    const svc = freshService();
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.7.0.1", "10.7.0.2", "10.7.0.3"]));
+    const terminator = new RecordingTerminator((backends) => {
+      const o = emptyOutcome();
+      Object.assign(o.sockets, {
+        matched: 4 * backends.length,
+        destroyed: 3 * backends.length,
+        gone: backends.length,
+      });
+      Object.assign(o.conntrack, { matched: 2, deleted: 2 });
+      o.namespaces = { visited: 3, failed: 1 };
+      return o;
+    });
+    const t = await startTestAgent(api, { stateDir: await stateDir(), terminator });
+    cleanups.push(t.stop);
+    api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.7.0.3"]));
+    await terminator.waitForBatches(1);
+    api.apply(udpSlice(`${svc}-a`, svc, 53, []));
+    await terminator.waitForBatches(2);
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_batches_total")) === 2,
+      2000,
+      "two batches counted",
+    );
+    const m = (s: string) => metric(t.url, s);
+    assert.equal(await m("sockdiag_agent_removals_total"), 3);
+    assert.equal(await m('sockdiag_agent_sockets_total{outcome="destroyed"}'), 9);
+    assert.equal(await m('sockdiag_agent_sockets_total{outcome="gone"}'), 3);
+    assert.equal(await m('sockdiag_agent_conntrack_entries_total{outcome="deleted"}'), 4);
+    assert.equal(await m("sockdiag_agent_namespaces_visited_total"), 6);
+    assert.equal(await m("sockdiag_agent_namespaces_failed_total"), 2);
+    assert.equal(await m("sockdiag_agent_event_to_terminated_seconds_count"), 3);
+    assert.ok((await m("sockdiag_agent_nodejs_eventloop_lag_max_seconds")) >= 0);
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    assert.match(text, /^sockdiag_agent_nodejs_eventloop_lag_max_seconds /m);
+  });
+});

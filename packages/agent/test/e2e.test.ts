@@ -1,0 +1,219 @@
+/**
+ * End to end with the real kernel: the agent (real client library, real terminator) watches the
+ * stand-in API server while holders in throwaway namespaces keep UDP clients of several backends.
+ */
+import assert from "node:assert/strict";
+import { after, afterEach, before, test } from "node:test";
+import {
+  BackendScene,
+  describeAsRoot,
+  endpointSlice,
+  metric,
+  StandInApiServer,
+  scratchDir,
+  startTestAgent,
+  type TestAgent,
+  type TestAgentOptions,
+  udpSlice,
+  until,
+} from "./kit/index.js";
+
+const COALESCE_MS = 200;
+/** The coalescing window plus a second, as the agent promises. */
+const DEADLINE_MS = COALESCE_MS * 2 + 1000;
+const [A, B, C, D] = ["127.13.0.1", "127.13.0.2", "127.13.0.3", "127.13.0.4"] as [
+  string,
+  string,
+  string,
+  string,
+];
+
+describeAsRoot("sockdiag-agent end to end", () => {
+  let api: StandInApiServer;
+  let scene: BackendScene;
+  const cleanups: (() => Promise<void>)[] = [];
+  let slices = 0;
+
+  before(async () => {
+    api = await StandInApiServer.start();
+    scene = await BackendScene.start("e2e", 3, [A, B, C, D]);
+  });
+  // Backends are shared by the tests: each test's Services go away before the next one starts.
+  const sliceNames = new Set<string>();
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+    for (const name of sliceNames) api.remove("default", name);
+    sliceNames.clear();
+    await scene.closeClients();
+  });
+  after(async () => {
+    await scene?.stop();
+    await api?.close();
+  });
+
+  /** A Service of its own for each test: slices "NAME-0", "NAME-1" listing `addresses`. */
+  function service(...addressesPerSlice: string[][]): {
+    name: string;
+    set(i: number, addresses: string[]): void;
+  } {
+    const name = `e2e${++slices}`;
+    const set = (i: number, addresses: string[]) => {
+      sliceNames.add(`${name}-${i}`);
+      api.apply(udpSlice(`${name}-${i}`, name, scene.port, addresses));
+    };
+    for (const [i, addresses] of addressesPerSlice.entries()) set(i, addresses);
+    return { name, set };
+  }
+
+  /** Clients see ECONNABORTED while the batch is still running: its counts come when it ends. */
+  async function batchesDone(t: TestAgent, count: number): Promise<void> {
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_batches_total")) >= count,
+      DEADLINE_MS,
+      `${count} batch(es)`,
+    );
+  }
+
+  async function agent(options: Partial<TestAgentOptions> = {}, dir?: string): Promise<TestAgent> {
+    let stateDir = dir;
+    if (stateDir === undefined) {
+      const d = await scratchDir("e2e");
+      cleanups.push(d.remove);
+      stateDir = d.path;
+    }
+    const t = await startTestAgent(api, {
+      stateDir,
+      netnsDirs: [scene.dir],
+      coalesceMs: COALESCE_MS,
+      ...options,
+    });
+    cleanups.push(t.stop);
+    return t;
+  }
+
+  test("a backend removed from its slice: its clients get ECONNABORTED, the others are untouched, /metrics counts them", async () => {
+    const svc = service([A, B, C]);
+    const t = await agent();
+    const [a, b, c] = [await scene.clients(A), await scene.clients(B), await scene.clients(C, 1)];
+    svc.set(0, [B, C]);
+    await scene.aborted(a, DEADLINE_MS);
+    await scene.assertAlive(b, "clients of B");
+    await scene.assertAlive(c, "clients of C");
+    await batchesDone(t, 1);
+    const destroyed = await metric(t.url, 'sockdiag_agent_sockets_total{outcome="destroyed"}');
+    assert.equal(destroyed, BackendScene.count(a));
+    assert.equal(await metric(t.url, "sockdiag_agent_removals_total"), 1);
+    assert.equal(await metric(t.url, "sockdiag_agent_namespaces_visited_total"), 1 + scene.nodes.length);
+    assert.equal(await metric(t.url, 'sockdiag_agent_sockets_total{outcome="failed"}'), 0);
+    await t.stop();
+  });
+
+  test("an endpoint moved between two slices: nothing destroyed", async () => {
+    const svc = service([A, B], [C]);
+    const t = await agent();
+    const [a, b, c] = [await scene.clients(A), await scene.clients(B), await scene.clients(C)];
+    svc.set(0, [B]);
+    svc.set(1, [C, A]);
+    // B leaves for good right after: once its clients are aborted, the window for A has passed too.
+    svc.set(1, [C]);
+    svc.set(0, [A]);
+    await scene.aborted(b, DEADLINE_MS);
+    await scene.assertAlive(a, "clients of A (moved)");
+    await scene.assertAlive(c, "clients of C");
+    await batchesDone(t, 1);
+    assert.equal(
+      await metric(t.url, 'sockdiag_agent_sockets_total{outcome="destroyed"}'),
+      BackendScene.count(b),
+    );
+    await t.stop();
+  });
+
+  test("a terminating backend: clients aborted by default, kept with --on-terminating keep", async () => {
+    const terminating = (name: string, address: string, others: string[]) =>
+      endpointSlice({
+        name,
+        service: name.replace(/-\d+$/, ""),
+        ports: [{ port: scene.port, protocol: "UDP" }],
+        endpoints: [
+          { addresses: [address], ready: false, serving: true, terminating: true },
+          ...others.map((o) => ({ addresses: [o], ready: true })),
+        ],
+      });
+    const svc = service([A, B]);
+    const t = await agent();
+    const a = await scene.clients(A);
+    api.apply(terminating(`${svc.name}-0`, A, [B]));
+    await scene.aborted(a, DEADLINE_MS);
+    await t.stop();
+
+    const kept = service([C, D]);
+    const k = await agent({ onTerminating: "keep" });
+    const [c, d] = [await scene.clients(C), await scene.clients(D)];
+    api.apply(terminating(`${kept.name}-0`, C, [D]));
+    // D then goes away for good: when its clients are aborted, C's window has long passed.
+    kept.set(0, [C]);
+    api.apply(terminating(`${kept.name}-0`, C, []));
+    await scene.aborted(d, DEADLINE_MS);
+    await scene.assertAlive(c, "clients of the terminating backend C (keep)");
+    await k.stop();
+  });
+
+  test("removals during a partition with the history compacted (410) and during a dropped watch are all made", async () => {
+    const svc = service([A, B, C]);
+    const t = await agent();
+    const [a, b, c] = [await scene.clients(A), await scene.clients(B), await scene.clients(C)];
+    api.partition(true);
+    svc.set(0, [B, C]);
+    api.compact();
+    api.partition(false);
+    await scene.aborted(a, DEADLINE_MS + 2000);
+    api.dropConnections();
+    svc.set(0, [C]);
+    await scene.aborted(b, DEADLINE_MS + 2000);
+    await scene.assertAlive(c, "clients of C");
+    await t.stop();
+  });
+
+  test("agent stopped, backend removed, agent started: its clients are aborted", async () => {
+    const svc = service([A, B]);
+    const dir = await scratchDir("restart");
+    cleanups.push(dir.remove);
+    const first = await agent({}, dir.path);
+    await first.stop();
+    const [a, b] = [await scene.clients(A), await scene.clients(B)];
+    svc.set(0, [B]);
+    const second = await agent({}, dir.path);
+    await scene.aborted(a, DEADLINE_MS);
+    await scene.assertAlive(b, "clients of B");
+    await batchesDone(second, 1);
+    assert.equal(
+      await metric(second.url, 'sockdiag_agent_sockets_total{outcome="destroyed"}'),
+      BackendScene.count(a),
+    );
+    await second.stop();
+  });
+
+  test("a DNAT'd client (Service virtual IP): after the removal its next datagram reaches a live backend", async () => {
+    const VIP = "127.13.200.1";
+    const node = scene.nodes[0]!;
+    const svc = service([A, B]);
+    const t = await agent();
+    await scene.dnat(node, VIP, A);
+    const [client] = await node.holder.open({ kind: "udp", connect: { address: VIP, port: scene.port } });
+    assert.deepEqual(await node.holder.send([client!]), [0]);
+    assert.deepEqual(await scene.received(node), [A]);
+    // kube-proxy now points the virtual IP at B; the tracked flow still goes to A.
+    await scene.dnat(node, VIP, B);
+    await node.holder.send([client!]);
+    assert.deepEqual(await scene.received(node), [A], "the stale conntrack entry did not send to A");
+    svc.set(0, [B]);
+    await until(
+      async () => (await metric(t.url, 'sockdiag_agent_conntrack_entries_total{outcome="deleted"}')) >= 1,
+      DEADLINE_MS,
+      "the agent to delete A's conntrack entry",
+    );
+    assert.deepEqual(await node.holder.send([client!]), [0], "the client's own socket was destroyed");
+    assert.deepEqual(await scene.received(node), [B]);
+    await t.stop();
+  });
+});

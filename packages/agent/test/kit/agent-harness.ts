@@ -1,0 +1,91 @@
+/**
+ * The agent as tests run it: started in-process against a stand-in API server, on a free port,
+ * with its JSON log lines collected and quick restarts.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import type { AgentOptions } from "../../src/options.js";
+import { type RunningAgent, startAgent } from "../../src/start.js";
+import type { Terminator } from "../../src/terminator.js";
+import type { StandInApiServer } from "./api-server.js";
+
+export interface TestAgent {
+  agent: RunningAgent;
+  /** Every log line so far, parsed. */
+  logs: Record<string, unknown>[];
+  /** Base URL of /metrics, /healthz, /readyz. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface TestAgentOptions extends Partial<AgentOptions> {
+  stateDir: string;
+  terminator?: Terminator;
+}
+
+/** A scratch directory removed by the returned function. */
+export async function scratchDir(label: string): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), `sockdiag-agent-${label}-`));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** Start an agent watching `api`; resolves once it is ready (first list synced). */
+export async function startTestAgent(api: StandInApiServer, options: TestAgentOptions): Promise<TestAgent> {
+  const kubeconfig = await api.writeKubeconfig(join(options.stateDir, "kubeconfig.json"));
+  const logs: Record<string, unknown>[] = [];
+  const logStream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split("\n"))
+        if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const { terminator, ...rest } = options;
+  const agent = await startAgent(
+    {
+      kubeconfig,
+      netnsDirs: [],
+      discover: false,
+      listen: { host: "127.0.0.1", port: 0 },
+      protocols: ["udp"],
+      onTerminating: "terminate",
+      coalesceMs: 200,
+      conntrack: true,
+      dryRun: false,
+      logLevel: "info",
+      ...rest,
+    },
+    {
+      ...(terminator ? { terminator } : {}),
+      logStream,
+      watch: { restartDelayMs: 50, maxRestartDelayMs: 200 },
+      onFatal: (err) => logs.push({ fatal: String(err) }),
+    },
+  );
+  await until(() => agent.ready(), 10_000, "the agent to be ready");
+  return { agent, logs, url: `http://127.0.0.1:${agent.listen.port}`, stop: () => agent.stop() };
+}
+
+/** Resolves when `condition` holds, checked every 10 ms; rejects after `timeoutMs` naming `what`. */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The value of one sample of the agent's /metrics ("name" or 'name{label="x"}'), 0 when absent. */
+export async function metric(url: string, sample: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${sample} `)) return Number(line.slice(sample.length + 1));
+  }
+  return 0;
+}

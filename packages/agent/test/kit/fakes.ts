@@ -1,0 +1,65 @@
+/**
+ * Stand-ins for the agent's collaborators in unit tests: a clock driven by hand and a terminator
+ * that records its batches. (The end-to-end tests use the real terminator and the real kernel.)
+ */
+import type { AgentBackend } from "../../src/backend.js";
+import { backendKey } from "../../src/backend.js";
+import type { Clock } from "../../src/removals.js";
+import { type BatchOutcome, emptyOutcome, type Terminator } from "../../src/terminator.js";
+
+/** A clock that moves only when told; timers fire in order as it passes them. */
+export class ManualClock implements Clock {
+  private time = 0;
+  private seq = 0;
+  private readonly timers = new Map<number, { at: number; fn: () => void }>();
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = ++this.seq;
+    this.timers.set(id, { at: this.time + ms, fn });
+    return id;
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+
+  /** Move forward by `ms`, firing every timer due on the way. */
+  advance(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const entry of this.timers)
+        if (entry[1].at <= end && (!next || entry[1].at < next[1].at)) next = entry;
+      if (!next) break;
+      this.timers.delete(next[0]);
+      this.time = next[1].at;
+      next[1].fn();
+    }
+    this.time = end;
+  }
+}
+
+/** A terminator that records each batch's backend keys and answers with the counts it is given. */
+export class RecordingTerminator implements Terminator {
+  readonly batches: string[][] = [];
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    private readonly answer: (backends: readonly AgentBackend[]) => BatchOutcome = () => emptyOutcome(),
+  ) {}
+
+  async terminate(backends: readonly AgentBackend[]): Promise<BatchOutcome> {
+    this.batches.push(backends.map(backendKey).sort());
+    for (const w of this.waiters.splice(0)) w();
+    return this.answer(backends);
+  }
+
+  /** Resolves once `count` batches have been recorded. */
+  async waitForBatches(count: number): Promise<void> {
+    while (this.batches.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+}

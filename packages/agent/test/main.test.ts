@@ -1,0 +1,82 @@
+/**
+ * The `sockdiag-agent` bin as a process: help, usage errors, and a run ended by SIGTERM.
+ */
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { StandInApiServer, scratchDir, udpSlice } from "./kit/index.js";
+
+const BIN = fileURLToPath(new URL("../src/main.js", import.meta.url));
+const env = { ...process.env, NODE_EXTRA_CA_CERTS: "" };
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const c of cleanups) await c();
+});
+
+describe("sockdiag-agent bin", () => {
+  test("--help exits 0; a bad flag or variable exits 2 naming it", () => {
+    const help = spawnSync(process.execPath, [BIN, "--help"], { encoding: "utf8", env });
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^Usage: sockdiag-agent/);
+    assert.match(help.stdout, /SOCKDIAG_AGENT_COALESCE_MS/);
+    const bad = spawnSync(process.execPath, [BIN, "--on-terminating=drain"], { encoding: "utf8", env });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--on-terminating: expected terminate, keep/);
+    const badEnv = spawnSync(process.execPath, [BIN], {
+      encoding: "utf8",
+      env: { ...env, SOCKDIAG_AGENT_PROTOCOLS: "quic" },
+    });
+    assert.equal(badEnv.status, 2);
+    assert.match(badEnv.stderr, /SOCKDIAG_AGENT_PROTOCOLS: unknown protocol "quic"/);
+    const version = spawnSync(process.execPath, [BIN, "--version"], { encoding: "utf8", env });
+    assert.match(version.stdout, /^sockdiag-agent \d+\.\d+\.\d+\n$/);
+  });
+
+  test("runs against a kubeconfig, logs JSON lines, and on SIGTERM saves its state and exits 0", async () => {
+    const api = await StandInApiServer.start();
+    cleanups.push(() => api.close());
+    const dir = await scratchDir("bin");
+    cleanups.push(dir.remove);
+    api.apply(udpSlice("dns-a", "dns", 53, ["10.9.0.1", "10.9.0.2"]));
+    const kubeconfig = await api.writeKubeconfig(join(dir.path, "kubeconfig.json"));
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        "--kubeconfig",
+        kubeconfig,
+        "--state-dir",
+        join(dir.path, "state"),
+        "--listen",
+        "127.0.0.1:0",
+        "--no-discover",
+      ],
+      { env: { ...env, SOCKDIAG_AGENT_NETNS_DIRS: dir.path }, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const lines: Record<string, unknown>[] = [];
+    const synced = new Promise<void>((resolve) => {
+      createInterface({ input: child.stdout }).on("line", (line) => {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        lines.push(entry);
+        if (entry.msg === "endpointslices synced") resolve();
+      });
+    });
+    await synced;
+    const started = lines.find((l) => l.msg === "agent started")!;
+    const ready = await fetch(`http://${started.listen as string}/readyz`);
+    assert.equal(ready.status, 200);
+    child.kill("SIGTERM");
+    const [code] = await once(child, "exit");
+    assert.equal(code, 0);
+    assert.ok(lines.some((l) => l.msg === "agent stopped"));
+    const saved = JSON.parse(await readFile(join(dir.path, "state", "backends.json"), "utf8")) as {
+      backends: { address: string }[];
+    };
+    assert.deepEqual(saved.backends.map((b) => b.address).sort(), ["10.9.0.1", "10.9.0.2"]);
+  });
+});

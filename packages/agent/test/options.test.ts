@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { DEFAULT_NETNS_DIRS, helpText, parseOptions, UsageError } from "../src/options.js";
+
+function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  const command = parseOptions(argv, env);
+  assert.ok("run" in command);
+  return command.run;
+}
+
+describe("agent options", () => {
+  test("defaults", () => {
+    assert.deepEqual(run([]), {
+      kubeconfig: undefined,
+      netnsDirs: undefined,
+      discover: true,
+      listen: { host: "127.0.0.1", port: 9813 },
+      stateDir: "/var/lib/sockdiag-agent",
+      protocols: ["udp"],
+      onTerminating: "terminate",
+      coalesceMs: 1000,
+      conntrack: true,
+      dryRun: false,
+      logLevel: "info",
+    });
+  });
+
+  test("every flag, and the same through the environment; a flag wins over its variable", () => {
+    const flags = run([
+      "--kubeconfig=/k",
+      "--netns-dir",
+      "/a",
+      "--netns-dir",
+      "/b",
+      "--no-discover",
+      "--listen",
+      "[::1]:9900",
+      "--state-dir",
+      "/s",
+      "--protocols",
+      "udp,tcp",
+      "--on-terminating",
+      "keep",
+      "--coalesce",
+      "250",
+      "--no-conntrack",
+      "--dry-run",
+      "--log-level",
+      "debug",
+    ]);
+    const env = run([], {
+      SOCKDIAG_AGENT_KUBECONFIG: "/k",
+      SOCKDIAG_AGENT_NETNS_DIRS: "/a:/b",
+      SOCKDIAG_AGENT_NO_DISCOVER: "true",
+      SOCKDIAG_AGENT_LISTEN: "[::1]:9900",
+      SOCKDIAG_AGENT_STATE_DIR: "/s",
+      SOCKDIAG_AGENT_PROTOCOLS: "udp,tcp",
+      SOCKDIAG_AGENT_ON_TERMINATING: "keep",
+      SOCKDIAG_AGENT_COALESCE_MS: "250",
+      SOCKDIAG_AGENT_NO_CONNTRACK: "1",
+      SOCKDIAG_AGENT_DRY_RUN: "yes",
+      SOCKDIAG_AGENT_LOG_LEVEL: "debug",
+    });
+    const expected = {
+      kubeconfig: "/k",
+      netnsDirs: ["/a", "/b"],
+      discover: false,
+      listen: { host: "::1", port: 9900 },
+      stateDir: "/s",
+      protocols: ["udp", "tcp"],
+      onTerminating: "keep",
+      coalesceMs: 250,
+      conntrack: false,
+      dryRun: true,
+      logLevel: "debug",
+    };
+    assert.deepEqual(flags, expected);
+    assert.deepEqual(env, expected);
+    assert.equal(run(["--coalesce", "5"], { SOCKDIAG_AGENT_COALESCE_MS: "9" }).coalesceMs, 5);
+  });
+
+  test("bad values name the flag or the variable they came from", () => {
+    const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
+      [["--protocols", "udp,sctp"], {}, /--protocols: unknown protocol "sctp"/],
+      [["--on-terminating", "drain"], {}, /--on-terminating: expected terminate, keep/],
+      [["--coalesce=-1"], {}, /--coalesce: expected milliseconds/],
+      [["--listen", "9813"], {}, /--listen: expected HOST:PORT/],
+      [["--listen", "[nope]:1"], {}, /not an IPv6 address/],
+      [[], { SOCKDIAG_AGENT_COALESCE_MS: "1s" }, /SOCKDIAG_AGENT_COALESCE_MS: expected milliseconds/],
+      [[], { SOCKDIAG_AGENT_DRY_RUN: "maybe" }, /SOCKDIAG_AGENT_DRY_RUN: expected true or false/],
+      [["--frobnicate"], {}, /--frobnicate/],
+      [["extra"], {}, /extra/],
+    ];
+    for (const [argv, env, message] of cases)
+      assert.throws(
+        () => parseOptions(argv, env),
+        (err: Error) => err instanceof UsageError && message.test(err.message),
+        argv.join(" "),
+      );
+  });
+
+  test("--help names every option and its environment variable", () => {
+    assert.deepEqual(parseOptions(["--help"]), { help: true });
+    const help = helpText();
+    for (const flag of [
+      "--kubeconfig",
+      "--netns-dir",
+      "--no-discover",
+      "--listen",
+      "--state-dir",
+      "--protocols",
+      "--on-terminating",
+      "--coalesce",
+      "--no-conntrack",
+      "--dry-run",
+      "--log-level",
+    ])
+      assert.ok(help.includes(flag), flag);
+    for (const env of [
+      "KUBECONFIG",
+      "NETNS_DIRS",
+      "NO_DISCOVER",
+      "LISTEN",
+      "STATE_DIR",
+      "PROTOCOLS",
+      "ON_TERMINATING",
+      "COALESCE_MS",
+      "NO_CONNTRACK",
+      "DRY_RUN",
+      "LOG_LEVEL",
+    ])
+      assert.ok(help.includes(`SOCKDIAG_AGENT_${env}`), env);
+    for (const dir of DEFAULT_NETNS_DIRS) assert.ok(help.includes(dir));
+  });
+});

@@ -1,0 +1,181 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { V1EndpointSlice } from "@kubernetes/client-node";
+import { EndpointCache } from "../src/endpoint-cache.js";
+import { type Removal, RemovalTracker, type TerminatingPolicy } from "../src/removals.js";
+import { readSlice, sliceId } from "../src/slice.js";
+import { endpointSlice, ManualClock, udpSlice } from "./kit/index.js";
+
+const UDP = new Set(["udp"] as const);
+
+/** Cache + tracker + clock, with every due batch taken at once. */
+function scene(policy: TerminatingPolicy = "terminate", coalesceMs = 1000) {
+  const clock = new ManualClock();
+  const cache = new EndpointCache();
+  const batches: string[][] = [];
+  const taken: Removal[][] = [];
+  const tracker: RemovalTracker = new RemovalTracker(cache, {
+    policy,
+    coalesceMs,
+    clock,
+    onDue: () => {
+      const due = tracker.take();
+      if (due.length > 0) {
+        taken.push(due);
+        batches.push(due.map((r) => r.key).sort());
+        tracker.settled(due);
+      }
+    },
+  });
+  return {
+    clock,
+    cache,
+    tracker,
+    batches,
+    taken,
+    put: (s: V1EndpointSlice) => tracker.observe(cache.put(readSlice(s, UDP))),
+    remove: (s: V1EndpointSlice) => tracker.observe(cache.remove(sliceId(s))),
+  };
+}
+
+describe("EndpointCache and RemovalTracker", () => {
+  test("a backend that leaves its Service's union is one removal, after the coalescing window", () => {
+    const s = scene();
+    s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.1", "10.0.0.2"]));
+    s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.2"]));
+    s.clock.advance(999);
+    assert.deepEqual(s.batches, []);
+    s.clock.advance(1);
+    assert.deepEqual(s.batches, [["10.0.0.1:53/udp"]]);
+    assert.deepEqual(s.taken[0]![0]!.services, ["default/dns"]);
+  });
+
+  test("an endpoint moved between two slices of its Service is no removal, in either order", () => {
+    for (const deleteFirst of [true, false]) {
+      const s = scene();
+      const a = udpSlice("dns-a", "dns", 53, ["10.0.0.1", "10.0.0.2"]);
+      s.put(a);
+      s.put(udpSlice("dns-b", "dns", 53, ["10.0.0.3"]));
+      if (deleteFirst) {
+        s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.2"]));
+        s.clock.advance(500);
+        s.put(udpSlice("dns-b", "dns", 53, ["10.0.0.3", "10.0.0.1"]));
+      } else {
+        s.put(udpSlice("dns-b", "dns", 53, ["10.0.0.3", "10.0.0.1"]));
+        s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.2"]));
+      }
+      s.clock.advance(5000);
+      assert.deepEqual(s.batches, [], `delete first: ${deleteFirst}`);
+      assert.equal(s.cache.status("10.0.0.1:53/udp"), "serving");
+    }
+  });
+
+  test("a deleted slice removes only what no other slice lists", () => {
+    const s = scene();
+    const a = udpSlice("dns-a", "dns", 53, ["10.0.0.1", "10.0.0.2"]);
+    s.put(a);
+    s.put(udpSlice("dns-b", "dns", 53, ["10.0.0.2"]));
+    s.remove(a);
+    s.clock.advance(1000);
+    assert.deepEqual(s.batches, [["10.0.0.1:53/udp"]]);
+  });
+
+  test("a backend still listed by another Service is no removal", () => {
+    const s = scene();
+    s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.1"]));
+    s.put(udpSlice("other-a", "other", 53, ["10.0.0.1"]));
+    s.put(udpSlice("dns-a", "dns", 53, []));
+    s.clock.advance(5000);
+    assert.deepEqual(s.batches, []);
+    assert.deepEqual(s.cache.servicesOf("10.0.0.1:53/udp"), ["default/other"]);
+  });
+
+  test("a terminating backend is removed with the terminate policy and kept with keep", () => {
+    const terminating = endpointSlice({
+      name: "dns-a",
+      service: "dns",
+      ports: [{ port: 53, protocol: "UDP" }],
+      endpoints: [
+        { addresses: ["10.0.0.1"], ready: false, serving: true, terminating: true },
+        { addresses: ["10.0.0.2"] },
+      ],
+    });
+    for (const policy of ["terminate", "keep"] as const) {
+      const s = scene(policy);
+      s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.1", "10.0.0.2"]));
+      s.put(terminating);
+      s.clock.advance(1000);
+      assert.deepEqual(s.batches, policy === "terminate" ? [["10.0.0.1:53/udp"]] : [], policy);
+      s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.2"]));
+      s.clock.advance(1000);
+      assert.deepEqual(s.batches, [["10.0.0.1:53/udp"]], `${policy}: removed once`);
+    }
+  });
+
+  test("a burst of changes becomes one batch; steady churn still acts within twice the window", () => {
+    const s = scene();
+    const addresses = Array.from({ length: 50 }, (_, i) => `10.0.1.${i + 1}`);
+    s.put(udpSlice("big", "dns", 53, addresses));
+    for (let i = 0; i < 50; i++) {
+      s.put(udpSlice("big", "dns", 53, addresses.slice(i + 1)));
+      s.clock.advance(10);
+    }
+    s.clock.advance(1000);
+    assert.equal(s.batches.length, 1);
+    assert.equal(s.batches[0]!.length, 50);
+
+    const churn = scene();
+    churn.put(udpSlice("a", "dns", 53, ["10.0.0.1"]));
+    churn.put(udpSlice("a", "dns", 53, []));
+    // Another removal every 300 ms never lets a quiet window pass.
+    for (let i = 0; i < 7; i++) {
+      churn.put(udpSlice(`x${i}`, "dns", 53, [`10.0.2.${i}`]));
+      churn.put(udpSlice(`x${i}`, "dns", 53, []));
+      churn.clock.advance(300);
+    }
+    assert.ok(churn.batches.length >= 1, "the first removal did not wait for the churn to stop");
+    assert.ok(churn.batches[0]!.includes("10.0.0.1:53/udp"));
+    const first = churn.taken[0]!;
+    assert.ok(
+      first.every((r) => churn.clock.now() - r.since >= 1000),
+      "a removal younger than the window was taken",
+    );
+  });
+
+  test("restore: saved backends absent from the first list are due at once; present ones are armed", () => {
+    const s = scene();
+    s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.2"]));
+    const saved = ["10.0.0.1", "10.0.0.2"].map((address) => ({
+      backend: { address, port: 53, protocol: "udp" as const },
+      services: ["default/dns"],
+    }));
+    assert.equal(s.tracker.restore(saved), 1);
+    s.clock.advance(0);
+    assert.deepEqual(s.batches, [["10.0.0.1:53/udp"]]);
+    assert.equal(s.taken[0]![0]!.restored, true);
+    assert.deepEqual(
+      s.tracker.known().map((k) => k.backend.address),
+      ["10.0.0.2"],
+    );
+  });
+
+  test("known() keeps pending and in-flight removals until they are settled", () => {
+    const clock = new ManualClock();
+    const cache = new EndpointCache();
+    const tracker = new RemovalTracker(cache, {
+      policy: "terminate",
+      coalesceMs: 100,
+      clock,
+      onDue: () => {},
+    });
+    tracker.observe(cache.put(readSlice(udpSlice("a", "dns", 53, ["10.0.0.1", "10.0.0.2"]), UDP)));
+    tracker.observe(cache.put(readSlice(udpSlice("a", "dns", 53, ["10.0.0.2"]), UDP)));
+    assert.equal(tracker.known().length, 2);
+    clock.advance(100);
+    const due = tracker.take();
+    assert.equal(due.length, 1);
+    assert.equal(tracker.known().length, 2);
+    tracker.settled(due);
+    assert.equal(tracker.known().length, 1);
+  });
+});

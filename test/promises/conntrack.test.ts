@@ -1,0 +1,101 @@
+/**
+ * The conntrack calls of sockdiag/promises against their sync twins, in a throwaway namespace: the
+ * same entries, the same reports, the same typed errors, callbacks on the caller's thread, and an
+ * abort that stops deleting with a balanced report.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import * as sync from "sockdiag";
+import * as promises from "sockdiag/promises";
+import { mixedTable } from "../conntrack/population.js";
+import {
+  conntrackTool,
+  createNetns,
+  describeAsRoot,
+  insertConntrack,
+  type ScratchNetns,
+} from "../kit/index.js";
+
+describeAsRoot("sockdiag/promises conntrack calls give what the sync API gives", () => {
+  let ns: ScratchNetns;
+  before(async () => {
+    ns = await createNetns("ct-promises");
+  });
+  after(async () => {
+    await ns?.remove();
+  });
+
+  test("listConntrack and iterateConntrack list the same entries", async () => {
+    await conntrackTool(ns.name, ["-F"]);
+    insertConntrack(ns.path, mixedTable());
+    const query = { netns: ns.name, protocol: "udp" };
+    const expected = sync.listConntrack(query);
+    assert.equal(expected.length, 55);
+    // The same entries, field for field but the seconds left, which tick on.
+    const stable = (entries: sync.ConntrackEntry[]) =>
+      entries.map(({ timeout: _, ...e }) => e).sort((a, b) => a.id - b.id);
+    assert.deepStrictEqual(stable(await promises.listConntrack(query)), stable(expected));
+    const iterated: sync.ConntrackEntry[] = [];
+    const it = promises.iterateConntrack(query);
+    for await (const e of it) iterated.push(e);
+    assert.deepStrictEqual(stable(iterated), stable(expected));
+    assert.deepStrictEqual(it.failures, []);
+  });
+
+  test("deleteConntrack: the same dry-run report, a predicate on the caller's thread, typed errors", async () => {
+    await conntrackTool(ns.name, ["-F"]);
+    insertConntrack(ns.path, mixedTable());
+    const query = { netns: ns.name, protocol: "udp", original: { dport: 53 } };
+    assert.deepStrictEqual(
+      await promises.deleteConntrack({ ...query, dryRun: true }),
+      sync.deleteConntrack({ ...query, dryRun: true }),
+    );
+    const asked: number[] = [];
+    const report = await promises.deleteConntrack({
+      ...query,
+      predicate: async (e) => {
+        asked.push(e.id);
+        return e.family === "inet";
+      },
+    });
+    assert.equal(asked.length, 50);
+    assert.equal(report.deleted, 40);
+    assert.equal(sync.listConntrack(query).length, 10);
+    await assert.rejects(
+      promises.deleteConntrack({ netns: ns.name, protocol: "udp" }),
+      sync.EmptySelectionError,
+    );
+    await assert.rejects(
+      promises.listConntrack({ netns: ns.name, reply: { src: "10.0.0.300" } }),
+      (err: unknown) =>
+        err instanceof sync.ConntrackQueryError && err.code === "ERR_SOCKDIAG_CONNTRACK_QUERY",
+    );
+  });
+
+  test("an aborted delete rejects with AbortError and a balanced report", async () => {
+    await conntrackTool(ns.name, ["-F"]);
+    insertConntrack(ns.path, mixedTable());
+    const controller = new AbortController();
+    let seen = 0;
+    const failure = await promises
+      .deleteConntrack({
+        netns: ns.name,
+        protocol: "udp",
+        original: { dport: 53 },
+        batchSize: 5,
+        signal: controller.signal,
+        onOutcome: () => {
+          if (++seen === 5) controller.abort();
+        },
+      })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    assert.ok(failure instanceof promises.AbortError, String(failure));
+    const r = failure.report as sync.ConntrackDeleteReport;
+    assert.equal(r.deleted, 5);
+    assert.equal(r.matched, r.deleted + r.gone + r.failed.length + r.skipped);
+    assert.equal(sync.listConntrack({ netns: ns.name, protocol: "udp", original: { dport: 53 } }).length, 45);
+  });
+});
