@@ -142,7 +142,7 @@ function formatReport(report: BatchTerminationReport): string {
 function conntrackCounts(t: ConntrackTally, dry: boolean): string {
   return dry
     ? `${t.matched} matched`
-    : `${t.matched} matched, ${t.deleted} deleted, ${t.gone} already gone, ${t.failed} failed${t.skipped ? `, ${t.skipped} not attempted` : ""}`;
+    : `${t.matched} matched, ${t.deleted} deleted, ${t.gone} already gone, ${t.failed.length} failed${t.skipped ? `, ${t.skipped} not attempted` : ""}`;
 }
 
 function counts(t: Tally, dry: boolean): string {
