@@ -89,6 +89,7 @@ export {
   destroySocket,
   destroySockets,
   findSocketOwners,
+  type InetSocketFields,
   iterateSockets,
   listSockets,
   type NamespacedDestroyReport,

@@ -87,7 +87,7 @@ function inetJson(
   labels: LabelTexts,
   words: Words,
 ): void {
-  out.raw(K.netns).text(labels.json(s.netns));
+  out.raw(K.netns).text(labels.json(s.netns?.label));
   out.raw(K.family).raw(words.of(s.family));
   out.raw(K.protocol).raw(words.of(s.protocol));
   out.raw(K.state).raw(words.of(s.state));

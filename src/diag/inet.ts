@@ -33,7 +33,13 @@ import {
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
-import { type AddressTexts, INET_DIAG_MSG_LEN, type InetProtocol, InetSocket } from "./socket.js";
+import {
+  type AddressTexts,
+  INET_DIAG_MSG_LEN,
+  type InetProtocol,
+  InetSocket,
+  type SocketNetns,
+} from "./socket.js";
 import { decodeTcpInfo } from "./tcpinfo.js";
 
 /** sizeof(struct inet_diag_req_v2). */
@@ -128,8 +134,8 @@ export interface InetDecodeOptions {
   protocol: InetProtocol;
   /** Decode the attributes after the fixed struct (extensions, mark, cgroup, ...); skipped otherwise. */
   attributes: boolean;
-  /** The label of the namespace the socket was listed in. */
-  netns?: string | undefined;
+  /** The namespace the socket was listed in. */
+  netns?: SocketNetns | undefined;
   /** The address texts of the previous sockets, for the next one to reuse (one per dump). */
   texts?: AddressTexts | undefined;
 }

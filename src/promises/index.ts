@@ -23,6 +23,7 @@ import type { InetSocket, Socket } from "../diag/socket.js";
 import type {
   DestroyQuery,
   DestroySocketOptions,
+  InetSocketFields,
   NamespacedDestroyReport,
   NamespaceFailure,
   ProbeResult,
@@ -88,7 +89,7 @@ export async function destroySockets(query: AsyncDestroyQuery): Promise<Namespac
 
 /** Destroy exactly `socket` in the namespace it was listed in (see sockdiag's destroySocket). */
 export async function destroySocket(
-  socket: Socket,
+  socket: Socket | InetSocketFields,
   options: Omit<DestroySocketOptions, "signal"> & Abortable = {},
 ): Promise<"destroyed" | "gone"> {
   const { signal, ...rest } = options;
@@ -184,7 +185,7 @@ export async function listConntrack(query: AsyncConntrackQuery = {}): Promise<Co
  * (`failures`) and those without conntrack (`notes`) once the loop has started. Entries are plain
  * data and cross from the worker as one structured clone per pass (not socket-style chunks).
  */
-export class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
+class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
   readonly failures: NamespaceFailure[] = [];
   readonly notes: ConntrackNote[] = [];
 
@@ -215,3 +216,4 @@ export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise
 
 export { AbortError } from "../sockets/index.js";
 export type { WatchQuery } from "../sockets/watch.js";
+export type { AsyncConntrackIteration };

@@ -4,7 +4,7 @@
  * each socket costs one object reading its fields from that copy.
  */
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
-import { AddressTexts, type InetSocket, type Socket } from "../diag/socket.js";
+import { AddressTexts, type InetSocket, type Socket, type SocketNetns } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import {
   DumpCursor,
@@ -26,8 +26,8 @@ export interface DumpOptions {
   predicate?: ((s: InetSocket) => boolean) | undefined;
   /** Decode inet attributes (extensions, mark, cgroup). */
   attributes: boolean;
-  /** Label of the namespace, copied onto every socket. */
-  netns?: string | undefined;
+  /** The namespace, referred to by every socket. */
+  netns?: SocketNetns | undefined;
 }
 
 type Decode = (buf: Buffer, offset: number, length: number) => Socket | undefined;
@@ -123,7 +123,7 @@ export class Dumper {
   }
 
   /** Send a unix dump request for `states` with the attributes in `show` (UDIAG_SHOW_*). */
-  unix(states: number, show: number, netns: string | undefined): SocketStream {
+  unix(states: number, show: number, netns: SocketNetns | undefined): SocketStream {
     const seq = this.conn.nextSeq();
     writeUnixDumpRequest(this.writer.reset(), seq, states, show);
     return this.start(seq, "unix", (buf, o, len) => {

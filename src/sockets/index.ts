@@ -28,4 +28,5 @@ export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export { PROTOCOL_NAMES } from "./protocols.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
+export type { InetSocketFields } from "./revive.js";
 export { type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";

@@ -100,7 +100,7 @@ export function recordOrThrow(
  * Handles are lent until the generator moves on. Failures to open one go to `failures`.
  */
 function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure[]): Generator<Target> {
-  const found = walkNetns({ dirs: options.netnsDirs, processes: true, host: "first" });
+  const found = walkNetns({ netnsDirs: options.netnsDirs, processes: true, host: "first" });
   let reported = 0;
   const report = () => {
     for (; reported < found.errors.length; reported++)

@@ -476,7 +476,7 @@ function* guarded(source: NamespaceSource, broken: Error[]): Generator<Namespace
  * pinned too, e.g. `ip netns attach host 1`).
  */
 function defaultSource(config: TerminatorConfig): NamespaceSource {
-  const walk = walkNetns({ dirs: config.netnsDirs, processes: Boolean(config.discover), host: "skip" });
+  const walk = walkNetns({ netnsDirs: config.netnsDirs, processes: Boolean(config.discover), host: "skip" });
   return {
     errors: walk.errors,
     *[Symbol.iterator]() {

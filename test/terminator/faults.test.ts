@@ -62,7 +62,7 @@ function refusedReport(query: DestroyQuery, errno: number, code: string, stop: D
 
 /** A NamespaceSource over allNetns(dir) that calls `between(entry)` after the terminator visited `entry`. */
 function sourceWith(dir: string, between: (entry: PinnedNetns) => PinnedNetns | undefined): NamespaceSource {
-  const all = allNetns({ dirs: [dir] });
+  const all = allNetns({ netnsDirs: [dir] });
   return {
     errors: all.errors,
     *[Symbol.iterator]() {

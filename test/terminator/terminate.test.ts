@@ -84,7 +84,7 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
   test("an IPv6 backend [::1]:PORT aborts only the IPv6 sockets connected to ::1 (injected source)", async () => {
     const c = await open();
-    const terminator = new BackendTerminator({ namespaces: () => allNetns({ dirs: [scene.dir] }) });
+    const terminator = new BackendTerminator({ namespaces: () => allNetns({ netnsDirs: [scene.dir] }) });
     const report = terminator.terminate({ address: "::1", port: scene.portA });
 
     await scene.expect(c, (_node, kind) => kind === "a6");

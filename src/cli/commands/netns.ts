@@ -36,7 +36,7 @@ export function runNetns(argv: readonly string[]): number {
     );
   }
   const dirs = values["netns-dir"] as string[] | undefined;
-  const found = discoverNetns(dirs ? { dirs } : {});
+  const found = discoverNetns(dirs ? { netnsDirs: dirs } : {});
   const rows: Row[] = [];
   for (const ns of found) {
     const row: Row = {
