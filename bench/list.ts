@@ -3,12 +3,15 @@
  * dump, and as whole processes against `ss -uan`; then a `dst IP:PORT` filter matching 500 of them,
  * with and without kernel-side bytecode, against `ss -uan dst IP:PORT`.
  */
+
+import { writeJson } from "../src/cli/json.js";
+import { renderTable } from "../src/cli/table.js";
 import { AF_INET, NETLINK_SOCK_DIAG } from "../src/diag/constants.js";
 import { writeInetDumpRequest } from "../src/diag/inet.js";
 import { align4, MessageWriter, NLMSG_DONE, NLMSG_ERROR } from "../src/netlink/index.js";
 import { fromPath, openNetlinkIn } from "../src/netns/index.js";
 import { listSockets } from "../src/sockets/index.js";
-import { fmt, row, timeFn, timeProcess } from "./measure.js";
+import { fmt, row, timeFn, timeProcesses } from "./measure.js";
 import { CLI, udpScene } from "./scene.js";
 
 const TOTAL = 100_000;
@@ -55,25 +58,50 @@ export async function benchList(): Promise<string[]> {
       ),
     );
 
-    const ss = timeProcess("ss", ["-N", name, "-uan"]);
-    out.push(row("ss -uan (whole process)", fmt.ms(ss), fmt.rate(TOTAL, ss)));
-    const ls = timeProcess(process.execPath, [CLI, "ls", "-N", name, "-u", "-a"]);
-    out.push(row("sockdiag ls -u -a (whole process)", fmt.ms(ls), `${fmt.ratio(ls, ss)} ss (goal <= 1.3)`));
-    const lsj = timeProcess(process.execPath, [CLI, "ls", "-N", name, "-u", "-a", "-j"]);
+    out.push("", "  output: writing the lines of those sockets, in-process (cost per socket)");
+    const sockets = listSockets({ netns: path, protocols: ["udp"], families: ["inet"], states: ["all"] });
+    const display = { options: false, extended: false, memory: false, info: false, processes: false };
+    const table = timeFn(() => renderTable(sockets, { display, header: true, netnsColumn: false }));
+    out.push(row("table (ls)", fmt.perItem(table, sockets.length), "goal <= 1.5 us"));
+    for (const format of ["json", "ndjson"] as const) {
+      const json = timeFn(() => writeJson(sockets, format, () => {}));
+      out.push(
+        row(
+          `${format === "json" ? "JSON (-j)" : "NDJSON (--ndjson)"}`,
+          fmt.perItem(json, sockets.length),
+          "goal <= 2 us",
+        ),
+      );
+    }
+
+    out.push("", "  whole processes, stdout to /dev/null (medians of 7 rounds, one of each per round)");
+    const [ss, ls, lsj, node, help, version] = timeProcesses([
+      ["ss", "-N", name, "-uan"],
+      [process.execPath, CLI, "ls", "-N", name, "-u", "-a"],
+      [process.execPath, CLI, "ls", "-N", name, "-u", "-a", "-j"],
+      [process.execPath, "-e", "0"],
+      [process.execPath, CLI, "--help"],
+      [process.execPath, CLI, "--version"],
+    ]) as [number, number, number, number, number, number];
+    out.push(row("ss -uan", fmt.ms(ss), fmt.rate(TOTAL, ss)));
+    out.push(row("sockdiag ls -u -a", fmt.ms(ls), `${fmt.ratio(ls, ss)} ss (goal <= 1.1)`));
+    out.push(row("sockdiag ls -u -a -j", fmt.ms(lsj), `${fmt.ratio(lsj, ss)} ss (goal <= 1.2)`));
+    out.push(row("node -e 0 (Node's own start-up)", fmt.ms(node)));
     out.push(
-      row("sockdiag ls -u -a -j (whole process)", fmt.ms(lsj), `${fmt.ratio(lsj, ss)} ss (goal <= 1.5)`),
+      row("sockdiag --help (start-up, no kernel work)", fmt.ms(help), `node -e 0 + ${fmt.ms(help - node)}`),
     );
-    const node = timeProcess(process.execPath, ["-e", "0"]);
-    out.push(row("node -e 0 (Node's own start-up, for reference)", fmt.ms(node)));
+    out.push(row("sockdiag --version", fmt.ms(version), `node -e 0 + ${fmt.ms(version - node)}`));
 
     out.push(
       "",
       `filter: dst ${TARGET.address}:${TARGET.port} (${MATCHING} of ${TOTAL.toLocaleString("en-US")} match)`,
     );
     const filter = `dst ${TARGET.address}:${TARGET.port}`;
-    const ssF = timeProcess("ss", ["-N", name, "-uan", ...filter.split(" ")]);
+    const [ssF, lsF] = timeProcesses([
+      ["ss", "-N", name, "-uan", ...filter.split(" ")],
+      [process.execPath, CLI, "ls", "-N", name, "-u", "-a", ...filter.split(" ")],
+    ]) as [number, number];
     out.push(row(`ss -uan ${filter} (whole process)`, fmt.ms(ssF)));
-    const lsF = timeProcess(process.execPath, [CLI, "ls", "-N", name, "-u", "-a", ...filter.split(" ")]);
     out.push(
       row(
         `sockdiag ls -u -a ${filter} (whole process)`,

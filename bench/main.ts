@@ -8,6 +8,7 @@ import { benchCodec } from "./codec.js";
 import { benchDestroy } from "./destroy.js";
 import { benchList } from "./list.js";
 import { cleanupBenchLeftovers } from "./many.js";
+import { environmentNote } from "./measure.js";
 import { benchNamespaces } from "./namespaces.js";
 import { benchPromises } from "./promises.js";
 import { benchTerminate } from "./terminate.js";
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   for (const name of wanted)
     if (!SECTIONS[name])
       throw new Error(`unknown section ${name}; known: ${Object.keys(SECTIONS).join(", ")}`);
+  console.log(environmentNote());
   await cleanupLeftovers();
   cleanupBenchLeftovers();
   for (const [name, run] of Object.entries(SECTIONS)) {

@@ -21,22 +21,52 @@ export function timeFn(fn: () => unknown, runs = 5): number {
   return median(times);
 }
 
-/** Milliseconds a whole process takes with stdout to /dev/null, median of `runs`; throws if it fails. */
-export function timeProcess(command: string, args: readonly string[], runs = 5): number {
+/**
+ * The environment of every timed process: this one's without NODE_EXTRA_CA_CERTS, which Node 20
+ * reads and parses eagerly at start-up (Node 22 and later only when TLS first needs it).
+ */
+export const TIMED_ENV: NodeJS.ProcessEnv = (() => {
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  return env;
+})();
+
+/** What the bench says about the timed processes' environment, on its first line. */
+export function environmentNote(): string {
+  const was = process.env.NODE_EXTRA_CA_CERTS === undefined ? "was not set" : "was set here";
+  return `Node ${process.version}; every timed process runs with NODE_EXTRA_CA_CERTS unset (it ${was})`;
+}
+
+/** A command line to time as a whole process. */
+export type Command = readonly [command: string, ...args: string[]];
+
+/**
+ * Milliseconds each whole process takes with stdout to /dev/null, median of `runs`, run in turns
+ * (one of each per round) so that a load change on the machine hits all of them alike; throws if
+ * one fails.
+ */
+export function timeProcesses(commands: readonly Command[], runs = 7): number[] {
   const devnull = openSync("/dev/null", "w");
   try {
-    const times: number[] = [];
+    const times = commands.map((): number[] => []);
     for (let i = 0; i < runs; i++) {
-      const t0 = process.hrtime.bigint();
-      const r = spawnSync(command, args, { stdio: ["ignore", devnull, "pipe"] });
-      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-      if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-      times.push(ms);
+      commands.forEach(([command, ...args], c) => {
+        const t0 = process.hrtime.bigint();
+        const r = spawnSync(command, args, { stdio: ["ignore", devnull, "pipe"], env: TIMED_ENV });
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+        times[c]!.push(ms);
+      });
     }
-    return median(times);
+    return times.map(median);
   } finally {
     closeSync(devnull);
   }
+}
+
+/** Milliseconds a whole process takes with stdout to /dev/null, median of `runs`; throws if it fails. */
+export function timeProcess(command: string, args: readonly string[], runs = 5): number {
+  return timeProcesses([[command, ...args]], runs)[0]!;
 }
 
 /** Run a whole process once and return its duration in ms and its stdout. */
@@ -45,7 +75,7 @@ export function runProcess(
   args: readonly string[],
 ): { ms: number; stdout: string; status: number | null } {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(command, args, { encoding: "utf8", maxBuffer: 1 << 30 });
+  const r = spawnSync(command, args, { encoding: "utf8", maxBuffer: 1 << 30, env: TIMED_ENV });
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, stdout: r.stdout, status: r.status };
 }
 
@@ -76,4 +106,5 @@ export const fmt = {
   ms: (ms: number) => `${ms.toFixed(1)} ms`,
   rate: (n: number, ms: number) => `${Math.round((n / ms) * 1000).toLocaleString("en-US")}/s`,
   ratio: (a: number, b: number) => `${(a / b).toFixed(2)} x`,
+  perItem: (ms: number, n: number) => `${((ms * 1000) / n).toFixed(2)} us`,
 };

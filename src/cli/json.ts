@@ -1,27 +1,45 @@
 /**
  * Sockets as JSON, written as bytes while they stream in: `ls -j` of 100,000 sockets builds no
- * intermediate object or string per socket. The text is exactly JSON.stringify(socket) (the model's
- * toJSON, which test/cli checks against this writer), plus `owners` with -p.
+ * intermediate object or string per socket. The text is exactly stringifyForOutput(socket) (the
+ * model's toJSON, which test/cli checks against this writer), plus `timer` with -o and `owners`
+ * with -p.
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
+import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
-import { AddressTexts } from "./addresses.js";
 import { AsciiWriter, ascii } from "./ascii.js";
+import { timerOf } from "./timers.js";
 
 /** Bytes per write to stdout. */
 const CHUNK = 1 << 20;
 
+/** What JSON output adds to each socket's fields. */
+export interface JsonExtras {
+  /** -p: an `owners` array of { pid, command, fd } (empty when no process holds the socket). */
+  owners?: ReadonlyMap<number, readonly SocketOwner[]> | undefined;
+  /** -o: a `timer` object { name, expiresMs, retrans } for inet sockets. */
+  timers?: boolean;
+}
+
 /**
- * Write `sockets` as one JSON array ("json") or one object per line ("ndjson") through `write`.
- * With `owners` (-p), each object ends with an `owners` array of { pid, command, fd }.
+ * JSON.stringify for CLI output: the caller's own namespace, which the library leaves unnamed
+ * (null), is called HOST_NETNS_NAME, as in every other output.
+ */
+export function stringifyForOutput(value: unknown, space?: number): string {
+  return JSON.stringify(value, (key, v) => (key === "netns" && v == null ? HOST_NETNS_NAME : v), space);
+}
+
+/**
+ * Write `sockets` as one JSON array ("json") or one object per line ("ndjson") through `write`,
+ * with the `extras` asked for last in each object.
  */
 export function writeJson(
   sockets: Iterable<Socket>,
   format: "json" | "ndjson",
   write: (chunk: Uint8Array) => void,
-  owners?: ReadonlyMap<number, readonly SocketOwner[]>,
+  extras: JsonExtras = {},
 ): void {
-  const addresses = new AddressTexts();
+  const { owners, timers } = extras;
   const labels = new LabelTexts();
   const words = new Words();
   let out = new AsciiWriter(CHUNK + 4096);
@@ -29,8 +47,9 @@ export function writeJson(
   for (const s of sockets) {
     if (format === "json") out.text(first ? "[\n" : ",\n");
     first = false;
-    if (s.family === "unix" || s.hasAttributes) out.text(JSON.stringify(s).slice(0, -1));
-    else inetJson(out, s, addresses, labels, words);
+    if (s.family === "unix" || s.hasAttributes) out.text(stringifyForOutput(s).slice(0, -1));
+    else inetJson(out, s, labels, words);
+    if (timers && s.family !== "unix") out.text(`,"timer":${JSON.stringify(timerOf(s))}`);
     if (owners) out.text(`,"owners":${JSON.stringify(owners.get(s.inode) ?? [])}`);
     out.char(125); // }
     if (format === "ndjson") out.char(10);
@@ -80,20 +99,14 @@ class Words {
 }
 
 /** JSON.stringify(s) of an inet socket without attributes, less its closing brace. */
-function inetJson(
-  out: AsciiWriter,
-  s: InetSocket,
-  addresses: AddressTexts,
-  labels: LabelTexts,
-  words: Words,
-): void {
+function inetJson(out: AsciiWriter, s: InetSocket, labels: LabelTexts, words: Words): void {
   out.raw(K.netns).text(labels.json(s.netns?.label));
   out.raw(K.family).raw(words.of(s.family));
   out.raw(K.protocol).raw(words.of(s.protocol));
   out.raw(K.state).raw(words.of(s.state));
-  out.raw(K.src).text(addresses.src(s));
+  out.raw(K.src).text(s.src);
   out.raw(K.sport).uint(s.sport);
-  out.raw(K.dst).text(addresses.dst(s));
+  out.raw(K.dst).text(s.dst);
   out.raw(K.dport).uint(s.dport);
   out.raw(K.ifindex).uint(s.ifindex);
   out.raw(K.cookie);
@@ -112,12 +125,12 @@ function inetJson(
 /** Namespace labels as JSON strings; a listing repeats each for thousands of sockets. */
 class LabelTexts {
   private last: string | undefined;
-  private lastJson = "null";
+  private lastJson = JSON.stringify(HOST_NETNS_NAME);
 
   json(label: string | undefined): string {
     if (label !== this.last) {
       this.last = label;
-      this.lastJson = label === undefined ? "null" : JSON.stringify(label);
+      this.lastJson = JSON.stringify(label ?? HOST_NETNS_NAME);
     }
     return this.lastJson;
   }

@@ -48,17 +48,29 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
       ...(o.multiple ? { multiple: true } : {}),
     };
   }
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof options; tokens: true; allowPositionals: true }>>;
   try {
-    const { values, positionals } = parseArgs({
-      args: [...argv],
-      options,
-      allowPositionals: true,
-      strict: true,
-    });
-    return { values: values as ParsedValues, positionals };
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true, tokens: true });
   } catch (err) {
     throw new UsageError(`${spec.name}: ${cleanParseMessage(err)}`, `run 'sockdiag ${spec.name} --help'`);
   }
+  // parseArgs keeps the last of a repeated value: a second -N NAME would silently win.
+  const seen = new Set<string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== "option" || token.value === undefined) continue;
+    const o = spec.options.find((x) => x.name === token.name);
+    if (!o || o.multiple) continue;
+    if (seen.has(o.name)) {
+      const flag = `${o.short ? `-${o.short}/` : ""}--${o.name}`;
+      const every = o.name === "net" ? "; for every namespace, use --all-netns" : "";
+      throw new UsageError(
+        `${spec.name}: ${flag} given more than once`,
+        `${flag} takes one ${o.value}${every}`,
+      );
+    }
+    seen.add(o.name);
+  }
+  return { values: parsed.values as ParsedValues, positionals: parsed.positionals };
 }
 
 // parseArgs messages explain the option in terms of JavaScript ("To specify a positional argument

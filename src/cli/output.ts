@@ -29,7 +29,10 @@ export function writeOut(text: string | Uint8Array | readonly (string | Uint8Arr
 export function renderSockets(sockets: readonly Socket[], format: Format, table: TableOptions): Uint8Array[] {
   if (format === "table") return [renderTable(sockets, table)];
   const chunks: Uint8Array[] = [];
-  writeJson(sockets, format, (chunk) => chunks.push(chunk), table.owners);
+  writeJson(sockets, format, (chunk) => chunks.push(chunk), {
+    owners: table.owners,
+    timers: table.display.options,
+  });
   return chunks;
 }
 

@@ -45,6 +45,7 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
   { name: "ipv6", short: "6", help: "IPv6 sockets only" },
   { name: "all", short: "a", help: "sockets in every state (default: connected only, as ss)" },
   { name: "listening", short: "l", help: "listening and unconnected sockets only" },
+  { name: "options", short: "o", help: "show timers: timer:(name,expires,retransmits), as ss -o" },
   { name: "extended", short: "e", help: "show uid, inode and cookie" },
   { name: "memory", short: "m", help: "show socket memory (skmem)" },
   { name: "info", short: "i", help: "show TCP info and congestion control" },
@@ -68,6 +69,8 @@ const PROTOCOL_FLAGS: readonly [string, Protocol][] = [
 
 /** What to show beyond the basic columns. */
 export interface Display {
+  /** -o: timers. */
+  options: boolean;
   extended: boolean;
   memory: boolean;
   info: boolean;
@@ -81,6 +84,8 @@ export interface Selection {
   display: Display;
   /** Whether the protocols were chosen explicitly (else protocols the kernel lacks are skipped). */
   explicitProtocols: boolean;
+  /** Whether the states were chosen (state/exclude words, -a, -l) rather than defaulted. */
+  explicitStates: boolean;
 }
 
 /**
@@ -137,6 +142,7 @@ export function selectionFromArgs(
   }
 
   const display: Display = {
+    options: Boolean(values.options),
     extended: Boolean(values.extended),
     memory: Boolean(values.memory),
     info: Boolean(values.info),
@@ -146,7 +152,9 @@ export function selectionFromArgs(
   if (display.memory) extensions.push("skmem");
   if (display.info) extensions.push("tcpinfo", "cong");
   if (extensions.length > 0) query.extensions = extensions;
-  return { query, filter: filterWords.join(" ").trim(), display, explicitProtocols };
+  const explicitStates =
+    states.length > 0 || exclude.length > 0 || Boolean(values[defaults.allStatesKey] || values.listening);
+  return { query, filter: filterWords.join(" ").trim(), display, explicitProtocols, explicitStates };
 }
 
 function readFilterFile(path: string): string {

@@ -5,10 +5,11 @@
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
 import type { StateName } from "../diag/states.js";
+import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
-import { AddressTexts } from "./addresses.js";
 import { AsciiWriter, digits } from "./ascii.js";
 import type { Display } from "./select.js";
+import { timerText } from "./timers.js";
 
 const STATE_LABELS: Readonly<Record<StateName, string>> = {
   unknown: "UNKNOWN",
@@ -55,7 +56,6 @@ function endpointWidth(host: string, port: number): number {
 export function renderTable(sockets: readonly Socket[], options: TableOptions): Buffer {
   const n = sockets.length;
   if (n === 0 && !options.header) return Buffer.alloc(0);
-  const hosts = new AddressTexts();
   // Local and peer "host" text per socket; for unix sockets, the whole cell.
   const locals = new Array<string>(n);
   const peers = new Array<string>(n);
@@ -71,12 +71,13 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
       localWidth = locals[i]!.length;
       peerWidth = peers[i]!.length;
     } else {
-      locals[i] = hosts.localHost(s);
-      peers[i] = hosts.peerHost(s);
+      // ss brackets IPv6 hosts in its table.
+      locals[i] = s.family === "inet" ? s.src : `[${s.src}]`;
+      peers[i] = s.family === "inet" ? s.dst : `[${s.dst}]`;
       localWidth = endpointWidth(locals[i]!, s.sport);
       peerWidth = endpointWidth(peers[i]!, s.dport);
     }
-    if (options.netnsColumn) widths[0] = Math.max(widths[0]!, (s.netns?.label ?? "(host)").length);
+    if (options.netnsColumn) widths[0] = Math.max(widths[0]!, (s.netns?.label ?? HOST_NETNS_NAME).length);
     widths[1] = Math.max(widths[1]!, netid(s).length);
     widths[2] = Math.max(widths[2]!, STATE_LABELS[s.state].length);
     widths[3] = Math.max(widths[3]!, digits(s.rqueue));
@@ -91,10 +92,14 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
     out.text(`${cells.join(" ")}${options.display.processes ? " Process" : ""}`.trimEnd()).char(NEWLINE);
   }
   const wantsDetails =
-    options.display.extended || options.display.memory || options.display.info || options.display.processes;
+    options.display.options ||
+    options.display.extended ||
+    options.display.memory ||
+    options.display.info ||
+    options.display.processes;
   for (let i = 0; i < n; i++) {
     const s = sockets[i]!;
-    if (options.netnsColumn) cell(out, s.netns?.label ?? "(host)", widths[0]!);
+    if (options.netnsColumn) cell(out, s.netns?.label ?? HOST_NETNS_NAME, widths[0]!);
     cell(out, netid(s), widths[1]!);
     cell(out, STATE_LABELS[s.state], widths[2]!);
     out
@@ -153,6 +158,10 @@ function details(s: Socket, options: TableOptions): string {
   const owners = options.owners?.get(s.inode);
   if (options.display.processes && owners) {
     parts.push(`users:(${owners.map((o) => `("${o.command}",pid=${o.pid},fd=${o.fd})`).join(",")})`);
+  }
+  if (options.display.options && s.family !== "unix") {
+    const timer = timerText(s);
+    if (timer) parts.push(timer);
   }
   if (options.display.extended) {
     if (s.uid !== undefined) parts.push(`uid:${s.uid}`);

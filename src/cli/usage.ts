@@ -1,5 +1,5 @@
 /**
- * The CLI's one place that turns errors into messages and exit codes (DESIGN.md): 0 success,
+ * The CLI's one place that turns errors into messages and exit codes: 0 success,
  * 1 the operation failed (kernel refused, some destroys failed), 2 usage error.
  */
 export const EXIT_OK = 0;

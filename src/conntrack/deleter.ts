@@ -14,14 +14,16 @@ import {
   writeDeleteRequest,
 } from "../ctnl/index.js";
 import {
+  BARRIER_BYTES,
+  batchCapacity,
+  batchErrno,
   collectErrors,
   MessageWriter,
   type NetlinkConnection,
-  NetlinkTimeoutError,
   writeBarrier,
 } from "../netlink/index.js";
 import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
-import { Errno, SysError } from "../sys/errors.js";
+import { Errno } from "../sys/errors.js";
 import {
   type ConntrackFailure,
   type ConntrackOutcome,
@@ -33,11 +35,8 @@ import {
 
 /** Requests per write, by default. */
 export const DEFAULT_CT_BATCH_SIZE = 1024;
-/** Room one failure's answer takes in the receive queue (36 bytes in an skb well under 1 KiB). */
-const ANSWER_BYTES = 1024;
 /** The largest DELETE: nlmsghdr, nfgenmsg, an IPv6 tuple with a zone, CTA_ID, CTA_ZONE. */
 const REQUEST_BYTES = 16 + 4 + 96 + 8 + 8;
-const BARRIER_BYTES = 16;
 
 export type EntryOutcomeListener = (
   entry: ConntrackEntry,
@@ -66,8 +65,7 @@ export class EntryDeleter {
     private readonly onOutcome?: EntryOutcomeListener,
     private readonly signal?: AbortSignalLike,
   ) {
-    const room = Math.max(1, Math.floor(queueBytes / ANSWER_BYTES));
-    this.batchSize = Math.max(1, Math.min(Math.floor(batchSize) || 1, room));
+    this.batchSize = batchCapacity(queueBytes, batchSize);
     this.writer = new MessageWriter(Buffer.alloc(this.batchSize * REQUEST_BYTES + BARRIER_BYTES));
     this.errnos = new Int32Array(this.batchSize);
   }
@@ -122,12 +120,7 @@ export class EntryDeleter {
       });
     } catch (err) {
       // Whether the kernel acted on this batch is unknown: each of its entries failed, with the reason.
-      const errno =
-        err instanceof SysError
-          ? err.errno
-          : err instanceof NetlinkTimeoutError
-            ? Errno.ETIMEDOUT
-            : Errno.EIO;
+      const errno = batchErrno(err);
       for (const e of batch) this.settle(e, errno);
       throw err;
     } finally {

@@ -15,8 +15,7 @@ import {
   hasPorts,
   type TupleFilter,
 } from "../ctnl/index.js";
-import { formatIPv6 } from "../diag/address.js";
-import { parseIPv6 } from "../filter/prefix.js";
+import { formatIPv6, parseIPv6 } from "../diag/address.js";
 import type { NamespaceSourceOptions, NetnsSelector } from "../sockets/targets.js";
 import { ConntrackQueryError } from "./errors.js";
 

@@ -77,18 +77,7 @@ export const CTA_FILTER_FLAG_CTA_PROTO_NUM = 1 << 3;
 export const CTA_FILTER_FLAG_CTA_PROTO_SRC_PORT = 1 << 4;
 export const CTA_FILTER_FLAG_CTA_PROTO_DST_PORT = 1 << 5;
 
-export const AF_UNSPEC = 0;
-export const AF_INET = 2;
-export const AF_INET6 = 10;
-
-export const IPPROTO_ICMP = 1;
-export const IPPROTO_TCP = 6;
-export const IPPROTO_UDP = 17;
-export const IPPROTO_DCCP = 33;
-export const IPPROTO_GRE = 47;
-export const IPPROTO_ICMPV6 = 58;
-export const IPPROTO_SCTP = 132;
-export const IPPROTO_UDPLITE = 136;
+export { AF_INET, AF_INET6, AF_UNSPEC } from "../sys/socket.js";
 
 /** enum ip_conntrack_status bits, by the names conntrack-tools prints (IPS_ prefix dropped). */
 export const IPS_SEEN_REPLY = 1 << 1;

@@ -174,9 +174,6 @@ export function writeDeleteRequest(
   }
 }
 
-const reader = new AttributeReader();
-const ipReader = new AttributeReader();
-
 /**
  * Throw FlushGuardError unless buf[offset, offset+length) is one attribute of type `type`
  * (CTA_TUPLE_ORIG or CTA_TUPLE_REPLY) holding CTA_TUPLE_IP with both addresses of `family`, and
@@ -193,7 +190,8 @@ export function checkTuple(buf: Buffer, offset: number, length: number, family: 
   let src = false;
   let dst = false;
   let proto = false;
-  const r = reader.reset(buf, offset + 4, offset + length, "conntrack tuple");
+  const r = new AttributeReader().reset(buf, offset + 4, offset + length, "conntrack tuple");
+  const ipReader = new AttributeReader();
   while (r.next()) {
     if (r.type === CTA_TUPLE_IP) {
       const ip = ipReader.reset(buf, r.offset, r.offset + r.length, "CTA_TUPLE_IP");

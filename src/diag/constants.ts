@@ -11,16 +11,7 @@ export const SKNLGRP_INET_UDP_DESTROY = 2;
 export const SKNLGRP_INET6_TCP_DESTROY = 3;
 export const SKNLGRP_INET6_UDP_DESTROY = 4;
 
-export const AF_UNIX = 1;
-export const AF_INET = 2;
-export const AF_INET6 = 10;
-
-export const IPPROTO_TCP = 6;
-export const IPPROTO_UDP = 17;
-export const IPPROTO_RAW = 255;
-export const IPPROTO_SCTP = 132;
-export const IPPROTO_UDPLITE = 136;
-export const IPPROTO_MPTCP = 262;
+export { AF_INET, AF_INET6, AF_UNIX } from "../sys/socket.js";
 
 /** Request attributes (enum { INET_DIAG_REQ_NONE, ... }). */
 export const INET_DIAG_REQ_BYTECODE = 1;

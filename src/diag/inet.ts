@@ -4,13 +4,15 @@
  * attributes, decoded into an InetSocket.
  */
 import {
-  AttributeReader,
+  type AttributeReader,
   DecodeError,
   type MessageWriter,
   NLM_F_ACK,
   NLM_F_DUMP,
   NLM_F_REQUEST,
+  putU32LE,
 } from "../netlink/index.js";
+import { IPPROTO_RAW } from "../sys/socket.js";
 import {
   AF_INET,
   AF_INET6,
@@ -28,11 +30,11 @@ import {
   INET_DIAG_SKV6ONLY,
   INET_DIAG_TCLASS,
   INET_DIAG_TOS,
-  IPPROTO_RAW,
   SOCK_DESTROY,
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
+import { DecodeScratch } from "./scratch.js";
 import {
   type AddressTexts,
   INET_DIAG_MSG_LEN,
@@ -80,7 +82,7 @@ function writeReqHeader(
   b[o + 2] = ext;
   // For raw dumps the pad byte is sdiag_raw_protocol; IPPROTO_RAW asks for every raw socket.
   if (protocol === IPPROTO_RAW) b[o + 3] = IPPROTO_RAW;
-  b.writeUInt32LE(states >>> 0, o + 4);
+  putU32LE(b, o + 4, states >>> 0);
 }
 
 /** Append a complete SOCK_DIAG_BY_FAMILY dump request to `w`. Allocates nothing. */
@@ -88,8 +90,8 @@ export function writeInetDumpRequest(w: MessageWriter, seq: number, req: InetDum
   w.begin(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, seq);
   const o = w.reserve(INET_DIAG_REQ_V2_LEN);
   writeReqHeader(w.buf, o, req.family, req.protocol, req.ext, req.states);
-  w.buf.writeUInt32LE(INET_DIAG_NOCOOKIE, o + 8 + 40);
-  w.buf.writeUInt32LE(INET_DIAG_NOCOOKIE, o + 8 + 44);
+  putU32LE(w.buf, o + 8 + 40, INET_DIAG_NOCOOKIE);
+  putU32LE(w.buf, o + 8 + 44, INET_DIAG_NOCOOKIE);
   if (req.bytecode) w.attr(INET_DIAG_REQ_BYTECODE, req.bytecode);
   if (req.protocol > 0xff) w.attrU32(INET_DIAG_REQ_PROTOCOL, req.protocol);
   w.end();
@@ -138,12 +140,9 @@ export interface InetDecodeOptions {
   netns?: SocketNetns | undefined;
   /** The address texts of the previous sockets, for the next one to reuse (one per dump). */
   texts?: AddressTexts | undefined;
+  /** State reused from one message to the next (one per dump); without it each call makes its own. */
+  scratch?: DecodeScratch | undefined;
 }
-
-const attrs = new AttributeReader();
-// The view of the buffer decoded last: consecutive messages of one receive chunk share it.
-let viewed: Buffer | undefined;
-let view: DataView | undefined;
 
 /**
  * Decode struct inet_diag_msg at buf[o, o + len) into a new InetSocket, then its attributes:
@@ -162,18 +161,21 @@ export function decodeInetDiagMsg(
   if (len < INET_DIAG_MSG_LEN || o < 0 || o + len > buf.length) {
     throw new DecodeError("inet_diag_msg", o, `${len} bytes, needs ${INET_DIAG_MSG_LEN}`);
   }
-  if (buf !== viewed) {
-    viewed = buf;
-    view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  }
-  const s = new InetSocket(view!, o, options.protocol, options.netns, options.texts, len);
+  const scratch = options.scratch ?? new DecodeScratch();
+  const s = new InetSocket(scratch.view(buf), o, options.protocol, options.netns, options.texts, len);
   if (options.attributes && len > INET_DIAG_MSG_LEN)
-    decodeInetAttributes(buf, o + INET_DIAG_MSG_LEN, o + len, s);
+    decodeInetAttributes(scratch.attrs, buf, o + INET_DIAG_MSG_LEN, o + len, s);
   return s;
 }
 
-function decodeInetAttributes(buf: Buffer, start: number, end: number, s: InetSocket): void {
-  const a = attrs.reset(buf, start, end, "inet_diag_msg attributes");
+function decodeInetAttributes(
+  reader: AttributeReader,
+  buf: Buffer,
+  start: number,
+  end: number,
+  s: InetSocket,
+): void {
+  const a = reader.reset(buf, start, end, "inet_diag_msg attributes");
   while (a.next()) {
     switch (a.type) {
       case INET_DIAG_MEMINFO:

@@ -2,7 +2,9 @@
  * The Socket model: what one sock_diag answer says about one socket, as plain data. Decoders in
  * this folder fill these objects straight from the receive buffer.
  */
+
 import { formatIPv4, formatIPv6, isV4Mapped } from "./address.js";
+import { AF_INET, AF_INET6 } from "./constants.js";
 import { type StateName, stateName } from "./states.js";
 import type { TcpInfo } from "./tcpinfo.js";
 
@@ -86,8 +88,6 @@ const INODE = 68;
 /** sizeof(struct inet_diag_msg). */
 export const INET_DIAG_MSG_LEN = 72;
 const INET_DIAG_SOCKID_LEN = 48;
-const AF_INET = 2;
-const AF_INET6 = 10;
 
 /** What a socket needs to be built from fields instead of bytes (see InetSocket.build). */
 export interface InetSocketInit {
@@ -284,7 +284,7 @@ export class InetSocket implements SocketBase {
     return isV4Mapped(this.dst0, this.dst1, this.dst2) ? this.dst3 : undefined;
   }
 
-  /** The JSON form printed by `--json`: field names as in DESIGN.md, cookie as a decimal string. */
+  /** The JSON form printed by `--json`: the CLI's JSON field names, cookie as a decimal string. */
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = { ...(this as object) };
     out.netns = this.netns?.label ?? null;

@@ -2,13 +2,7 @@
  * unix_diag wire formats (/usr/include/linux/unix_diag.h): struct unix_diag_req, and
  * struct unix_diag_msg with its attributes decoded into a UnixSocket.
  */
-import {
-  AttributeReader,
-  DecodeError,
-  type MessageWriter,
-  NLM_F_DUMP,
-  NLM_F_REQUEST,
-} from "../netlink/index.js";
+import { DecodeError, type MessageWriter, NLM_F_DUMP, NLM_F_REQUEST } from "../netlink/index.js";
 import {
   AF_UNIX,
   SOCK_DIAG_BY_FAMILY,
@@ -22,6 +16,7 @@ import {
   UNIX_DIAG_VFS,
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
+import { DecodeScratch } from "./scratch.js";
 import { UnixSocket, type UnixType } from "./socket.js";
 
 /** sizeof(struct unix_diag_req). */
@@ -50,21 +45,25 @@ export function writeUnixDumpRequest(w: MessageWriter, seq: number, states: numb
 
 const TYPES: Readonly<Record<number, UnixType>> = { 1: "stream", 2: "dgram", 5: "seqpacket" };
 
-const attrs = new AttributeReader();
-
 /**
  * Decode struct unix_diag_msg at buf[o, o + len):
  *   __u8 udiag_family, udiag_type, udiag_state, pad; __u32 udiag_ino; __u32 udiag_cookie[2];
- * then the attributes that were asked for. Throws DecodeError on malformed bytes.
+ * then the attributes that were asked for; `scratch` is reused from one message to the next when
+ * the caller passes one. Throws DecodeError on malformed bytes.
  */
-export function decodeUnixDiagMsg(buf: Buffer, o: number, len: number): UnixSocket {
+export function decodeUnixDiagMsg(
+  buf: Buffer,
+  o: number,
+  len: number,
+  scratch: DecodeScratch = new DecodeScratch(),
+): UnixSocket {
   if (len < UNIX_DIAG_MSG_LEN || o + len > buf.length) {
     throw new DecodeError("unix_diag_msg", o, `${len} bytes, needs ${UNIX_DIAG_MSG_LEN}`);
   }
   const type = TYPES[buf[o + 1]!];
   if (!type) throw new DecodeError("unix_diag_msg", o + 1, `unknown socket type ${buf[o + 1]}`);
   const s = new UnixSocket(type, buf[o + 2]!, buf.readUInt32LE(o + 4), buf.readBigUInt64LE(o + 8));
-  const a = attrs.reset(buf, o + UNIX_DIAG_MSG_LEN, o + len, "unix_diag_msg attributes");
+  const a = scratch.attrs.reset(buf, o + UNIX_DIAG_MSG_LEN, o + len, "unix_diag_msg attributes");
   while (a.next()) {
     switch (a.type) {
       case UNIX_DIAG_NAME:

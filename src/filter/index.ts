@@ -24,6 +24,7 @@ export {
   type OmittableCondition,
   programUsesMark,
 } from "./bytecode.js";
+export { checkFilterTree, MAX_FILTER_DEPTH } from "./check.js";
 export { type FilterEnv, readEphemeralPorts, resolveCgroupPath } from "./env.js";
 export { FilterResolveError, FilterSyntaxError } from "./errors.js";
 export { formatFilter } from "./format.js";

@@ -61,12 +61,22 @@ export function filterFromObject(
   filter: StructuredFilter,
   options: ParseOptions = {},
 ): FilterNode | undefined {
-  return convert(filter, options.services ?? systemServices());
+  return convert(filter, options.services ?? systemServices(), 0);
 }
 
-function convert(filter: StructuredFilter, services: ServiceTable): FilterNode | undefined {
+/** How deep `not`/`and`/`or` objects may nest (the text parser allows 100 parentheses). */
+const MAX_NESTING = 100;
+
+function convert(filter: StructuredFilter, services: ServiceTable, nesting: number): FilterNode | undefined {
   if (typeof filter !== "object" || filter === null || Array.isArray(filter))
     throw fieldError("filter", filter, "a structured filter must be an object");
+  if (nesting > MAX_NESTING)
+    throw new FilterSyntaxError(
+      `structured filter nested deeper than ${MAX_NESTING} levels`,
+      "not",
+      "not",
+      0,
+    );
   for (const key of Object.keys(filter))
     if (!(KEYS as readonly string[]).includes(key))
       throw new FilterSyntaxError(`unknown filter field "${key}"`, key, key, 0);
@@ -74,13 +84,13 @@ function convert(filter: StructuredFilter, services: ServiceTable): FilterNode |
   for (const key of KEYS) {
     const value = filter[key];
     if (value === undefined) continue;
-    const node = field(key, value, services);
+    const node = field(key, value, services, nesting);
     result = result ? { type: "and", left: result, right: node } : node;
   }
   return result;
 }
 
-function field(key: Key, value: unknown, services: ServiceTable): FilterNode {
+function field(key: Key, value: unknown, services: ServiceTable, nesting: number): FilterNode {
   const fail: Fail = (reason) => {
     throw fieldError(key, value, reason);
   };
@@ -111,20 +121,26 @@ function field(key: Key, value: unknown, services: ServiceTable): FilterNode {
       if (typeof value !== "boolean") fail(`"autobound" must be true or false`);
       return value ? { type: "autobound" } : { type: "not", operand: { type: "autobound" } };
     case "not": {
-      const operand = convert(value as StructuredFilter, services);
+      const operand = convert(value as StructuredFilter, services, nesting + 1);
       if (!operand) fail(`"not" needs a condition`);
       return { type: "not", operand };
     }
     default:
-      return list(key, value, services, fail);
+      return list(key, value, services, fail, nesting);
   }
 }
 
-function list(key: "and" | "or", value: unknown, services: ServiceTable, fail: Fail): FilterNode {
+function list(
+  key: "and" | "or",
+  value: unknown,
+  services: ServiceTable,
+  fail: Fail,
+  nesting: number,
+): FilterNode {
   if (!Array.isArray(value) || value.length === 0) fail(`"${key}" must be a non-empty array of filters`);
   let result: FilterNode | undefined;
   for (const item of value as StructuredFilter[]) {
-    const node = convert(item, services);
+    const node = convert(item, services, nesting + 1);
     if (!node) fail(`"${key}" holds an empty filter`);
     result = result ? { type: key, left: result, right: node } : node;
   }

@@ -4,8 +4,10 @@
  * answered and a final barrier marks the end (writeBarrier + collectErrors).
  */
 
+import { Errno, SysError } from "../sys/errors.js";
 import type { NetlinkConnection } from "./connection.js";
 import { NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NLMSG_NOOP } from "./constants.js";
+import { NetlinkTimeoutError } from "./errors.js";
 import { MessageReader } from "./reader.js";
 import type { MessageWriter } from "./writer.js";
 
@@ -26,6 +28,24 @@ function readAnswers(
       if (r.type === NLMSG_ERROR && answer(r.seq, r.errno())) return;
     }
   }
+}
+
+/**
+ * What one failure's answer costs in the receive queue: 36 bytes with NETLINK_CAP_ACK, in an skb of
+ * well under 1 KiB.
+ */
+const ANSWER_BYTES = 1024;
+/** sizeof(struct nlmsghdr): a barrier is a header alone. */
+export const BARRIER_BYTES = 16;
+
+/**
+ * How many requests one errors-only write may carry: `wanted` (at least 1), but never more than the
+ * receive queue (`queueBytes`, as the kernel granted it) could hold if every request failed — so no
+ * answer is ever dropped (ENOBUFS). With the 4 MiB queue of a privileged caller, that is 4,096.
+ */
+export function batchCapacity(queueBytes: number, wanted: number): number {
+  const room = Math.max(1, Math.floor(queueBytes / ANSWER_BYTES));
+  return Math.max(1, Math.min(Math.floor(wanted) || 1, room));
 }
 
 /**
@@ -86,4 +106,15 @@ export function collectErrors(
     if (index < count && errno !== 0) onError(index, errno);
     return false;
   });
+}
+
+/**
+ * The errno that stands for each request of a batch whose answers could not be read to the end:
+ * the system call's (ENOBUFS: answers were dropped), ETIMEDOUT when none came in time, EIO for an
+ * answer that broke the netlink rules. Whether the kernel acted on those requests is unknown.
+ */
+export function batchErrno(err: unknown): number {
+  if (err instanceof SysError) return err.errno;
+  if (err instanceof NetlinkTimeoutError) return Errno.ETIMEDOUT;
+  return Errno.EIO;
 }

@@ -34,11 +34,14 @@ export class MessageWriter {
     const b = this.buf;
     const o = this.length;
     this.msgStart = o;
-    b.writeUInt32LE(0, o);
-    b.writeUInt16LE(type, o + 4);
-    b.writeUInt16LE(flags, o + 6);
-    b.writeUInt32LE(seq >>> 0, o + 8);
-    b.writeUInt32LE(0, o + 12);
+    // Byte stores: Buffer's write methods check their arguments on every call.
+    zero(b, o, o + 4);
+    b[o + 4] = type & 0xff;
+    b[o + 5] = type >>> 8;
+    b[o + 6] = flags & 0xff;
+    b[o + 7] = flags >>> 8;
+    putU32LE(b, o + 8, seq >>> 0);
+    zero(b, o + 12, o + 16);
     this.length = o + NLMSG_HDRLEN;
     return this;
   }
@@ -47,7 +50,7 @@ export class MessageWriter {
   reserve(n: number): number {
     this.ensure(n);
     const o = this.length;
-    this.buf.fill(0, o, o + n);
+    zero(this.buf, o, o + n);
     this.length = o + n;
     return o;
   }
@@ -73,7 +76,7 @@ export class MessageWriter {
   /** Finish the current message: patch nlmsg_len and pad to 4 bytes. */
   end(): this {
     if (this.msgStart < 0) throw new NetlinkProtocolError("MessageWriter.end() without begin()");
-    this.buf.writeUInt32LE(this.length - this.msgStart, this.msgStart);
+    putU32LE(this.buf, this.msgStart, this.length - this.msgStart);
     this.pad();
     this.msgStart = -1;
     return this;
@@ -95,7 +98,7 @@ export class MessageWriter {
   private pad(): void {
     const aligned = align4(this.length);
     this.ensure(aligned - this.length);
-    this.buf.fill(0, this.length, aligned);
+    zero(this.buf, this.length, aligned);
     this.length = aligned;
   }
 
@@ -106,4 +109,24 @@ export class MessageWriter {
       );
     }
   }
+}
+
+/** Zero bytes [from, to): a loop for the few bytes of a header or padding, fill() (a native call) past that. */
+function zero(b: Buffer, from: number, to: number): void {
+  if (to - from > 64) {
+    b.fill(0, from, to);
+    return;
+  }
+  for (let i = from; i < to; i++) b[i] = 0;
+}
+
+/**
+ * Store a u32 little-endian (host order here) at `o`, which the caller has checked is in the
+ * buffer: four byte stores cost less than Buffer.writeUInt32LE's argument checks.
+ */
+export function putU32LE(b: Buffer, o: number, v: number): void {
+  b[o] = v & 0xff;
+  b[o + 1] = (v >>> 8) & 0xff;
+  b[o + 2] = (v >>> 16) & 0xff;
+  b[o + 3] = v >>> 24;
 }

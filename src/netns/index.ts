@@ -30,6 +30,7 @@ export {
   allNetns,
   type DiscoveredNetns,
   discoverNetns,
+  HOST_NETNS_NAME,
   type NetnsEntry,
   NetnsIteration,
   type PinnedNetns,

@@ -100,13 +100,19 @@ export function walkNetns(options: WalkOptions = {}): NetnsIteration<NetnsEntry>
   return new NetnsIteration((errors) => walk(options, errors));
 }
 
+/**
+ * What every report and output calls the namespace the caller runs in (its thread's at the time):
+ * a name no pin can collide with in practice, the same in text and JSON.
+ */
+export const HOST_NETNS_NAME = "(host)";
+
 function* walk(options: WalkOptions, errors: NetnsError[]): Generator<NetnsEntry> {
   const host = options.host ?? "found";
   const self = host === "found" ? undefined : current();
   try {
     if (self && host === "first") {
       yield {
-        ref: { ...self.ref, label: "(host)" },
+        ref: { ...self.ref, label: HOST_NETNS_NAME },
         names: [],
         pids: [],
         path: self.path,

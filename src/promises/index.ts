@@ -29,6 +29,7 @@ import type {
   ProbeResult,
   QuerySocket,
 } from "../sockets/index.js";
+import { throwIfNamespacesFailed } from "../sockets/index.js";
 import type { WatchQuery } from "../sockets/watch.js";
 import type {
   Backend,
@@ -58,8 +59,8 @@ export type AsyncTerminatorConfig = Omit<
 
 /**
  * List the sockets of `query`, as sockdiag's listSockets does (same query, same sockets), without
- * blocking the caller's thread. With `netns: "all"` a namespace that failed is skipped: use
- * iterateSockets to read which.
+ * blocking the caller's thread. With `netns: "all"`, namespaces that failed make it reject with
+ * NamespacesFailedError, which carries the sockets listed and the failures (as sockdiag's).
  */
 export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promise<QuerySocket<Q>[]> {
   const { signal, ...rest } = query ?? {};
@@ -67,8 +68,11 @@ export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promis
   const decoder = new PacedDecoder((s) => {
     out.push(s);
   });
-  await client.call("listSockets", [rest], signal, (chunk) => decoder.push(chunk));
+  const result = (await client.call("listSockets", [rest], signal, (chunk) => decoder.push(chunk))) as
+    | { failures?: NamespaceFailure[] }
+    | undefined;
   await decoder.drained();
+  throwIfNamespacesFailed(out, result?.failures ?? []);
   return out as QuerySocket<Q>[];
 }
 

@@ -5,6 +5,7 @@
  * instead of one per socket, and the sockets that come out are the same objects a sync call makes.
  */
 import { decodeInetDiagMsg } from "../diag/inet.js";
+import { DecodeScratch } from "../diag/scratch.js";
 import {
   AddressTexts,
   INET_DIAG_MSG_LEN,
@@ -118,6 +119,7 @@ export class ChunkWriter {
 export function readChunk(chunk: SocketChunk, sink: (s: Socket) => void): void {
   const buf = Buffer.from(chunk.buf, 0, chunk.used);
   const texts = new AddressTexts();
+  const scratch = new DecodeScratch();
   for (let o = 0; o < chunk.used; ) {
     const kind = buf[o]!;
     const protocol = PROTOCOL_NAMES[buf[o + 1]!]!;
@@ -131,6 +133,7 @@ export function readChunk(chunk: SocketChunk, sink: (s: Socket) => void): void {
           attributes: n > INET_DIAG_MSG_LEN,
           netns,
           texts,
+          scratch,
         }),
       );
       o += HEADER + ((n + 3) & ~3);

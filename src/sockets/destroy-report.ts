@@ -2,9 +2,10 @@
  * What a destroy run did, socket by socket, and how the kernel's answers are classified. The rule
  * "ENOENT on destroy means already gone" lives here and nowhere else.
  */
+
+import { INET_PROTOCOLS } from "../diag/protocols.js";
 import type { Protocol, Socket } from "../diag/socket.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
-import { INET_PROTOCOLS } from "./protocols.js";
 
 /** One socket the kernel refused to destroy. */
 export interface DestroyFailure {
@@ -45,6 +46,38 @@ export type DestroyOutcome = "destroyed" | "gone" | "failed" | "skipped" | "matc
 /** A report with nothing counted yet. */
 export function emptyReport(dryRun: boolean): DestroyReport {
   return { matched: 0, destroyed: 0, gone: 0, failed: [], skipped: 0, stops: [], dryRun };
+}
+
+/** A report's counts alone: matched = destroyed + gone + failed + skipped. */
+export interface DestroyCounts {
+  matched: number;
+  destroyed: number;
+  gone: number;
+  /** The failures themselves, as in every report: count them with `.length`. */
+  failed: DestroyFailure[];
+  skipped: number;
+}
+
+/** Counts with nothing counted. */
+export function emptyCounts(): DestroyCounts {
+  return { matched: 0, destroyed: 0, gone: 0, failed: [], skipped: 0 };
+}
+
+/** Add the counts (and failures) of `other`, counts or a report, into `total`. */
+export function addCounts(total: DestroyCounts, other: DestroyCounts | DestroyReport): void {
+  total.matched += other.matched;
+  total.destroyed += other.destroyed;
+  total.gone += other.gone;
+  total.failed.push(...other.failed);
+  total.skipped += other.skipped;
+}
+
+/** Count one socket's outcome (with its failure, for "failed"); a dry run's "matched" counts as matched only. */
+export function countOutcome(counts: DestroyCounts, outcome: DestroyOutcome, failure?: DestroyFailure): void {
+  counts.matched++;
+  if (outcome === "failed") {
+    if (failure) counts.failed.push(failure);
+  } else if (outcome !== "matched") counts[outcome]++;
 }
 
 /** Add `other` into `total` (for totals over namespaces). */

@@ -17,7 +17,13 @@ import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { type InetSocketFields, revive } from "./revive.js";
 import { Scan } from "./scan.js";
-import { isNamespaceScoped, type NamespaceFailure, recordOrThrow, targetsOf } from "./targets.js";
+import {
+  checkNetnsDirs,
+  isNamespaceScoped,
+  type NamespaceFailure,
+  recordOrThrow,
+  targetsOf,
+} from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {
@@ -98,10 +104,11 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
  */
 export function* destroyInSteps(query: DestroyQuery): Generator<void, NamespacedDestroyReport, void> {
   const plan = planQuery(query);
+  checkNetnsDirs(query.netnsDirs);
   if (plan.filter.tree === undefined && !query.predicate && query.all !== true) {
     throw new QueryError(
       "filter",
-      String(query.filter ?? ""),
+      typeof query.filter === "object" ? JSON.stringify(query.filter) : String(query.filter ?? ""),
       "an empty filter without a predicate would destroy every socket; give a filter, or all: true to mean it",
     );
   }
@@ -215,6 +222,12 @@ export function destroySocket(
   given: Socket | InetSocketFields,
   options?: NetNS | DestroySocketOptions,
 ): "destroyed" | "gone" {
+  if (given === null || typeof given !== "object")
+    throw new QueryError(
+      "socket",
+      String(given),
+      "expected a socket as listSockets or iterateSockets returned it",
+    );
   const socket = revive(given);
   const { netns, signal } =
     options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});

@@ -4,6 +4,8 @@
  * each socket costs one object reading its fields from that copy.
  */
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
+import { INET_PROTOCOLS } from "../diag/protocols.js";
+import { DecodeScratch } from "../diag/scratch.js";
 import { AddressTexts, type InetSocket, type Socket, type SocketNetns } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import {
@@ -15,7 +17,6 @@ import {
 } from "../netlink/index.js";
 import { Errno } from "../sys/errors.js";
 import { UnsupportedProtocolError } from "./errors.js";
-import { INET_PROTOCOLS } from "./protocols.js";
 import type { InetDump, QueryPlan } from "./query.js";
 
 /** Per-dump options beyond the request itself. */
@@ -95,6 +96,7 @@ export class Dumper {
   private readonly writer = new MessageWriter(Buffer.allocUnsafe(66 * 1024));
   /** Set when a stream was closed before its end: its answer is still queued on the connection. */
   private unread = false;
+  private readonly scratch = new DecodeScratch();
 
   constructor(readonly conn: NetlinkConnection) {}
 
@@ -114,6 +116,7 @@ export class Dumper {
       attributes: options.attributes || dump.protocol === "raw",
       netns: options.netns,
       texts: new AddressTexts(),
+      scratch: this.scratch,
     };
     const { predicate } = options;
     return this.start(seq, dump.protocol, (buf, o, len) => {
@@ -127,7 +130,7 @@ export class Dumper {
     const seq = this.conn.nextSeq();
     writeUnixDumpRequest(this.writer.reset(), seq, states, show);
     return this.start(seq, "unix", (buf, o, len) => {
-      const s = decodeUnixDiagMsg(buf, o, len);
+      const s = decodeUnixDiagMsg(buf, o, len, this.scratch);
       s.netns = netns;
       return s;
     });
@@ -196,5 +199,7 @@ export class Dumper {
 
 /** A protocol the kernel cannot list, in a query that asked to leave such protocols out. */
 function skippable(plan: QueryPlan, err: unknown): boolean {
-  return plan.ignoreUnsupported && err instanceof UnsupportedProtocolError;
+  if (!plan.ignoreUnsupported || !(err instanceof UnsupportedProtocolError)) return false;
+  plan.unsupported.add(err.protocol);
+  return true;
 }

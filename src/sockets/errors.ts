@@ -2,8 +2,9 @@
  * The errors the sockets library throws. Each names what it is about (a protocol, a query field,
  * a capability) so that the CLI can print it as is and map it to an exit code in one place.
  */
-import type { Protocol } from "../diag/socket.js";
+import type { Protocol, Socket } from "../diag/socket.js";
 import { SockdiagError } from "../sys/errors.js";
+import type { NamespaceFailure } from "./targets.js";
 
 /** QueryError: the query itself is wrong (unknown protocol, state or extension name). Nothing was sent. */
 export class QueryError extends SockdiagError {
@@ -29,6 +30,27 @@ export class UnsupportedProtocolError extends SockdiagError {
   constructor(protocol: Protocol, module: string, cause?: Error) {
     super(`protocol ${protocol} is not supported by this kernel (no ${module} sock_diag handler)`, { cause });
     this.protocol = protocol;
+  }
+}
+
+/**
+ * NamespacesFailedError: listSockets with `netns: "all"` could not list some namespaces. `sockets`
+ * holds what the others listed, `failures` each namespace that failed and why.
+ */
+export class NamespacesFailedError extends SockdiagError {
+  override readonly name = "NamespacesFailedError";
+  override readonly code = "ERR_SOCKDIAG_NAMESPACES_FAILED";
+  constructor(
+    readonly sockets: readonly Socket[],
+    readonly failures: readonly NamespaceFailure[],
+  ) {
+    const real = failures.filter((f) => !f.note);
+    super(
+      `${real.length} namespace${real.length === 1 ? "" : "s"} could not be listed: ${real
+        .slice(0, 3)
+        .map((f) => `${f.netns}: ${f.error.message}`)
+        .join("; ")}${real.length > 3 ? "; ..." : ""}`,
+    );
   }
 }
 

@@ -6,9 +6,11 @@
  */
 import type { InetSocket } from "../diag/socket.js";
 import {
+  checkFilterTree,
   compileBytecode,
   compilePredicate,
   type FilterNode,
+  FilterSyntaxError,
   filterFromObject,
   parseFilter,
   type StructuredFilter,
@@ -34,24 +36,34 @@ export interface CompiledFilter {
   predicate: ((s: InetSocket) => boolean) | undefined;
 }
 
-/** Parse and check a filter; throws FilterSyntaxError before anything is sent. */
+/**
+ * Parse and check a filter; throws FilterSyntaxError before anything is sent — also for a tree
+ * with a malformed node, and for an input of another type than FilterInput's (naming it).
+ */
 export function prepareFilter(input: FilterInput | undefined, kernel: boolean): PreparedFilter {
-  const tree = toTree(input);
+  const parsed = toTree(input);
+  const tree = parsed && checkFilterTree(parsed);
   return { tree, kernel, needsAttributes: tree ? readsAttributes(tree) : false };
 }
 
 function toTree(input: FilterInput | undefined): FilterNode | undefined {
   if (input === undefined) return undefined;
-  if (typeof input === "string" || Array.isArray(input))
-    return parseFilter(input as string | readonly string[]);
-  if (isFilterNode(input)) return input;
+  if (typeof input === "string") return parseFilter(input);
+  if (Array.isArray(input)) {
+    const bad = input.findIndex((w) => typeof w !== "string");
+    if (bad >= 0) throw new FilterSyntaxError(`filter word ${bad} is not a string`, "filter", "filter", 0);
+    return parseFilter(input as readonly string[]);
+  }
+  if (typeof input !== "object" || input === null)
+    throw new FilterSyntaxError(
+      `a filter is text, words, a filter tree or an object, not ${input === null ? "null" : typeof input}`,
+      "filter",
+      "filter",
+      0,
+    );
+  // Anything with a `type` is meant as a tree: checkFilterTree names what is wrong with it.
+  if ("type" in input) return input as FilterNode;
   return filterFromObject(input as StructuredFilter);
-}
-
-const NODE_TYPES = new Set(["host", "port", "dev", "fwmark", "cgroup", "autobound", "and", "or", "not"]);
-
-function isFilterNode(input: object): input is FilterNode {
-  return NODE_TYPES.has((input as { type?: unknown }).type as string);
 }
 
 function readsAttributes(node: FilterNode): boolean {
@@ -69,8 +81,14 @@ function readsAttributes(node: FilterNode): boolean {
   }
 }
 
-// MARK_COND is refused with EPERM without CAP_NET_ADMIN; the predicate checks the mark anyway.
-const omitForUnprivileged = process.geteuid?.() === 0 ? [] : (["fwmark"] as const);
+/**
+ * What the bytecode must leave to the predicate for this caller: MARK_COND is refused with EPERM
+ * without CAP_NET_ADMIN (the predicate checks the mark anyway). Asked at each compile, so a process
+ * that changes its privileges is judged as it is now.
+ */
+function omittedConditions(): readonly "fwmark"[] {
+  return process.geteuid?.() === 0 ? [] : ["fwmark"];
+}
 
 /**
  * Compile a prepared filter for sockets of `netns` (undefined: the caller's own), inside it: `dev`
@@ -81,7 +99,7 @@ export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): Com
   const tree = filter.tree;
   if (!tree) return { bytecode: undefined, predicate: undefined };
   const compile = () => ({
-    bytecode: filter.kernel ? compileBytecode(tree, { omit: omitForUnprivileged }) : undefined,
+    bytecode: filter.kernel ? compileBytecode(tree, { omit: omittedConditions() }) : undefined,
     predicate: compilePredicate(tree),
   });
   return netns ? runIn(netns, compile) : compile();

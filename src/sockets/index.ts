@@ -1,3 +1,4 @@
+export { PROTOCOL_NAMES } from "../diag/protocols.js";
 export {
   DestroyError,
   type DestroyQuery,
@@ -8,10 +9,20 @@ export {
   type NamespacedDestroyReport,
   PredicateError,
 } from "./destroy.js";
-export type { DestroyFailure, DestroyOutcome, DestroyReport, DestroyStop } from "./destroy-report.js";
+export {
+  addCounts,
+  countOutcome,
+  type DestroyCounts,
+  type DestroyFailure,
+  type DestroyOutcome,
+  type DestroyReport,
+  type DestroyStop,
+  emptyCounts,
+} from "./destroy-report.js";
 export {
   AbortError,
   type AbortSignalLike,
+  NamespacesFailedError,
   QueryError,
   throwIfAborted,
   UnsupportedProtocolError,
@@ -23,10 +34,10 @@ export {
   type QuerySocket,
   SocketIteration,
   type SocketOf,
+  throwIfNamespacesFailed,
 } from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
-export { PROTOCOL_NAMES } from "./protocols.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
 export type { InetSocketFields } from "./revive.js";
-export { type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";
+export { checkNetnsDirs, type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";

@@ -1,10 +1,12 @@
 /**
  * iterateSockets / listSockets: the read half of the sockets library.
  */
-import type { InetSocket, Socket, UnixSocket } from "../diag/socket.js";
+import type { InetSocket, Protocol, Socket, UnixSocket } from "../diag/socket.js";
+import { NamespacesFailedError } from "./errors.js";
 import { planQuery, type QueryPlan, type SocketQuery } from "./query.js";
 import { Scan } from "./scan.js";
 import {
+  checkNetnsDirs,
   type NamespaceFailure,
   type NamespaceSourceOptions,
   type NetnsSelector,
@@ -44,9 +46,18 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
   readonly failures: NamespaceFailure[] = [];
   private readonly plan: QueryPlan;
 
+  /**
+   * With `ignoreUnsupported`, the protocols left out so far because this kernel cannot list them
+   * (no sock_diag handler), in the order met.
+   */
+  get unsupported(): readonly Protocol[] {
+    return [...this.plan.unsupported];
+  }
+
   /** Checks the query at once (QueryError, FilterSyntaxError): nothing is sent before that. */
   constructor(private readonly query: NamespacedQuery) {
     this.plan = planQuery(query);
+    checkNetnsDirs(query.netnsDirs);
   }
 
   *[Symbol.iterator](): Generator<S> {
@@ -91,9 +102,23 @@ export function iterateSockets<const Q extends NamespacedQuery>(query?: Q): Sock
 }
 
 /**
- * Collect the sockets of `query` into an array. Same errors as iterateSockets; with `netns: "all"`
- * a namespace that failed is skipped — use iterateSockets to read which.
+ * Collect the sockets of `query` into an array. Same errors as iterateSockets; with `netns: "all"`,
+ * a namespace that failed (other than with a note: vanished, unreadable) makes it throw
+ * NamespacesFailedError once every namespace was visited — the error carries the sockets listed
+ * and the failures, which are never dropped. iterateSockets goes on past them instead, and says
+ * which in `failures`.
  */
 export function listSockets<const Q extends NamespacedQuery>(query?: Q): QuerySocket<Q>[] {
-  return iterateSockets(query).toArray();
+  const iteration = iterateSockets(query);
+  const sockets = iteration.toArray();
+  throwIfNamespacesFailed(sockets, iteration.failures);
+  return sockets;
+}
+
+/** Throw NamespacesFailedError when `failures` holds a real failure (not only notes). */
+export function throwIfNamespacesFailed(
+  sockets: readonly Socket[],
+  failures: readonly NamespaceFailure[],
+): void {
+  if (failures.some((f) => !f.note)) throw new NamespacesFailedError(sockets, failures);
 }

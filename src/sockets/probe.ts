@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { release } from "node:os";
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
+import { familyNumber, PROTOCOL_NAMES } from "../diag/protocols.js";
 import { InetSocket, type Protocol } from "../diag/socket.js";
 import { NetlinkSocket } from "../netlink/index.js";
 import { create, current, runIn } from "../netns/index.js";
@@ -25,7 +26,6 @@ import {
 import { Destroyer } from "./destroyer.js";
 import { Dumper } from "./dump.js";
 import { UnsupportedProtocolError } from "./errors.js";
-import { familyNumber, PROTOCOL_NAMES } from "./protocols.js";
 
 /** One capability or feature: whether it works, and if not, why. */
 export interface ProbeItem {

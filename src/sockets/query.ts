@@ -3,25 +3,18 @@
  * answer it. Every name is checked here, before anything is sent to the kernel.
  */
 import {
-  INET_DIAG_CONG,
-  INET_DIAG_INFO,
-  INET_DIAG_MEMINFO,
-  INET_DIAG_SKMEMINFO,
-  INET_DIAG_TCLASS,
-  INET_DIAG_TOS,
-  UDIAG_SHOW_ICONS,
-  UDIAG_SHOW_MEMINFO,
-  UDIAG_SHOW_NAME,
-  UDIAG_SHOW_PEER,
-  UDIAG_SHOW_RQLEN,
-  UDIAG_SHOW_UID,
-  UDIAG_SHOW_VFS,
-} from "../diag/constants.js";
+  EXTENSION_BITS,
+  EXTENSION_NAMES,
+  FAMILY_NAMES,
+  familyNumber,
+  isProtocol,
+  PROTOCOL_NAMES,
+  unixShow,
+} from "../diag/protocols.js";
 import type { Extension, InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
 import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
 import { QueryError } from "./errors.js";
 import { type FilterInput, type PreparedFilter, prepareFilter } from "./filtering.js";
-import { FAMILY_NAMES, familyNumber, isProtocol, PROTOCOL_NAMES } from "./protocols.js";
 
 /** Which sockets to list. Every field is optional. */
 export interface SocketQuery {
@@ -76,22 +69,11 @@ export interface QueryPlan {
   filter: PreparedFilter;
   /** Skip a dump the kernel answers with "no handler" (SocketQuery.ignoreUnsupported). */
   ignoreUnsupported: boolean;
+  /** The protocols skipped so, filled in while dumping. */
+  unsupported: Set<Protocol>;
 }
 
-const EXTENSION_BITS: Readonly<Record<Extension, number>> = {
-  meminfo: 1 << (INET_DIAG_MEMINFO - 1),
-  tcpinfo: 1 << (INET_DIAG_INFO - 1),
-  cong: 1 << (INET_DIAG_CONG - 1),
-  tos: 1 << (INET_DIAG_TOS - 1),
-  tclass: 1 << (INET_DIAG_TCLASS - 1),
-  skmem: 1 << (INET_DIAG_SKMEMINFO - 1),
-};
-
-/** The extension names a query accepts. */
-export const EXTENSION_NAMES = Object.keys(EXTENSION_BITS) as Extension[];
-
-const UNIX_SHOW =
-  UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_ICONS | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID;
+export { EXTENSION_NAMES };
 
 /** The state mask a list of ss state words stands for; throws QueryError naming an unknown word. */
 export function statesFromWords(words: readonly string[], field = "states"): number {
@@ -152,6 +134,7 @@ export function planQuery(query: SocketQuery): QueryPlan {
     attributes: ext !== 0 || filter.needsAttributes,
     filter,
     ignoreUnsupported: Boolean(query.ignoreUnsupported),
+    unsupported: new Set(),
   };
   for (const protocol of new Set(protocols)) {
     if (protocol === "unix") {
@@ -164,7 +147,7 @@ export function planQuery(query: SocketQuery): QueryPlan {
       }
       plan.unix = {
         states,
-        show: UNIX_SHOW | (query.extensions?.includes("skmem") ? UDIAG_SHOW_MEMINFO : 0),
+        show: unixShow(Boolean(query.extensions?.includes("skmem"))),
       };
       continue;
     }

@@ -3,8 +3,10 @@
  * not the message bytes an InetSocket keeps: rebuild one from the fields, so that a destroy names it
  * by exactly the id it was listed with.
  */
+
+import { parseIPv6 } from "../diag/address.js";
 import { InetSocket, type Socket } from "../diag/socket.js";
-import { parseIPv4, parseIPv6 } from "../filter/prefix.js";
+import { parseIPv4 } from "../filter/prefix.js";
 import { QueryError } from "./errors.js";
 
 /** The fields of an inet socket that name it: what a plain copy ({...s}, a clone) must keep. */

@@ -16,6 +16,7 @@ import {
   walkNetns,
 } from "../netns/index.js";
 import { type SockdiagError, SysError } from "../sys/errors.js";
+import { QueryError } from "./errors.js";
 
 /** A namespace selector: a handle, a pinned name, a path (anything with "/"), or "all". */
 export type NetnsSelector = NetNS | string;
@@ -33,6 +34,23 @@ export interface NamespaceFailure {
 export interface NamespaceSourceOptions {
   /** Pin directories searched by "all". Default ["/run/netns"]. */
   netnsDirs?: readonly string[];
+}
+
+/**
+ * Check `netnsDirs` as a caller gave it: an array of non-empty paths, or undefined. Throws
+ * QueryError naming it otherwise (a lone string would be walked one character at a time).
+ */
+export function checkNetnsDirs(dirs: unknown): void {
+  if (dirs === undefined) return;
+  if (!Array.isArray(dirs))
+    throw new QueryError(
+      "netnsDirs",
+      String(dirs),
+      'expected an array of directory paths, e.g. ["/run/netns"]',
+    );
+  for (const d of dirs)
+    if (typeof d !== "string" || d === "")
+      throw new QueryError("netnsDirs", String(d), "each entry must be a directory path");
 }
 
 /**

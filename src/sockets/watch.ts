@@ -7,8 +7,6 @@
  */
 import {
   INET_DIAG_PROTOCOL,
-  IPPROTO_TCP,
-  IPPROTO_UDP,
   NETLINK_SOCK_DIAG,
   SKNLGRP_INET_TCP_DESTROY,
   SKNLGRP_INET_UDP_DESTROY,
@@ -17,6 +15,7 @@ import {
   SOCK_DIAG_BY_FAMILY,
 } from "../diag/constants.js";
 import { decodeInetDiagMsg } from "../diag/inet.js";
+import { DecodeScratch } from "../diag/scratch.js";
 import {
   AddressTexts,
   INET_DIAG_MSG_LEN,
@@ -26,7 +25,7 @@ import {
 } from "../diag/socket.js";
 import { AttributeReader, MessageReader, type NetlinkSocket } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
-import { readable } from "../sys/socket.js";
+import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
 import { QueryError } from "./errors.js";
 import { compileIn, type FilterInput, prepareFilter } from "./filtering.js";
 import {
@@ -78,6 +77,7 @@ export class SocketWatch implements Disposable {
   readonly #messages = new MessageReader();
   readonly #attrs = new AttributeReader();
   readonly #texts = new AddressTexts();
+  readonly #scratch = new DecodeScratch();
   #scanned = 0;
 
   /** Opens every subscription now. Throws QueryError / FilterSyntaxError, and NetnsError for one namespace. */
@@ -175,6 +175,7 @@ export class SocketWatch implements Disposable {
         attributes: false,
         netns: w.ref,
         texts: this.#texts,
+        scratch: this.#scratch,
       });
       if (!w.predicate || w.predicate(s)) out.push(s);
     }

@@ -6,10 +6,23 @@
 import { Errno, SysError } from "./errors.js";
 import { errno, native } from "./libc.js";
 
+// Address families (linux/socket.h) and IP protocol numbers (linux/in.h, in6.h): the one
+// definition every layer above uses, for socket(2) and in the netlink layouts that carry them.
+export const AF_UNSPEC = 0;
 export const AF_UNIX = 1;
 export const AF_INET = 2;
 export const AF_INET6 = 10;
 export const AF_NETLINK = 16;
+export const IPPROTO_ICMP = 1;
+export const IPPROTO_TCP = 6;
+export const IPPROTO_UDP = 17;
+export const IPPROTO_DCCP = 33;
+export const IPPROTO_GRE = 47;
+export const IPPROTO_ICMPV6 = 58;
+export const IPPROTO_SCTP = 132;
+export const IPPROTO_UDPLITE = 136;
+export const IPPROTO_RAW = 255;
+export const IPPROTO_MPTCP = 262;
 export const SOCK_STREAM = 1;
 export const SOCK_DGRAM = 2;
 export const SOCK_RAW = 3;

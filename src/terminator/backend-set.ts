@@ -3,26 +3,22 @@
  * per namespace, protocol and family, whatever the number of backends), and able to tell which
  * backend a matched socket belongs to, so that every outcome is counted per backend.
  */
-import { formatIPv6 } from "../diag/address.js";
+import { canonicalIPv6 } from "../diag/address.js";
 import type { InetFamily, InetProtocol, Socket } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
-import { parseIPv6 } from "../filter/prefix.js";
 import type { StructuredFilter } from "../filter/structured.js";
-import type { DestroyFailure, DestroyOutcome, DestroyQuery, DestroyReport } from "../sockets/index.js";
+import type { DestroyCounts, DestroyQuery } from "../sockets/index.js";
 import { QueryError } from "../sockets/index.js";
-import { type Backend, type BackendProtocol, checkBackend, type ParsedBackend } from "./backend.js";
+import {
+  type Backend,
+  type BackendProtocol,
+  checkBackend,
+  checkBackendObject,
+  type ParsedBackend,
+} from "./backend.js";
 
-/**
- * Counts of one backend, namespace or run: matched = destroyed + gone + failed.length + skipped.
- * `failed` lists the failures, as in every report.
- */
-export interface Tally {
-  matched: number;
-  destroyed: number;
-  gone: number;
-  failed: DestroyFailure[];
-  skipped: number;
-}
+/** Counts of one backend, namespace or run: matched = destroyed + gone + failed + skipped. */
+export type Tally = DestroyCounts;
 
 /** A backend as a report names it: canonical address text, port and protocol. */
 export interface BackendName {
@@ -32,37 +28,6 @@ export interface BackendName {
 }
 
 const PROTOCOLS: readonly BackendProtocol[] = ["udp", "tcp", "any"];
-
-/** A tally with nothing counted. */
-export function emptyTally(): Tally {
-  return { matched: 0, destroyed: 0, gone: 0, failed: [], skipped: 0 };
-}
-
-/** Add a destroy report's counts to a tally. */
-export function addToTally(tally: Tally, report: DestroyReport): void {
-  tally.matched += report.matched;
-  tally.destroyed += report.destroyed;
-  tally.gone += report.gone;
-  tally.failed.push(...report.failed);
-  tally.skipped += report.skipped;
-}
-
-/** Add one tally to another. */
-export function addTally(total: Tally, other: Tally): void {
-  total.matched += other.matched;
-  total.destroyed += other.destroyed;
-  total.gone += other.gone;
-  total.failed.push(...other.failed);
-  total.skipped += other.skipped;
-}
-
-/** Count one socket's outcome (its failure, for "failed"); a dry run's "matched" counts as matched only. */
-export function countOutcome(tally: Tally, outcome: DestroyOutcome, failure?: DestroyFailure): void {
-  tally.matched++;
-  if (outcome === "failed") {
-    if (failure) tally.failed.push(failure);
-  } else if (outcome !== "matched") tally[outcome]++;
-}
 
 /**
  * BackendSet holds distinct backends in first-seen order. A backend given twice (same address, port
@@ -80,11 +45,15 @@ export class BackendSet {
    * port, QueryError for an unknown protocol. `protocol` is the default for backends without one.
    */
   constructor(backends: readonly Backend[], protocol: BackendProtocol) {
-    for (const backend of backends) {
+    if (!Array.isArray(backends))
+      throw new QueryError("backends", String(backends), "expected an array of { address, port, protocol? }");
+    for (const item of backends) {
+      const backend = checkBackendObject(item);
       const target = checkBackend(backend.address, backend.port);
       const p = backend.protocol ?? protocol;
       if (!PROTOCOLS.includes(p)) throw new QueryError("protocol", String(p), "expected udp, tcp or any");
-      const address = target.family === "inet6" ? canonicalIPv6(target.address) : target.address;
+      // checkBackend accepted it, so an IPv6 address parses.
+      const address = target.family === "inet6" ? canonicalIPv6(target.address)! : target.address;
       const key = `${address} ${target.port}`;
       const same = this.byEndpoint.get(key) ?? [];
       if (same.some((i) => this.backends[i]!.protocol === p)) continue;
@@ -147,10 +116,4 @@ export class BackendSet {
     const p = this.backends[index]!.protocol;
     return p === "any" ? protocol === "udp" || protocol === "tcp" : p === protocol;
   }
-}
-
-/** The RFC 5952 text of an IPv6 address, as the kernel's addresses are printed. */
-function canonicalIPv6(address: string): string {
-  const [w0, w1, w2, w3] = parseIPv6(address)!;
-  return formatIPv6(w0, w1, w2, w3);
 }

@@ -4,8 +4,7 @@
  */
 
 import { isIPv4, isIPv6 } from "node:net";
-import { formatIPv4, isV4Mapped } from "../diag/address.js";
-import { parseIPv6 } from "../filter/prefix.js";
+import { formatIPv4, isV4Mapped, parseIPv6 } from "../diag/address.js";
 import { SockdiagError } from "../sys/errors.js";
 
 export type BackendProtocol = "udp" | "tcp" | "any";
@@ -43,7 +42,16 @@ export interface ParsedBackend {
  * sockets and by IPv6 sockets through the mapped form alike. A zone ("fe80::1%eth0") is refused:
  * sock_diag matches addresses, not interfaces.
  */
-export function checkBackend(address: string, port: number, input = `${address}:${port}`): ParsedBackend {
+export function checkBackend(
+  address: string,
+  port: number,
+  input = `${shown(address)}:${shown(port)}`,
+): ParsedBackend {
+  // Checked by type first: a String-like object would pass isIPv4 through its toString.
+  if (typeof address !== "string")
+    throw new AddressError(input, `the address must be a string, not ${kindOf(address)}`);
+  if (typeof port !== "number")
+    throw new AddressError(input, `the port must be a number, not ${kindOf(port)}`);
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new AddressError(input, `port ${port} is out of range (1-65535)`);
   }
@@ -60,8 +68,39 @@ export function checkBackend(address: string, port: number, input = `${address}:
   return { family: "inet6", address, port };
 }
 
+/** A value of a caller's input as a message shows it: strings as they are, the rest by kind. */
+function shown(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean")
+    return String(value);
+  return `(${kindOf(value)})`;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
+  if (typeof value === "bigint") return `the bigint ${value}n`;
+  if (typeof value === "object") return Array.isArray(value) ? "an array" : "an object";
+  return typeof value === "undefined" ? "undefined" : `a ${typeof value}`;
+}
+
+/**
+ * Check that `backend` is a { address, port, protocol? } object before reading its fields; throws
+ * AddressError naming what it is instead.
+ */
+export function checkBackendObject(backend: unknown): Backend {
+  if (typeof backend !== "object" || backend === null || Array.isArray(backend))
+    throw new AddressError(
+      shown(backend),
+      `a backend is an object { address, port, protocol? }, not ${kindOf(backend)}`,
+    );
+  return backend as Backend;
+}
+
 /** Parse "IP:PORT" or "[IPv6]:PORT"; throws AddressError. */
 export function parseBackend(text: string): ParsedBackend {
+  if (typeof text !== "string")
+    throw new AddressError(shown(text), `expected "IP:PORT" text, not ${kindOf(text)}`);
   const bracketed = /^\[([^\]]*)\]:(\d*)$/.exec(text);
   const m = bracketed ?? /^([^:]*):(\d*)$/.exec(text);
   if (!m) {

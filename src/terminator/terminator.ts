@@ -8,60 +8,54 @@
  * DNATed to them (conntrack-step.ts says why).
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
-import { isFatalNetnsError, type NetNS, NetnsError, walkNetns } from "../netns/index.js";
+import { isFatalNetnsError, NetnsError } from "../netns/index.js";
 import {
   AbortError,
   type AbortSignalLike,
+  addCounts,
+  checkNetnsDirs,
+  countOutcome,
+  type DestroyFailure,
   type DestroyOutcome,
   type DestroyQuery,
   type DestroyReport,
   type DestroyStop,
   destroySockets,
+  emptyCounts,
   type NamespacedDestroyReport,
   type NamespaceFailure,
   type NetnsSelector,
   namespaceFailureOf,
   PredicateError,
 } from "../sockets/index.js";
-import { asSockdiagError, ForeignError, type SockdiagError } from "../sys/errors.js";
+import { asSockdiagError } from "../sys/errors.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
-import {
-  addTally,
-  addToTally,
-  type BackendName,
-  BackendSet,
-  countOutcome,
-  emptyTally,
-  type Tally,
-} from "./backend-set.js";
+import { BackendSet } from "./backend-set.js";
 import {
   addConntrackTally,
   type ConntrackDeleter,
-  type ConntrackTally,
   conntrackStep,
   emptyConntrackTally,
 } from "./conntrack-step.js";
-
-/** One namespace a terminator visits. */
-export interface NamespaceEntry {
-  name: string;
-  netns: NetNS;
-}
-
-/**
- * A source of namespaces: iterable, with the errors met while iterating (like allNetns()). The
- * caller's own namespace is visited apart (includeHost): a source should not repeat it.
- */
-export interface NamespaceSource extends Iterable<NamespaceEntry> {
-  readonly errors: readonly Error[];
-}
+import type {
+  BatchNamespaceResult,
+  BatchTerminationReport,
+  NamespaceResult,
+  ReportCommon,
+  TerminationReport,
+} from "./report.js";
+import { singleReport } from "./report.js";
+import { asError, defaultSource, guarded, type NamespaceSource } from "./sources.js";
 
 /**
  * Destroys the sockets of a query: the sockets library by default; tests inject faults here. It must
  * tell `query.onOutcome` each matched socket's outcome, as destroySockets does: a batch counts
  * sockets per backend from it.
  */
-export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport;
+export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport & Partial<NamespacedFailures>;
+
+/** A destroy report's record of the namespace that failed after destroying began. */
+type NamespacedFailures = Pick<NamespacedDestroyReport, "namespaceFailures">;
 
 /** Where log lines go. Without one, BackendTerminator logs nothing (everything is in its report). */
 export interface Logger {
@@ -107,80 +101,6 @@ export interface TerminatorConfig {
   deleteConntrack?: ConntrackDeleter;
 }
 
-/** What happened in one namespace. */
-export interface NamespaceResult {
-  /** The namespace's name; "(host)" for the caller's own. */
-  netns: string;
-  /** Undefined when the namespace could not be visited (see `error`) or was skipped. */
-  report?: DestroyReport;
-  /** Why the namespace could not be visited or listed. */
-  error?: SockdiagError;
-  /** Not attempted: an earlier answer showed the kernel cannot destroy sockets. */
-  skipped?: boolean;
-  /** Conntrack entries DNATed to the backends, counted apart from sockets (when conntrack is on). */
-  conntrack?: ConntrackTally;
-  /** Why the conntrack step failed in this namespace. */
-  conntrackError?: SockdiagError;
-  /** This namespace has no conntrack (nothing to delete; not a failure). */
-  conntrackNote?: string;
-}
-
-/** What happened in one namespace of a batch: also the counts of each backend, in `backends` order. */
-export interface BatchNamespaceResult extends NamespaceResult {
-  /** Per backend (index-aligned with BatchTerminationReport.backends); they sum to `report`'s counts. */
-  backends: Tally[];
-}
-
-/** One backend of a batch and its counts over every namespace. */
-export interface BackendResult {
-  backend: BackendName;
-  total: Tally;
-  /** Its conntrack entries over every namespace (when conntrack is on and it covers UDP). */
-  conntrack?: ConntrackTally;
-}
-
-/** What the two reports share: totals, source errors, the kernel's verdict, ok. */
-interface ReportCommon {
-  total: Tally;
-  /** Conntrack entries over every namespace, apart from sockets (when conntrack is on). */
-  conntrack?: ConntrackTally;
-  /**
-   * Namespaces the source could not give: an unreadable directory, an entry that is not a
-   * namespace, ... (`note` marks the benign ones, as in a listing's failures).
-   */
-  sourceErrors: NamespaceFailure[];
-  /**
-   * What the logger or onNamespace threw. A callback's exception never ends the walk nor fails a
-   * namespace; it is kept here (and does not change `ok`).
-   */
-  callbackErrors: SockdiagError[];
-  /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
-  unsupported?: string;
-  /**
-   * True when everything matched (sockets and conntrack entries) was destroyed, deleted or already
-   * gone, no namespace failed, and every source error has a note: a namespace removed between being
-   * listed and being opened had no socket left to destroy, a pin that is a plain file or a dangling
-   * symlink holds no namespace.
-   */
-  ok: boolean;
-}
-
-/** The outcome of terminate(). */
-export interface TerminationReport extends ReportCommon {
-  backend: BackendName;
-  namespaces: NamespaceResult[];
-}
-
-/**
- * The outcome of terminateMany(): per backend and per namespace, both balanced — each backend's
- * total is the sum of its counts in `namespaces`, and `total` the sum of every backend's.
- */
-export interface BatchTerminationReport extends ReportCommon {
-  /** Distinct backends, in first-seen order. */
-  backends: BackendResult[];
-  namespaces: BatchNamespaceResult[];
-}
-
 const noLogger: Logger = { info() {}, warn() {} };
 
 /** One run's backends, query and report under construction. */
@@ -202,7 +122,9 @@ export class BackendTerminator {
   private readonly logger: Logger;
   private readonly deleteConntrack: ConntrackDeleter | undefined;
 
+  /** Throws QueryError for a malformed configuration (netnsDirs that is not an array of paths). */
   constructor(config: TerminatorConfig = {}) {
+    checkNetnsDirs(config.netnsDirs);
     this.config = config;
     this.destroy = config.destroy ?? destroySockets;
     this.deleteConntrack = config.deleteConntrack;
@@ -237,9 +159,9 @@ export class BackendTerminator {
   terminateMany(backends: readonly Backend[], options: TerminateOptions = {}): BatchTerminationReport {
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
     const report: BatchTerminationReport = {
-      backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
+      backends: set.backends.map((backend) => ({ backend, total: emptyCounts() })),
       namespaces: [],
-      total: emptyTally(),
+      total: emptyCounts(),
       sourceErrors: [],
       callbackErrors: [],
       ok: true,
@@ -284,7 +206,8 @@ export class BackendTerminator {
     const broken: Error[] = [];
     let source: NamespaceSource | undefined;
     try {
-      source = this.config.namespaces?.() ?? defaultSource(this.config);
+      source =
+        this.config.namespaces?.() ?? defaultSource(this.config.netnsDirs, Boolean(this.config.discover));
       for (const { name, netns } of guarded(source, broken)) {
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
         this.visit(name, netns, run);
@@ -304,20 +227,20 @@ export class BackendTerminator {
 
   private visit(name: string, netns: NetnsSelector | undefined, run: Run): void {
     const { set, report } = run;
-    const result: BatchNamespaceResult = { netns: name, backends: set.backends.map(() => emptyTally()) };
+    const result: BatchNamespaceResult = { netns: name, backends: set.backends.map(() => emptyCounts()) };
     if (report.unsupported) {
       result.skipped = true;
     } else {
       // Each matched socket's outcome, counted for its backend (the one backend needs no lookup).
-      const onOutcome = (s: Socket, outcome: DestroyOutcome) => {
+      const onOutcome = (s: Socket, outcome: DestroyOutcome, failure?: DestroyFailure) => {
         const i = set.size === 1 ? 0 : set.owner(s);
-        if (i !== undefined) countOutcome(result.backends[i]!, outcome);
+        if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
       };
       const query = { ...run.query, onOutcome, ...(netns === undefined ? {} : { netns }) };
       let aborted: AbortError | undefined;
-      let answer: NamespacedDestroyReport | undefined;
+      let answer: ReturnType<SocketsDestroyer> | undefined;
       try {
-        answer = this.destroy(query) as NamespacedDestroyReport;
+        answer = this.destroy(query);
       } catch (err) {
         if (isFatalNetnsError(err)) throw err;
         if (err instanceof AbortError) {
@@ -339,12 +262,12 @@ export class BackendTerminator {
         if (failure && !result.error) result.error = failure.error;
         // A destroyer that tells no outcomes: with one backend, its report is that backend's.
         if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
-          result.backends[0] = emptyTally();
-          addToTally(result.backends[0], r);
+          result.backends[0] = emptyCounts();
+          addCounts(result.backends[0], r);
         }
-        addToTally(report.total, r);
+        addCounts(report.total, r);
         result.backends.forEach((t, i) => {
-          addTally(report.backends[i]!.total, t);
+          addCounts(report.backends[i]!.total, t);
         });
         const unsupported = r.stops.find(isKernelUnsupported);
         if (unsupported) report.unsupported = unsupported.reason;
@@ -430,59 +353,9 @@ export interface TerminateOptions {
   signal?: AbortSignalLike;
 }
 
-/** A one-backend batch report as terminate() reports it. */
-function singleReport(batch: BatchTerminationReport): TerminationReport {
-  const { backends, namespaces, ...common } = batch;
-  return {
-    backend: backends[0]!.backend,
-    namespaces: namespaces.map(({ backends: _, ...n }) => n),
-    ...common,
-  };
-}
-
 /** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */
 function isKernelUnsupported(stop: DestroyStop): boolean {
   return stop.code === "EOPNOTSUPP";
-}
-
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new ForeignError(err);
-}
-
-/** The entries of `source`; an exception its iterator throws ends the walk and goes to `broken`. */
-function* guarded(source: NamespaceSource, broken: Error[]): Generator<NamespaceEntry> {
-  const entries = source[Symbol.iterator]();
-  try {
-    for (;;) {
-      let next: IteratorResult<NamespaceEntry>;
-      try {
-        next = entries.next();
-      } catch (err) {
-        if (isFatalNetnsError(err)) throw err;
-        broken.push(asError(err));
-        return;
-      }
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
-    entries.return?.();
-  }
-}
-
-/**
- * The namespaces pinned in the configured directories (and with `discover`, those of every
- * process), each once; the host's, visited apart, is left out wherever it is found (it may be
- * pinned too, e.g. `ip netns attach host 1`).
- */
-function defaultSource(config: TerminatorConfig): NamespaceSource {
-  const walk = walkNetns({ netnsDirs: config.netnsDirs, processes: Boolean(config.discover), host: "skip" });
-  return {
-    errors: walk.errors,
-    *[Symbol.iterator]() {
-      for (const { ref, netns } of walk) yield { name: ref.label, netns };
-    },
-  };
 }
 
 /**

@@ -1,20 +1,16 @@
 /**
- * Runs the built CLI (dist/bundle/sockdiag.cjs, the package's bin) as a child process, as root or as an unprivileged user,
+ * Runs the built CLI (dist/bundle/sockdiag.cjs, the package's bin) as a child process, as root or without capabilities,
  * and reads its JSON output. Shared by the CLI integration tests in this folder.
  */
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { startFailure, WITHOUT_CAPABILITIES } from "../kit/unprivileged.js";
 
 const run = promisify(execFile);
 
-/** The compiled CLI entry point. */
 /** The installed command: the bundle package.json names as `bin`. */
 export const CLI_MAIN = fileURLToPath(new URL("../../bundle/sockdiag.cjs", import.meta.url));
-
-/** The uid/gid of "nobody", for runs without privilege. */
-export const NOBODY = 65534;
 
 /** What one CLI run did. */
 export interface CliResult {
@@ -25,17 +21,10 @@ export interface CliResult {
 
 /** Options for one CLI run. */
 export interface CliOptions {
-  /** Run as uid/gid NOBODY with no supplementary groups and no capabilities. */
+  /** Run as root without any capability (see test/kit/unprivileged.ts). */
   unprivileged?: boolean;
   /** Text for the child's stdin. */
   input?: string;
-}
-
-/** The command that drops to NOBODY: setpriv where it exists, else runuser. */
-function dropPrivileges(): string[] {
-  if (existsSync("/usr/bin/setpriv") || existsSync("/bin/setpriv"))
-    return ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--"];
-  return ["runuser", "-u", "nobody", "--"];
 }
 
 /**
@@ -44,7 +33,7 @@ function dropPrivileges(): string[] {
  */
 export async function sockdiag(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   const argv = [process.execPath, "--enable-source-maps", CLI_MAIN, ...args];
-  const [cmd, ...rest] = options.unprivileged ? [...dropPrivileges(), ...argv] : argv;
+  const [cmd, ...rest] = options.unprivileged ? [...WITHOUT_CAPABILITIES, ...argv] : argv;
   const child = run(cmd as string, rest, { maxBuffer: 1 << 28, env: { ...process.env, SOCKDIAG_DEBUG: "" } });
   if (options.input !== undefined) child.child.stdin?.end(options.input);
   try {
@@ -53,11 +42,13 @@ export async function sockdiag(args: readonly string[], options: CliOptions = {}
   } catch (err) {
     const e = err as { code?: unknown; stdout?: string; stderr?: string };
     if (typeof e.code !== "number") throw err;
+    const failure = startFailure(e.stderr ?? "");
+    if (failure) throw new Error(`the sockdiag child did not start (exit ${e.code}): ${failure}`);
     return { code: e.code, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
   }
 }
 
-/** One socket of `ls -j` / `--ndjson`, with the DESIGN.md fields (inet) or the unix ones. */
+/** One socket of `ls -j` / `--ndjson`, with the README's fields (inet) or the unix ones. */
 export interface JsonSocket {
   netns: string | null;
   family: "inet" | "inet6" | "unix";

@@ -79,7 +79,7 @@ describeAsRoot("sockdiag ls --all-netns", () => {
     rmSync(pins, { recursive: true, force: true });
   });
 
-  const label = (m: Member) => m.ns?.name ?? null;
+  const label = (m: Member) => m.ns?.name ?? "(host)";
   const udpOnly = (h: HeldSocket) => h.protocol === "udp" && h.listed;
 
   for (const flags of [["-u"], ["-u", "-a"]]) {

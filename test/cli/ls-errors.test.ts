@@ -35,7 +35,7 @@ describeAsRoot("sockdiag usage errors and privileges", () => {
 
   test("an unknown command or netns subcommand exits 2 and names it", async () => {
     assertUsage(await sockdiag(["lss"]), /unknown command "lss"/);
-    assertUsage(await sockdiag(["netns", "list"]), /unknown netns subcommand "list"/);
+    assertUsage(await sockdiag(["netns", "lst"]), /unknown netns subcommand "lst"/);
   });
 
   test("an unknown state name exits 2 and names it, after state or exclude", async () => {

@@ -4,7 +4,7 @@ import { cleanupLeftovers, describeAsRoot, parseSs, runSs, type SsRecord } from 
 import { assertAllListed, kernelLacks, keyOf, type ListScene, startScene } from "../sockets/list-scene.js";
 import { type JsonSocket, sockdiag, sockdiagJson } from "./cli.js";
 
-/** The JSON fields of an inet socket (DESIGN.md), in order. */
+/** The JSON fields of an inet socket (README), in order. */
 const INET_FIELDS = [
   "netns",
   "family",
@@ -45,7 +45,7 @@ describeAsRoot("sockdiag ls output formats", () => {
     await scene?.stop();
   });
 
-  test("-j prints one JSON array with the DESIGN.md fields, the cookie as a decimal string", async () => {
+  test("-j prints one JSON array with the README's fields, the cookie as a decimal string", async () => {
     const r = await sockdiag(["ls", "-N", ns, ...ALL, "-j"]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, "");
@@ -131,8 +131,12 @@ describeAsRoot("sockdiag ls output formats", () => {
     assert.match(table.stdout.split("\n")[0] ?? "", /Process$/);
     const rows = table.stdout.trimEnd().split("\n").slice(1);
     assert.ok(rows.length > 0);
-    for (const row of rows)
-      assert.match(row, new RegExp(`users:\\(\\("node",pid=${scene.holder.pid},fd=\\d+\\)\\)$`));
+    // The holder's name as ss -p prints it ("node"; Node 24 renames its main thread "MainThread").
+    const pid = scene.holder.pid;
+    const ssRows = await runSs(["-H", "-n", "-u", "-a", "-p"], ns);
+    const name = new RegExp(`users:\\(\\("([^"]+)",pid=${pid},`).exec(ssRows)?.[1];
+    assert.ok(name, `ss -p names the holder ${pid}:\n${ssRows}`);
+    for (const row of rows) assert.match(row, new RegExp(`users:\\(\\("${name}",pid=${pid},fd=\\d+\\)\\)$`));
     // JSON: the holder owns exactly the sockets whose inode is one of its descriptors' (MPTCP
     // subflows share their MPTCP socket's inode, so they show its owner too, as with ss -p).
     const json = await sockdiagJson(["ls", "-N", ns, ...ALL, "-p"]);
@@ -142,7 +146,7 @@ describeAsRoot("sockdiag ls output formats", () => {
       assert.ok(Array.isArray(owners), `owners of ${JSON.stringify(s)}`);
       const byHolder = owners.filter((o) => o.pid === scene.holder.pid);
       assert.equal(byHolder.length, heldInodes.has(s.inode) ? 1 : 0, JSON.stringify(s));
-      for (const o of byHolder) assert.deepEqual([o.command, typeof o.fd], ["node", "number"]);
+      for (const o of byHolder) assert.deepEqual([o.command, typeof o.fd], [name, "number"]);
     }
     const inodesOwned = new Set(json.filter((s) => s.owners?.length).map((s) => s.inode));
     assert.deepEqual([...inodesOwned].sort(), [...heldInodes].sort());

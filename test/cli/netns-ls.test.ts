@@ -65,7 +65,9 @@ describeAsRoot("sockdiag netns ls", () => {
     const all = await rows();
     const inodes = all.map((r) => r.inode);
     assert.equal(new Set(inodes).size, inodes.length);
-    assert.ok(inodes.includes(statSync("/proc/self/ns/net").ino));
+    const own = statSync("/proc/self/ns/net").ino;
+    assert.ok(inodes.includes(own));
+    assert.equal(all.find((r) => r.inode === own)?.name, "(host)", "the caller's own is named (host)");
   });
 
   test("the count follows sockets opened and closed", async () => {
@@ -106,7 +108,7 @@ describeAsRoot("sockdiag netns ls", () => {
     const r = await sockdiag(["netns", "ls", "-j", "--netns-dir", "/nonexistent-sdt-dir"]);
     const all = JSON.parse(r.stdout) as NetnsRow[];
     assert.ok(
-      all.every((row) => row.name === null),
+      all.every((row) => row.name === (row.inode === statSync("/proc/self/ns/net").ino ? "(host)" : null)),
       "no pinned names from elsewhere",
     );
     // The holders' namespaces are still found, through their processes.

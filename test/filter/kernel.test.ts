@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import fc from "fast-check";
-import { AF_INET, AF_INET6, IPPROTO_TCP, IPPROTO_UDP, NETLINK_SOCK_DIAG } from "../../src/diag/constants.js";
+import { AF_INET, AF_INET6, NETLINK_SOCK_DIAG } from "../../src/diag/constants.js";
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../../src/diag/inet.js";
 import type { InetSocket } from "../../src/diag/socket.js";
 import { ALL_STATES } from "../../src/diag/states.js";
@@ -22,6 +22,7 @@ import {
 } from "../../src/filter/index.js";
 import { DumpCursor, MessageWriter } from "../../src/netlink/index.js";
 import { fromName, type NetNS, openNetlinkIn, runIn } from "../../src/netns/index.js";
+import { IPPROTO_TCP, IPPROTO_UDP } from "../../src/sys/socket.js";
 import { cleanupLeftovers, describeAsRoot } from "../kit/index.js";
 import { compilableTree, hasAutobound } from "./arbitraries.js";
 import { type Cookies, cookiesOf, difference, failIfAny } from "./differential-check.js";

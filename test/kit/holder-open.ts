@@ -4,7 +4,6 @@
  * cookie. A batch is all or nothing: on the first failure every socket it opened is closed again.
  */
 import { fstatSync } from "node:fs";
-import { IPPROTO_MPTCP, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_UDPLITE } from "../../src/diag/constants.js";
 import type { StateName } from "../../src/diag/states.js";
 import {
   AF_INET,
@@ -27,6 +26,7 @@ import {
   socketCookie,
   socketpair,
 } from "../../src/sys/index.js";
+import { IPPROTO_MPTCP, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_UDPLITE } from "../../src/sys/socket.js";
 import type {
   BindSpec,
   ConnectionSpec,

@@ -14,3 +14,4 @@ export * from "./sockaddr.js";
 export * from "./ss.js";
 export * from "./ss-parse.js";
 export * from "./udp-scene.js";
+export * from "./unprivileged.js";

@@ -1,7 +1,8 @@
 /** `sockdiag kill [SELECT] FILTER`: destroy the selected sockets (SOCK_DESTROY), as ss -K does. */
-import type { Socket } from "../../diag/socket.js";
+import type { Protocol, Socket } from "../../diag/socket.js";
 import { destroySockets, findSocketOwners } from "../../sockets/index.js";
-import { type CommandSpec, parseCommand } from "../options.js";
+import { stringifyForOutput } from "../json.js";
+import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeOut } from "../output.js";
 import {
   anyRealFailure,
@@ -9,7 +10,7 @@ import {
   formatDestroyReport,
   reportNamespaceFailures,
 } from "../report.js";
-import { selectionFromArgs, selectOptions } from "../select.js";
+import { type Selection, selectionFromArgs, selectOptions } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 
 export const KILL: CommandSpec = {
@@ -30,20 +31,34 @@ export function runKill(argv: readonly string[]): number {
   const { values, positionals } = parseCommand(KILL, argv);
   const selection = selectionFromArgs(values, positionals, {
     allStatesKey: "all-states",
-    protocols: ["tcp", "udp"],
+    protocols: KILL_PROTOCOLS,
   });
-  if (selection.filter === "" && !values.all) {
-    throw new UsageError(
-      "refusing to destroy every selected socket without a filter",
-      "give a FILTER, or --all to mean it",
-    );
+  return destroySelected(selection, values, {
+    dryRun: Boolean(values["dry-run"]),
+    emptyFilter: values.all ? "allowed" : "give a FILTER, or --all to mean it",
+  });
+}
+
+/** What kill selects without a protocol flag (also `ls -K`). */
+export const KILL_PROTOCOLS: readonly Protocol[] = ["tcp", "udp"];
+
+/**
+ * Destroy the selected sockets and print them (table or JSON, report on stderr): kill, and ls -K.
+ * An empty filter is refused unless `emptyFilter` is "allowed"; otherwise it is the hint shown.
+ */
+export function destroySelected(
+  selection: Selection,
+  values: ParsedValues,
+  options: { dryRun: boolean; emptyFilter: "allowed" | string },
+): number {
+  if (selection.filter === "" && options.emptyFilter !== "allowed") {
+    throw new UsageError("refusing to destroy every selected socket without a filter", options.emptyFilter);
   }
-  const dryRun = Boolean(values["dry-run"]);
   const printed: Socket[] = [];
   const report = destroySockets({
     ...selection.query,
-    all: Boolean(values.all),
-    dryRun,
+    all: options.emptyFilter === "allowed",
+    dryRun: options.dryRun,
     onOutcome: (socket, outcome) => {
       if (outcome === "destroyed" || outcome === "matched") printed.push(socket);
     },
@@ -54,7 +69,7 @@ export function runKill(argv: readonly string[]): number {
     ? findSocketOwners(new Set(printed.map((s) => s.inode)))
     : undefined;
   if (format === "json") {
-    writeOut(`${JSON.stringify({ sockets: printed, report: destroyReportJson(report) })}\n`);
+    writeOut(`${stringifyForOutput({ sockets: printed, report: destroyReportJson(report) })}\n`);
   } else {
     writeOut(
       renderSockets(printed, format, {

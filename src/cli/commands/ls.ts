@@ -1,23 +1,14 @@
 /** `sockdiag ls [SELECT] [FILTER]`: list sockets, as ss does, as a table or JSON. */
 import type { Protocol, Socket } from "../../diag/socket.js";
+import { HOST_NETNS_NAME } from "../../netns/index.js";
 import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeJson, writeOut } from "../output.js";
 import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { selectionFromArgs, selectOptions } from "../select.js";
-import { EXIT_FAILED, EXIT_OK } from "../usage.js";
-
-export const LS: CommandSpec = {
-  name: "ls",
-  usage: "[SELECT] [state STATE]... [exclude STATE]... [FILTER]",
-  summary: "List sockets. Without -a only connected sockets are shown, as ss does.",
-  options: [...selectOptions("all"), ...OUTPUT_OPTIONS],
-  details: [
-    "STATE: established, syn-sent, syn-recv, fin-wait-1, fin-wait-2, time-wait, close (unconnected),",
-    "       close-wait, last-ack, listening, closing, or a group: all, connected, synchronized, bucket, big.",
-    "FILTER: ss's filter language, e.g.  dst 10.0.0.5:53   'dport = :443 and not src 127.0.0.1'",
-  ].join("\n"),
-};
+import { formatSummary, summarise } from "../summary.js";
+import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+import { destroySelected, KILL_PROTOCOLS } from "./kill.js";
 
 /**
  * What ss lists without a protocol flag (misc/ss.c filter_default_dbs), as far as sockdiag can list
@@ -25,19 +16,55 @@ export const LS: CommandSpec = {
  */
 const DEFAULT_PROTOCOLS: readonly Protocol[] = ["tcp", "udp", "raw", "sctp", "mptcp", "unix"];
 
+export const LS: CommandSpec = {
+  name: "ls",
+  usage: "[SELECT] [state STATE]... [exclude STATE]... [FILTER]",
+  summary: "List sockets. Without -a only connected sockets are shown, as ss does.",
+  options: [
+    ...selectOptions("all"),
+    ...OUTPUT_OPTIONS,
+    {
+      name: "summary",
+      short: "s",
+      help: "counts per protocol, family and state instead of sockets (-j: JSON)",
+    },
+    { name: "kill", short: "K", help: "destroy what is selected, as ss -K: the rules of `sockdiag kill`" },
+  ],
+  details: [
+    `Protocols without -t/-u/-w/-x/-M/-S: ${DEFAULT_PROTOCOLS.join(", ")} — those this kernel cannot list (no`,
+    "sock_diag module, e.g. raw) are left out, with a note on stderr under -a. With -K: tcp and udp, as kill.",
+    "STATE: established, syn-sent, syn-recv, fin-wait-1, fin-wait-2, time-wait, close (unconnected),",
+    "       close-wait, last-ack, listening, closing, or a group: all, connected, synchronized, bucket, big.",
+    "FILTER: ss's filter language, e.g.  dst 10.0.0.5:53   'dport = :443 and not src 127.0.0.1'",
+    "-s counts every state unless state words, -a or -l say otherwise.",
+    "-K refuses an empty FILTER (use 'sockdiag kill --all' to destroy every selected socket).",
+    `The namespace sockdiag runs in is named ${HOST_NETNS_NAME} in the Netns column and in JSON.`,
+  ].join("\n"),
+};
+
 export function runLs(argv: readonly string[]): number {
   const { values, positionals } = parseCommand(LS, argv);
+  if (values.kill && values.summary) throw new UsageError("-K and -s cannot be combined");
   const selection = selectionFromArgs(values, positionals, {
     allStatesKey: "all",
-    protocols: DEFAULT_PROTOCOLS,
+    protocols: values.kill ? KILL_PROTOCOLS : DEFAULT_PROTOCOLS,
   });
+  if (values.kill)
+    return destroySelected(selection, values, {
+      dryRun: false,
+      emptyFilter: "give a FILTER ('sockdiag kill --all' destroys every selected socket)",
+    });
+  if (values.summary && !selection.explicitStates) selection.query.states = ["all"];
   // ss lists what the kernel has; protocols named explicitly must exist (an error says which not).
   if (!selection.explicitProtocols) selection.query.ignoreUnsupported = true;
   const iteration = iterateSockets(selection.query);
   const format = formatFromArgs(values);
-  if (format !== "table" && !selection.display.processes) {
+  if (values.summary) {
+    const summary = summarise(iteration);
+    writeOut(format === "table" ? formatSummary(summary) : `${JSON.stringify(summary)}\n`);
+  } else if (format !== "table" && !selection.display.processes) {
     // JSON streams: a 100,000-socket listing never holds more than one chunk of lines.
-    writeJson(iteration, format, writeOut);
+    writeJson(iteration, format, writeOut, { timers: selection.display.options });
   } else {
     const sockets: Socket[] = iteration.toArray();
     const owners = selection.display.processes
@@ -52,6 +79,12 @@ export function runLs(argv: readonly string[]): number {
       }),
     );
   }
+  // With -a the user asked for everything there is: say what this kernel could not list.
+  if (values.all)
+    for (const protocol of iteration.unsupported)
+      process.stderr.write(
+        `sockdiag: note: ${protocol} not listed: this kernel has no sock_diag handler for it\n`,
+      );
   reportNamespaceFailures(iteration.failures);
   return anyRealFailure(iteration.failures) ? EXIT_FAILED : EXIT_OK;
 }

@@ -1,21 +1,22 @@
 /** `sockdiag netns ls`: the network namespaces on this machine, pinned or in use by a process. */
-import { discoverNetns } from "../../netns/index.js";
+import { current, discoverNetns, HOST_NETNS_NAME } from "../../netns/index.js";
 import { iterateSockets, namespaceFailureOf, PROTOCOL_NAMES } from "../../sockets/index.js";
-import { type CommandSpec, parseCommand } from "../options.js";
+import { type CommandSpec, parseCommand, renderHelp } from "../options.js";
 import { writeOut } from "../output.js";
 import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { NETNS_DIR_OPTION } from "../select.js";
-import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from "../usage.js";
 
 export const NETNS: CommandSpec = {
   name: "netns",
-  usage: "ls [--netns-dir DIR]... [-j]",
+  usage: "ls|list [--netns-dir DIR]... [-j]",
   summary: "List network namespaces: pinned name, path, inode, the processes in each, and its socket count.",
   options: [
     NETNS_DIR_OPTION,
     { name: "json", short: "j", help: "print one JSON array" },
     { name: "no-header", short: "H", help: "no table header" },
   ],
+  details: `The namespace sockdiag runs in is named ${HOST_NETNS_NAME} (whether pinned or not); "-" (null in JSON) marks a namespace no pin names.`,
 };
 
 interface Row {
@@ -29,18 +30,23 @@ interface Row {
 
 export function runNetns(argv: readonly string[]): number {
   const { values, positionals } = parseCommand(NETNS, argv);
-  if (positionals.length !== 1 || positionals[0] !== "ls") {
+  if (positionals.length === 0) {
+    process.stderr.write(renderHelp(NETNS));
+    return EXIT_USAGE;
+  }
+  if (positionals.length !== 1 || (positionals[0] !== "ls" && positionals[0] !== "list")) {
     throw new UsageError(
       `unknown netns subcommand "${positionals.join(" ")}"`,
-      "usage: sockdiag netns ls [-j]",
+      "usage: sockdiag netns ls|list [-j]",
     );
   }
   const dirs = values["netns-dir"] as string[] | undefined;
   const found = discoverNetns(dirs ? { netnsDirs: dirs } : {});
   const rows: Row[] = [];
+  using self = current();
   for (const ns of found) {
     const row: Row = {
-      name: ns.name ?? null,
+      name: ns.netns.equals(self) ? HOST_NETNS_NAME : (ns.name ?? null),
       path: ns.path,
       inode: ns.netns.ino,
       pids: ns.pids,

@@ -17,6 +17,7 @@ import {
   type Tally,
   type TerminatorConfig,
 } from "../../terminator/index.js";
+import { stringifyForOutput } from "../json.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
 import { destroyReportJson } from "../report.js";
@@ -86,7 +87,7 @@ export function runTerminateBackend(argv: readonly string[]): number {
     backends.map((b) => ({ address: b.address, port: b.port })),
   );
   if (progress && report.namespaces.length >= PROGRESS_FROM) process.stderr.write("\n");
-  writeOut(values.json ? `${JSON.stringify(reportJson(report), null, 2)}\n` : formatReport(report));
+  writeOut(values.json ? `${stringifyForOutput(reportJson(report), 2)}\n` : formatReport(report));
   return report.ok ? EXIT_OK : EXIT_FAILED;
 }
 

@@ -47,7 +47,7 @@ export async function runWatch(argv: readonly string[]): Promise<number> {
   reportNamespaceFailures(watch.failures);
   process.stderr.write(`watching ${watch.size} namespace${watch.size === 1 ? "" : "s"}; Ctrl-C to stop\n`);
   const format = formatFromArgs(values) === "table" ? "table" : "ndjson";
-  const display = { extended: false, memory: false, info: false, processes: false };
+  const display = { options: false, extended: false, memory: false, info: false, processes: false };
   let header = !values["no-header"];
   let stopped = false;
   const stop = () => {

@@ -1,18 +1,35 @@
 /**
- * The protocols sockdiag can list: how each is asked for in sock_diag, and the kernel module that
- * answers for it (named in "not supported by this kernel" errors).
+ * The names a query speaks and the sock_diag numbers they stand for: protocols (how each is asked
+ * for, and the kernel module that answers for it, named in "not supported by this kernel" errors),
+ * families, extensions (idiag_ext bits) and the unix_diag attributes asked for.
  */
+
 import {
-  AF_INET,
-  AF_INET6,
   IPPROTO_MPTCP,
   IPPROTO_RAW,
   IPPROTO_SCTP,
   IPPROTO_TCP,
   IPPROTO_UDP,
   IPPROTO_UDPLITE,
-} from "../diag/constants.js";
-import type { InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
+} from "../sys/socket.js";
+import {
+  AF_INET,
+  AF_INET6,
+  INET_DIAG_CONG,
+  INET_DIAG_INFO,
+  INET_DIAG_MEMINFO,
+  INET_DIAG_SKMEMINFO,
+  INET_DIAG_TCLASS,
+  INET_DIAG_TOS,
+  UDIAG_SHOW_ICONS,
+  UDIAG_SHOW_MEMINFO,
+  UDIAG_SHOW_NAME,
+  UDIAG_SHOW_PEER,
+  UDIAG_SHOW_RQLEN,
+  UDIAG_SHOW_UID,
+  UDIAG_SHOW_VFS,
+} from "./constants.js";
+import type { Extension, InetFamily, InetProtocol, Protocol } from "./socket.js";
 
 /** How one inet protocol is asked for, and what the kernel can do with it. */
 export interface InetProtocolInfo {
@@ -47,4 +64,24 @@ export function familyNumber(family: InetFamily): number {
 /** Whether `name` is a protocol name a query accepts. */
 export function isProtocol(name: string): name is Protocol {
   return (PROTOCOL_NAMES as readonly string[]).includes(name);
+}
+
+/** The idiag_ext bit of each extension: 1 << (INET_DIAG_* - 1), as inet_diag.c tests them. */
+export const EXTENSION_BITS: Readonly<Record<Extension, number>> = {
+  meminfo: 1 << (INET_DIAG_MEMINFO - 1),
+  tcpinfo: 1 << (INET_DIAG_INFO - 1),
+  cong: 1 << (INET_DIAG_CONG - 1),
+  tos: 1 << (INET_DIAG_TOS - 1),
+  tclass: 1 << (INET_DIAG_TCLASS - 1),
+  skmem: 1 << (INET_DIAG_SKMEMINFO - 1),
+};
+
+/** The extension names a query accepts. */
+export const EXTENSION_NAMES = Object.keys(EXTENSION_BITS) as Extension[];
+
+/** udiag_show for a unix dump: every attribute a unix socket reports, memory only when asked. */
+export function unixShow(skmem: boolean): number {
+  const always =
+    UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_ICONS | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID;
+  return always | (skmem ? UDIAG_SHOW_MEMINFO : 0);
 }

@@ -1,0 +1,86 @@
+/**
+ * The command table: each command's name, its one-line summary for `sockdiag --help`, and how to
+ * load it. Commands are loaded only when run (or asked for their help), so that start-up reads only
+ * what the command at hand needs: `--help` and `--version` load no command, `ls` not the terminator.
+ */
+import type { CommandSpec } from "../options.js";
+
+/** A loaded command: its option table and its entry point (returns the exit status). */
+export interface Command {
+  spec: CommandSpec;
+  run: (argv: readonly string[]) => number | Promise<number>;
+}
+
+/** A command as the dispatcher knows it before loading it. */
+export interface CommandEntry {
+  name: string;
+  /** The first sentence of the command's summary (a test keeps the two equal). */
+  summary: string;
+  load: () => Promise<Command>;
+}
+
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: "ls",
+    summary: "List sockets",
+    load: async () => {
+      const m = await import("./ls.js");
+      return { spec: m.LS, run: m.runLs };
+    },
+  },
+  {
+    name: "kill",
+    summary: "Destroy the sockets that match",
+    load: async () => {
+      const m = await import("./kill.js");
+      return { spec: m.KILL, run: m.runKill };
+    },
+  },
+  {
+    name: "terminate-backend",
+    summary:
+      "Destroy every connected socket whose destination is one of the backends IP:PORT, in the host and every pinned network namespace",
+    load: async () => {
+      const m = await import("./terminate-backend.js");
+      return { spec: m.TERMINATE_BACKEND, run: m.runTerminateBackend };
+    },
+  },
+  {
+    name: "conntrack",
+    summary: "List (ls) or delete (rm) connection-tracking entries, in this namespace or others",
+    load: async () => {
+      const m = await import("./conntrack.js");
+      return { spec: m.CONNTRACK, run: m.runConntrack };
+    },
+  },
+  {
+    name: "watch",
+    summary: "Print sockets as the kernel frees them (ss -E), until interrupted",
+    load: async () => {
+      const m = await import("./watch.js");
+      return { spec: m.WATCH, run: m.runWatch };
+    },
+  },
+  {
+    name: "netns",
+    summary:
+      "List network namespaces: pinned name, path, inode, the processes in each, and its socket count.",
+    load: async () => {
+      const m = await import("./netns.js");
+      return { spec: m.NETNS, run: m.runNetns };
+    },
+  },
+  {
+    name: "doctor",
+    summary: "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces.",
+    load: async () => {
+      const m = await import("./doctor.js");
+      return { spec: m.DOCTOR, run: m.runDoctor };
+    },
+  },
+];
+
+/** The first sentence of a summary, as `sockdiag --help` shows it. */
+export function firstSentence(summary: string): string {
+  return summary.split(". ")[0]!;
+}

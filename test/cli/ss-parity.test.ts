@@ -1,0 +1,181 @@
+/**
+ * ss parity and the rough edges of the command line: --version, help CMD, netns list / bare netns,
+ * a repeated -N, -o timers against ss -o, -s counts against the listing, ls -K against kill's
+ * rules, and the one name of the caller's own namespace.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, describe, test } from "node:test";
+import { cleanupLeftovers, describeAsRoot, runSs } from "../kit/index.js";
+import { kernelLacks, type ListScene, startScene } from "../sockets/list-scene.js";
+import { type JsonSocket, sockdiag, sockdiagJson } from "./cli.js";
+
+const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
+describe("sockdiag --version, help and netns without a subcommand", () => {
+  test("--version and -V print the package version", async () => {
+    for (const flag of ["--version", "-V"]) {
+      const r = await sockdiag([flag]);
+      assert.deepEqual([r.code, r.stdout, r.stderr], [0, `sockdiag ${pkg.version}\n`, ""]);
+    }
+  });
+
+  test("help CMD prints what CMD --help prints; an unknown one is a usage error", async () => {
+    for (const name of ["ls", "kill", "terminate-backend", "netns", "doctor"]) {
+      const [viaHelp, viaFlag] = await Promise.all([sockdiag(["help", name]), sockdiag([name, "--help"])]);
+      assert.equal(viaHelp.code, 0);
+      assert.match(viaHelp.stdout, new RegExp(`^Usage: sockdiag ${name} `));
+      assert.equal(viaHelp.stdout, viaFlag.stdout);
+    }
+    const bad = await sockdiag(["help", "frobnicate"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown command "frobnicate"/);
+  });
+
+  test("--help lists every command; ls --help names the default protocols", async () => {
+    const main = await sockdiag(["--help"]);
+    for (const name of ["ls", "kill", "terminate-backend", "netns", "doctor"])
+      assert.match(main.stdout, new RegExp(`^  ${name} `, "m"));
+    const ls = await sockdiag(["ls", "--help"]);
+    assert.match(ls.stdout, /Protocols without -t\/-u\/-w\/-x\/-M\/-S: tcp, udp, raw, sctp, mptcp, unix/);
+  });
+
+  test("bare `netns` prints its help and exits 2; a repeated -N is a usage error", async () => {
+    const bare = await sockdiag(["netns"]);
+    assert.equal(bare.code, 2);
+    assert.match(bare.stderr, /^Usage: sockdiag netns ls\|list/);
+    const twice = await sockdiag(["ls", "-N", "a", "-N", "b"]);
+    assert.equal(twice.code, 2);
+    assert.match(twice.stderr, /-N\/--net given more than once/);
+    assert.match(twice.stderr, /--all-netns/);
+  });
+});
+
+describeAsRoot("ss parity in a namespace of every kind of socket", () => {
+  let scene: ListScene;
+  let ns: string;
+
+  before(async () => {
+    await cleanupLeftovers();
+    scene = await startScene({ label: "parity", mptcp: false });
+    ns = scene.ns.name;
+  });
+  after(async () => {
+    await scene?.stop();
+  });
+
+  test("netns list is netns ls; the caller's own namespace is (host) there and in ls -j", async () => {
+    const [ls, list] = await Promise.all([
+      sockdiag(["netns", "ls", "-j"]),
+      sockdiag(["netns", "list", "-j"]),
+    ]);
+    const names = (r: { stdout: string }) =>
+      (JSON.parse(r.stdout) as { name: string | null }[]).map((x) => x.name);
+    assert.ok(names(ls).includes(ns));
+    assert.ok(names(ls).includes("(host)"));
+    assert.deepEqual(new Set(names(list)), new Set(names(ls)));
+    const own = await sockdiagJson(["ls", "-x", "-a"]);
+    assert.ok(
+      own.length > 0 && own.every((s) => s.netns === "(host)"),
+      "ls -j names the caller's own (host)",
+    );
+  });
+
+  test("-o prints a timer exactly where ss -o does, with the same name and retransmits", async () => {
+    const [listener] = scene.held.filter((h) => h.protocol === "tcp" && h.state === "listening");
+    assert.ok(listener, "the scene has a TCP listener");
+    const [client] = await scene.holder.open({ kind: "connection", listener: listener.id });
+    await scene.holder.close([client!.id]); // the client closes first: FIN-WAIT-2, a running timer
+    // Keyed by socket cookie (sk: with -e): the orphaned FIN-WAIT-2 socket has no inode.
+    const timers = (text: string) =>
+      new Map(
+        text
+          .split("\n")
+          .filter((l) => l.includes(" sk:"))
+          .map((l) => {
+            const timer = /timer:\(([a-z]+),[^,]*,(\d+)\)/.exec(l);
+            return [/ sk:([0-9a-f]+)/.exec(l)![1]!, timer ? `${timer[1]} ${timer[2]}` : "none"] as const;
+          }),
+      );
+    const ours = await sockdiag(["ls", "-N", ns, "-t", "-a", "-o", "-e", "-H"]);
+    assert.equal(ours.code, 0, ours.stderr);
+    const mine = timers(ours.stdout);
+    assert.deepEqual(mine, timers(await runSs(["-t", "-a", "-n", "-o", "-e", "-H"], ns)));
+    assert.ok(
+      [...mine.values()].some((t) => t !== "none"),
+      `some socket has a timer:\n${ours.stdout}`,
+    );
+    const json = await sockdiagJson(["ls", "-N", ns, "-t", "-a", "-o"]);
+    for (const s of json as (JsonSocket & { timer?: { name: string; retrans: number } })[]) {
+      const text = mine.get(BigInt(s.cookie).toString(16));
+      assert.equal(`${s.timer?.name} ${s.timer?.retrans}`, text === "none" ? "off 0" : text);
+    }
+  });
+
+  test("ls -a lists what the kernel can list and notes each protocol it cannot (raw, sctp here)", async () => {
+    const r = await sockdiag(["ls", "-N", ns, "-a", "-H"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.length > 0);
+    for (const protocol of ["raw", "sctp"] as const)
+      assert.equal(
+        r.stderr.includes(`note: ${protocol} not listed`),
+        kernelLacks(protocol),
+        `${protocol}: ${r.stderr}`,
+      );
+    const plain = await sockdiag(["ls", "-N", ns, "-H"]);
+    assert.equal(plain.stderr, "", "without -a, no note");
+  });
+
+  test("-s counts per protocol, family and state what ls -a lists; -j gives the same as JSON", async () => {
+    const listed = await sockdiagJson(["ls", "-N", ns, "-a"]);
+    const want: Record<string, { total: number; states: Record<string, number> }> = {};
+    for (const s of listed) {
+      want[s.protocol] ??= { total: 0, states: {} };
+      const p = want[s.protocol]!;
+      p.total++;
+      p.states[s.state] = (p.states[s.state] ?? 0) + 1;
+    }
+    const r = await sockdiag(["ls", "-N", ns, "-s", "-j"]);
+    assert.equal(r.code, 0, r.stderr);
+    const summary = JSON.parse(r.stdout) as {
+      total: number;
+      protocols: Record<
+        string,
+        { total: number; inet?: number; inet6?: number; states: Record<string, number> }
+      >;
+    };
+    assert.equal(summary.total, listed.length);
+    for (const [protocol, p] of Object.entries(summary.protocols)) {
+      assert.deepEqual({ total: p.total, states: p.states }, want[protocol], protocol);
+      if (protocol !== "unix") assert.equal(p.inet! + p.inet6!, p.total);
+    }
+    assert.deepEqual(Object.keys(summary.protocols).sort(), Object.keys(want).sort());
+    const text = await sockdiag(["ls", "-N", ns, "-s"]);
+    assert.match(text.stdout, new RegExp(`^Total: ${listed.length}\n`));
+  });
+
+  test("ls -K destroys what kill destroys and refuses an empty filter, as kill does", async () => {
+    const refused = await sockdiag(["ls", "-N", ns, "-u", "-K"]);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /refusing to destroy every selected socket without a filter/);
+    const udp = scene.listed.filter((h) => h.protocol === "udp" && h.state === "established");
+    const target = udp[0];
+    assert.ok(target, "the scene has a connected UDP socket");
+    const before = await sockdiagJson(["ls", "-N", ns, "-u", "-a"]);
+    const r = await sockdiag(["ls", "-N", ns, "-u", "-K", "-H", "dst", `${target.dst}:${target.dport}`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /matched, \d+ destroyed/);
+    const after = await sockdiagJson(["ls", "-N", ns, "-u", "-a"]);
+    const gone = before.filter((s) => !after.some((a) => a.cookie === s.cookie));
+    assert.ok(gone.length >= 1);
+    // An IPv4 address also names IPv6 sockets connected to its v4-mapped form (ss semantics).
+    const to = (s: JsonSocket) => `${s.dst?.replace(/^::ffff:(?=\d+\.)/, "")}:${s.dport}`;
+    assert.deepEqual(
+      new Set(gone.map(to)),
+      new Set([`${target.dst.replace(/^::ffff:/, "")}:${target.dport}`]),
+    );
+    assert.equal(r.stdout.trimEnd().split("\n").length, gone.length, "one line per destroyed socket");
+  });
+});
