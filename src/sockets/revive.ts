@@ -5,7 +5,7 @@
  */
 
 import { parseIPv6 } from "../diag/address.js";
-import { InetSocket, type Socket } from "../diag/socket.js";
+import { InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
 import { parseIPv4 } from "../filter/prefix.js";
 import { QueryError } from "./errors.js";
 
@@ -15,9 +15,26 @@ export type InetSocketFields = Pick<
   "family" | "protocol" | "src" | "sport" | "dst" | "dport" | "ifindex" | "cookie" | "netns"
 > & { rawProtocol?: number | undefined };
 
+const INET = new Set(["tcp", "udp", "udplite", "raw", "mptcp", "sctp"]);
+
 /** `socket` itself when it is a listed socket, else an InetSocket built from its fields. */
 export function revive(socket: Socket | InetSocketFields): Socket {
-  if (socket instanceof InetSocket || socket.family === "unix") return socket as Socket;
+  if (socket instanceof InetSocket || socket instanceof UnixSocket) return socket;
+  const f = socket as Partial<InetSocketFields>;
+  if (
+    (f.family !== "inet" && f.family !== "inet6") ||
+    !INET.has(f.protocol as string) ||
+    typeof f.src !== "string" ||
+    typeof f.dst !== "string" ||
+    typeof f.sport !== "number" ||
+    typeof f.dport !== "number" ||
+    typeof f.cookie !== "bigint"
+  )
+    throw new QueryError(
+      "socket",
+      "(an object)",
+      "expected a socket as listSockets or iterateSockets returned it, or a copy with its fields",
+    );
   const words = (field: "src" | "dst") => {
     const text = socket[field];
     const w = socket.family === "inet6" ? parseIPv6(text) : [parseIPv4(text)];

@@ -55,7 +55,7 @@ export class ForeignError extends SockdiagError {
   override readonly name = "ForeignError";
   override readonly code = "ERR_SOCKDIAG_FOREIGN";
   constructor(cause: unknown) {
-    super(cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause), { cause });
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
   }
 }
 

@@ -309,7 +309,7 @@ describeAsRoot("BackendTerminator faults", () => {
     );
     assert.deepEqual(
       report.sourceErrors.map((f) => [f.netns, f.error.code, f.error.message]),
-      [["(source)", "ERR_SOCKDIAG_FOREIGN", `Error: source broke at ${b}`]],
+      [["(source)", "ERR_SOCKDIAG_FOREIGN", `source broke at ${b}`]],
     );
     assert.equal(report.ok, false);
   });
@@ -328,7 +328,7 @@ describeAsRoot("BackendTerminator faults", () => {
     assert.deepEqual(outcomes(report), [[HOST, 3, undefined, false]]);
     assert.deepEqual(
       report.sourceErrors.map((f) => [f.netns, f.error.code, f.error.message]),
-      [["(source)", "ERR_SOCKDIAG_FOREIGN", "Error: no namespaces today"]],
+      [["(source)", "ERR_SOCKDIAG_FOREIGN", "no namespaces today"]],
     );
     assert.equal(report.ok, false);
   });
