@@ -1,10 +1,11 @@
 /**
  * `npm run bench [-- SECTION...]`: sockdiag against ss on the same namespaces, in one run.
- * Sections: codec, list, destroy, netns, terminate, promises (default: all). Needs root.
+ * Sections: codec, list, destroy, netns, terminate, promises, conntrack (default: all). Needs root.
  * Ratios are what count; absolute times move from machine to machine.
  */
 import { cleanupLeftovers } from "../test/kit/index.js";
 import { benchCodec } from "./codec.js";
+import { benchConntrack } from "./conntrack.js";
 import { benchDestroy } from "./destroy.js";
 import { benchList } from "./list.js";
 import { cleanupBenchLeftovers } from "./many.js";
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
   netns: benchNamespaces,
   terminate: benchTerminate,
   promises: benchPromises,
+  conntrack: benchConntrack,
 };
 
 async function main(): Promise<void> {

@@ -69,14 +69,19 @@ export function timeProcess(command: string, args: readonly string[], runs = 5):
   return timeProcesses([[command, ...args]], runs)[0]!;
 }
 
-/** Run a whole process once and return its duration in ms and its stdout. */
+/** Run a whole process once and return its duration in ms and its output. */
 export function runProcess(
   command: string,
   args: readonly string[],
-): { ms: number; stdout: string; status: number | null } {
+): { ms: number; stdout: string; stderr: string; status: number | null } {
   const t0 = process.hrtime.bigint();
   const r = spawnSync(command, args, { encoding: "utf8", maxBuffer: 1 << 30, env: TIMED_ENV });
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, stdout: r.stdout, status: r.status };
+  return {
+    ms: Number(process.hrtime.bigint() - t0) / 1e6,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    status: r.status,
+  };
 }
 
 declare const gc: (() => void) | undefined;

@@ -114,7 +114,7 @@ function kernelFilters(top: Compiled, alternatives: readonly Compiled[] | undefi
     top.family !== undefined
       ? [top.family]
       : alternatives?.every((a) => a.family !== undefined)
-        ? [...new Set(alternatives.map((a) => a.family!))].sort()
+        ? [...new Set(alternatives.map((a) => a.family!))].sort((x, y) => x - y)
         : [AF_INET, AF_INET6];
   const filters = families.flatMap((family) => {
     const mine = alternatives?.filter((a) => a.family === undefined || a.family === family);
