@@ -99,7 +99,7 @@ export async function benchConntrack(): Promise<string[]> {
         CLI,
         "conntrack",
         "rm",
-        ...selection,
+        ...ours,
       ]);
       const deleted = Number(/(\d+) deleted/.exec(r.stderr)?.[1] ?? 0);
       return { ms: r.ms, deleted };

@@ -28,6 +28,7 @@ const exportsListed = (entry: string) => {
 test("the README's code blocks are the example files", () => {
   assert.deepEqual(blocks, [
     readFileSync(root("examples/library.ts"), "utf8"),
+    readFileSync(root("examples/conntrack.ts"), "utf8"),
     readFileSync(root("examples/promises.ts"), "utf8"),
   ]);
 });
@@ -38,7 +39,7 @@ test("the README lists exactly the runtime exports of each entry point", async (
 });
 
 describeAsRoot("the README's examples run", () => {
-  for (const example of ["library", "promises"]) {
+  for (const example of ["library", "conntrack", "promises"]) {
     test(`examples/${example}.ts`, () => {
       const script = [
         "mount -t tmpfs sdt-readme /run/netns",
