@@ -4,7 +4,7 @@
  * fills mid-dump, on the dump's own once it is over), so memory does not grow with the table.
  */
 import type { ConntrackEntry } from "../ctnl/index.js";
-import type { NetlinkSocket } from "../netlink/index.js";
+import type { NetlinkConnection } from "../netlink/index.js";
 import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
 import { isNamespaceScoped, type NamespaceFailure, recordOrThrow, targetsOf } from "../sockets/targets.js";
 import { DEFAULT_CT_BATCH_SIZE, EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
@@ -87,8 +87,8 @@ export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteRep
 /** Delete in one namespace; its counts go into `total` also when it fails half way. */
 function deleteIn(scan: ConntrackScan, query: DeleteConntrackQuery, total: ConntrackDeleteReport): void {
   const { predicate, onOutcome } = query;
-  let second: NetlinkSocket | undefined;
-  const connect = (): NetlinkSocket => {
+  let second: NetlinkConnection | undefined;
+  const connect = (): NetlinkConnection => {
     second ??= scan.openAnother();
     return second;
   };

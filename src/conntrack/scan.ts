@@ -12,7 +12,7 @@ import {
   type TupleSpan,
   writeDumpRequest,
 } from "../ctnl/index.js";
-import { DumpCursor, MessageWriter, NetlinkError, type NetlinkSocket } from "../netlink/index.js";
+import { DumpCursor, MessageWriter, type NetlinkConnection, NetlinkError } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
 import type { Target } from "../sockets/targets.js";
 import { Errno, SockdiagError, SysError } from "../sys/errors.js";
@@ -39,17 +39,26 @@ function isUnavailable(err: unknown): err is Error {
   return err instanceof NetlinkError && err.errno === Errno.EOPNOTSUPP;
 }
 
+/** Opens a NETLINK_NETFILTER connection in a namespace (undefined: the caller's own). */
+export type ConntrackOpener = (netns: Target["netns"]) => NetlinkConnection;
+
+const openReal: ConntrackOpener = (netns) => openNetlinkIn(netns, NETLINK_NETFILTER);
+
 export class ConntrackScan implements Disposable {
-  readonly conn: NetlinkSocket;
+  readonly conn: NetlinkConnection;
   private readonly decoder = new EntryDecoder();
 
-  /** Open the socket in `target`. Throws ConntrackUnavailableError, NetnsError, SysError. */
+  /**
+   * Open the connection in `target` (with `open`: the real socket; tests inject a fake). Throws
+   * ConntrackUnavailableError, NetnsError, SysError.
+   */
   constructor(
     readonly target: Target,
     readonly plan: ConntrackPlan,
+    private readonly open: ConntrackOpener = openReal,
   ) {
     try {
-      this.conn = openNetlinkIn(target.netns, NETLINK_NETFILTER);
+      this.conn = open(target.netns);
     } catch (err) {
       if (isUnavailable(err)) throw new ConntrackUnavailableError(target.label ?? "(host)", err);
       throw err;
@@ -57,8 +66,8 @@ export class ConntrackScan implements Disposable {
   }
 
   /** Another socket in the same namespace; the caller owns it. */
-  openAnother(): NetlinkSocket {
-    return openNetlinkIn(this.target.netns, NETLINK_NETFILTER);
+  openAnother(): NetlinkConnection {
+    return this.open(this.target.netns);
   }
 
   /**
