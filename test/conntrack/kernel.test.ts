@@ -66,9 +66,10 @@ describeAsRoot("conntrack against conntrack-tools", () => {
   test("iterating lists the same and labels each entry with its namespace", async () => {
     const { iterateConntrack } = await import("../../src/conntrack/index.js");
     const it = iterateConntrack({ netns: "all", original: { src: "10.61.1.9" } });
+    // Other runs may hold the same addresses in namespaces of their own: count this scene's.
     const seen = [...it];
-    assert.equal(seen.length, 10);
-    assert.ok(seen.every((e) => e.netns === ns.name));
+    assert.equal(seen.filter((e) => e.netns === ns.name).length, 10);
+    assert.ok(seen.every((e) => typeof e.netns === "string" && e.netns !== ""));
   });
 });
 
