@@ -1,8 +1,10 @@
 /**
  * `npm run bench [-- SECTION...]`: sockdiag against ss on the same namespaces, in one run.
- * Sections: codec, list, destroy, netns, terminate, promises, conntrack (default: all). Needs root.
+ * Sections: codec, list, destroy, netns, terminate, promises, conntrack, agent (default: all).
+ * Needs root. The agent section runs the sockdiag-agent package's own bench (packages/agent/bench).
  * Ratios are what count; absolute times move from machine to machine.
  */
+import { spawnSync } from "node:child_process";
 import { cleanupLeftovers } from "../test/kit/index.js";
 import { benchCodec } from "./codec.js";
 import { benchConntrack } from "./conntrack.js";
@@ -14,6 +16,17 @@ import { benchNamespaces } from "./namespaces.js";
 import { benchPromises } from "./promises.js";
 import { benchTerminate } from "./terminate.js";
 
+/** The agent package's bench, as a child process (the library's bench does not import the agent). */
+function benchAgent(): string[] {
+  const script = new URL("../../packages/agent/dist/bench/main.js", import.meta.url).pathname;
+  const r = spawnSync(process.execPath, ["--enable-source-maps", "--conditions=sockdiag-test-kit", script], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (r.status !== 0) throw new Error(`agent bench exited with ${r.status ?? r.signal}`);
+  return r.stdout.trimEnd().split("\n");
+}
+
 const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
   codec: benchCodec,
   list: benchList,
@@ -22,6 +35,7 @@ const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
   terminate: benchTerminate,
   promises: benchPromises,
   conntrack: benchConntrack,
+  agent: benchAgent,
 };
 
 async function main(): Promise<void> {

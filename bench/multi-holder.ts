@@ -4,7 +4,9 @@
  * to create sockets (runIn), so they belong to it, and keeps them open.
  *
  * argv: JSON { namespaces: string[] (pinned paths), perNamespace: number, targets: number,
- *              target: { address: string, port: number } }
+ *              target: { address: string, port: number }, backends?: { address, port }[] }
+ * With `backends`, `targets` sockets are connected to each of them (the target is then only the
+ * address the other sockets use).
  * stdin lines: "targets" (open `targets` more sockets connected to the target in every namespace,
  * replacing destroyed ones), "exit". Prints "ready" after each step.
  */
@@ -17,6 +19,7 @@ interface Plan {
   perNamespace: number;
   targets: number;
   target: { address: string; port: number };
+  backends?: { address: string; port: number }[];
 }
 
 const plan = JSON.parse(process.argv[2] ?? "{}") as Plan;
@@ -43,11 +46,11 @@ function udp(connectTo?: Buffer): number {
 function openTargets(): void {
   for (const fd of targetFds) close(fd);
   targetFds = [];
-  const target = sockaddr(plan.target.address, plan.target.port);
+  const targets = (plan.backends ?? [plan.target]).map((b) => sockaddr(b.address, b.port));
   for (const path of plan.namespaces) {
     using ns = fromPath(path);
     runIn(ns, () => {
-      for (let i = 0; i < plan.targets; i++) targetFds.push(udp(target));
+      for (const target of targets) for (let i = 0; i < plan.targets; i++) targetFds.push(udp(target));
     });
   }
 }

@@ -47,7 +47,6 @@ export class Agent implements SliceWatchEvents {
   private stopping = false;
   private batches: Promise<void> | undefined;
   private saveTimer: unknown;
-  private saving: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly settings: AgentSettings,
@@ -215,10 +214,9 @@ export class Agent implements SliceWatchEvents {
   private save(): Promise<void> {
     const known = this.tracker.known();
     this.parts.metrics.backends.set(known.length);
-    this.saving = this.parts.state.save(known).catch((err: unknown) => {
+    return this.parts.state.save(known).catch((err: unknown) => {
       this.parts.metrics.errors.inc({ where: "state" });
       this.parts.logger.error({ err, path: this.parts.state.path }, "state not saved");
     });
-    return this.saving;
   }
 }

@@ -17,6 +17,8 @@ export interface TestAgent {
   logs: Record<string, unknown>[];
   /** Base URL of /metrics, /healthz, /readyz. */
   url: string;
+  /** Resolves with the next log line whose msg is `msg` (from now on). */
+  nextLog(msg: string): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -35,13 +37,26 @@ export async function scratchDir(label: string): Promise<{ path: string; remove:
 export async function startTestAgent(api: StandInApiServer, options: TestAgentOptions): Promise<TestAgent> {
   const kubeconfig = await api.writeKubeconfig(join(options.stateDir, "kubeconfig.json"));
   const logs: Record<string, unknown>[] = [];
+  const waiters: { msg: string; resolve: (line: Record<string, unknown>) => void }[] = [];
   const logStream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split("\n"))
-        if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const text of chunk.toString().split("\n")) {
+        if (!text) continue;
+        const line = JSON.parse(text) as Record<string, unknown>;
+        logs.push(line);
+        for (let i = waiters.length - 1; i >= 0; i--) {
+          if (waiters[i]!.msg !== line.msg) continue;
+          waiters[i]!.resolve(line);
+          waiters.splice(i, 1);
+        }
+      }
       done();
     },
   });
+  const nextLog = (msg: string) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      waiters.push({ msg, resolve });
+    });
   const { terminator, ...rest } = options;
   const agent = await startAgent(
     {
@@ -65,7 +80,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
     },
   );
   await until(() => agent.ready(), 10_000, "the agent to be ready");
-  return { agent, logs, url: `http://127.0.0.1:${agent.listen.port}`, stop: () => agent.stop() };
+  return { agent, logs, nextLog, url: `http://127.0.0.1:${agent.listen.port}`, stop: () => agent.stop() };
 }
 
 /** Resolves when `condition` holds, checked every 10 ms; rejects after `timeoutMs` naming `what`. */

@@ -1,0 +1,226 @@
+/**
+ * `npm run bench -w sockdiag-agent` (also the "agent" section of the root `npm run bench`): how
+ * long the agent takes from the watch event that removes backends to the end of the batch that
+ * destroyed their sockets, and the agent's event-loop delay meanwhile. The agent runs in-process
+ * against the stand-in API server with --coalesce 0 (the window is a deliberate wait, added on
+ * top in production), its real terminator (sockdiag/promises, one pass per batch), over 100
+ * namespaces held by the core bench's multi-namespace holder. For comparison, the same removal
+ * done with one terminate() pass per backend. Needs root.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { createInterface } from "node:readline";
+import { addNetns, removeNetns } from "sockdiag";
+import { BackendTerminator } from "sockdiag/promises";
+import type { AgentBackend } from "../src/backend.js";
+import { emptyOutcome, type Terminator } from "../src/terminator.js";
+import {
+  metric,
+  StandInApiServer,
+  scratchDir,
+  startTestAgent,
+  type TestAgent,
+  udpSlice,
+  until,
+} from "../test/kit/index.js";
+
+const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 100);
+/** Bound or connected elsewhere: sockets the dumps walk past. */
+const OTHERS_PER_NAMESPACE = 100;
+const PORT = 5353;
+const ROUNDS = 3;
+const MULTI_HOLDER = new URL("../../../../dist/bench/multi-holder.js", import.meta.url).pathname;
+const backendsOf = (n: number, third: number) =>
+  Array.from({ length: n }, (_, i) => ({ address: `127.13.${third}.${i + 1}`, port: PORT }));
+
+interface Holding {
+  refill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** One multi-holder child with `perBackend` clients of each backend in every namespace. */
+async function hold(paths: string[], backends: { address: string; port: number }[]): Promise<Holding> {
+  const plan = {
+    namespaces: paths,
+    perNamespace: OTHERS_PER_NAMESPACE + backends.length,
+    targets: 1,
+    target: { address: "127.13.99.1", port: 6000 },
+    backends,
+  };
+  const child: ChildProcess = spawn(process.execPath, [MULTI_HOLDER, JSON.stringify(plan)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const ready = () =>
+    new Promise<void>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`multi-holder exited with ${code}`));
+      const onLine = (line: string) => {
+        if (line !== "ready") return;
+        lines.off("line", onLine);
+        child.off("exit", onExit);
+        resolve();
+      };
+      lines.on("line", onLine);
+      child.once("exit", onExit);
+    });
+  await ready();
+  return {
+    async refill() {
+      const r = ready();
+      child.stdin!.write("targets\n");
+      await r;
+    },
+    async stop() {
+      child.kill("SIGKILL");
+      if (child.exitCode === null) await new Promise((r) => child.once("exit", r));
+    },
+  };
+}
+
+/** The comparison: what an agent without the batch call would do, one pass per backend. */
+function onePassPerBackend(dir: string): Terminator {
+  return {
+    async terminate(backends: readonly AgentBackend[]) {
+      const outcome = emptyOutcome();
+      const t = new BackendTerminator({ netnsDirs: [dir], conntrack: false });
+      for (const b of backends) {
+        const r = await t.terminate(b);
+        outcome.sockets.destroyed += r.total.destroyed;
+        outcome.sockets.matched += r.total.matched;
+        outcome.namespaces.visited += r.namespaces.length;
+      }
+      return outcome;
+    },
+  };
+}
+
+interface Figure {
+  ms: number;
+  loopMaxMs: number;
+  destroyed: number;
+}
+
+/** Remove `removed` from the Service and time it; then put them back and wait until the agent knows them again. */
+async function round(
+  api: StandInApiServer,
+  agent: TestAgent,
+  all: string[],
+  removed: number,
+  holding: Holding,
+): Promise<Figure> {
+  const kept = all.slice(removed);
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  const batch = agent.nextLog("removal batch");
+  loop.enable();
+  const t0 = performance.now();
+  api.apply(udpSlice("bench-a", "bench", PORT, kept));
+  const line = await batch;
+  const ms = performance.now() - t0;
+  loop.disable();
+  const destroyed = (line.sockets as { destroyed: number }).destroyed;
+  await holding.refill();
+  api.apply(udpSlice("bench-a", "bench", PORT, all));
+  await until(
+    async () => (await metric(agent.url, "sockdiag_agent_backends")) === all.length,
+    10_000,
+    "the backends to be known again",
+  );
+  return { ms, loopMaxMs: loop.max / 1e6, destroyed };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const dir = join(tmpdir(), `sdt-agent-${process.pid}-bench`);
+  mkdirSync(dir);
+  const names = Array.from({ length: NAMESPACES }, (_, i) => `ns${i}`);
+  const api = await StandInApiServer.start();
+  const state = await scratchDir("bench");
+  let holding: Holding | undefined;
+  const out: string[] = [
+    `sockdiag-agent: watch event -> end of the batch that destroyed the sockets (--coalesce 0)`,
+    `${NAMESPACES} namespaces, ${OTHERS_PER_NAMESPACE} other UDP sockets in each, 1 client of each backend in each; Node ${process.version}`,
+  ];
+  try {
+    for (const name of names) addNetns(name, { dir, loopbackUp: true }).close();
+    const backends = backendsOf(50, 50);
+    const all = backends.map((b) => b.address);
+    holding = await hold(
+      names.map((n) => join(dir, n)),
+      backends,
+    );
+    api.apply(udpSlice("bench-a", "bench", PORT, all));
+    const cases: {
+      label: string;
+      conntrack: boolean;
+      perBackend?: boolean;
+      removed: number[];
+      rounds: number;
+    }[] = [
+      { label: "one pass per batch, sockets + conntrack", conntrack: true, removed: [1, 50], rounds: 1 },
+      {
+        label: "one pass per batch, sockets only (--no-conntrack)",
+        conntrack: false,
+        removed: [1, 50],
+        rounds: ROUNDS,
+      },
+      {
+        label: "one pass per backend, sockets only",
+        conntrack: false,
+        perBackend: true,
+        removed: [50],
+        rounds: 1,
+      },
+    ];
+    for (const c of cases) {
+      const agent = await startTestAgent(api, {
+        stateDir: state.path,
+        netnsDirs: [dir],
+        coalesceMs: 0,
+        conntrack: c.conntrack,
+        ...(c.perBackend ? { terminator: onePassPerBackend(dir) } : {}),
+      });
+      try {
+        for (const removed of c.removed) {
+          const figures: Figure[] = [];
+          for (let i = 0; i < c.rounds; i++) figures.push(await round(api, agent, all, removed, holding));
+          const expected = removed * NAMESPACES;
+          const bad = figures.find((f) => f.destroyed !== expected);
+          if (bad) throw new Error(`${c.label}: destroyed ${bad.destroyed} sockets, expected ${expected}`);
+          out.push(
+            `  ${c.label}: ${String(removed).padStart(2)} backend(s), ${String(expected).padStart(4)} sockets: ` +
+              `${median(figures.map((f) => f.ms)).toFixed(1)} ms; event-loop max delay ` +
+              `${median(figures.map((f) => f.loopMaxMs)).toFixed(1)} ms` +
+              (c.rounds > 1
+                ? ` (median of ${c.rounds}; worst ${Math.max(...figures.map((f) => f.loopMaxMs)).toFixed(1)} ms)`
+                : ""),
+          );
+        }
+      } finally {
+        await agent.stop();
+      }
+    }
+  } finally {
+    await holding?.stop();
+    for (const name of names) {
+      try {
+        removeNetns(name, { dir });
+      } catch {
+        // Never made (setup failed part-way).
+      }
+    }
+    spawnSync("umount", ["--lazy", dir], { stdio: "ignore" });
+    rmSync(dir, { recursive: true, force: true });
+    await state.remove();
+    await api.close();
+  }
+  console.log(out.join("\n"));
+}
+
+main().catch((err: Error) => {
+  console.error(`agent bench failed: ${err.stack ?? err.message}`);
+  process.exitCode = 1;
+});
