@@ -144,7 +144,7 @@ function inetJson(out: AsciiWriter, s: InetSocket, labels: LabelTexts, words: Wo
   if (
     !fresh &&
     s.src === spans.src &&
-    s.netns === spans.netns &&
+    s.netns?.label === spans.netns &&
     s.state === spans.state &&
     s.protocol === spans.protocol &&
     s.family === spans.family
@@ -152,12 +152,12 @@ function inetJson(out: AsciiWriter, s: InetSocket, labels: LabelTexts, words: Wo
     out.again(spans.headAt, spans.headLen);
   else {
     const at = out.length;
-    out.raw(K.netns).text(labels.json(s.netns));
+    out.raw(K.netns).text(labels.json(s.netns?.label));
     out.raw(K.family).raw(words.of(s.family));
     out.raw(K.protocol).raw(words.of(s.protocol));
     out.raw(K.state).raw(words.of(s.state));
     out.raw(K.src).text(s.src).raw(K.sport);
-    spans.netns = s.netns;
+    spans.netns = s.netns?.label;
     spans.family = s.family;
     spans.protocol = s.protocol;
     spans.state = s.state;

@@ -74,7 +74,7 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
       localWidth = endpointWidth(s, s.src, s.sport);
       peerWidth = endpointWidth(s, s.dst, s.dport);
     }
-    if (options.netnsColumn) widths[0] = Math.max(widths[0]!, (s.netns ?? HOST_NETNS_NAME).length);
+    if (options.netnsColumn) widths[0] = Math.max(widths[0]!, (s.netns?.label ?? HOST_NETNS_NAME).length);
     widths[1] = Math.max(widths[1]!, netid(s).length);
     widths[2] = Math.max(widths[2]!, STATE_LABELS[s.state].length);
     widths[3] = Math.max(widths[3]!, digits(s.rqueue));
@@ -182,13 +182,13 @@ function writeQueues(
     s.wqueue === spans.wqueue &&
     s.state === spans.state &&
     id === spans.netid &&
-    s.netns === spans.netns
+    s.netns?.label === spans.netns
   ) {
     out.again(spans.queuesAt, spans.queuesLen);
     return;
   }
   const at = out.length;
-  if (netnsColumn) cell(out, s.netns ?? HOST_NETNS_NAME, widths[0]!);
+  if (netnsColumn) cell(out, s.netns?.label ?? HOST_NETNS_NAME, widths[0]!);
   cell(out, id, widths[1]!);
   cell(out, STATE_LABELS[s.state], widths[2]!);
   out
@@ -199,7 +199,7 @@ function writeQueues(
     .spaces(widths[4]! - digits(s.wqueue))
     .uint(s.wqueue)
     .char(32);
-  spans.netns = s.netns;
+  spans.netns = s.netns?.label;
   spans.netid = id;
   spans.state = s.state;
   spans.rqueue = s.rqueue;

@@ -38,7 +38,7 @@ export const repeatingInetSockets: fc.Arbitrary<InetSocket[]> = fc.array(
         uid: r.uid,
         rqueue: r.rqueue,
         wqueue: r.wqueue,
-        netns: r.netns,
+        netns: r.netns === undefined ? undefined : { label: r.netns, dev: 4, ino: 4026531841 },
       }),
     ),
   { maxLength: 30 },

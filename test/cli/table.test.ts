@@ -28,7 +28,7 @@ test("each row shows its own socket's cells, aligned as ss aligns them", () => {
       rows.forEach((row, i) => {
         const s = sockets[i]!;
         const expected = [
-          ...(netnsColumn ? [s.netns ?? "(host)"] : []),
+          ...(netnsColumn ? [s.netns?.label ?? "(host)"] : []),
           s.protocol,
           LABELS[s.state],
           String(s.rqueue),
