@@ -37,7 +37,7 @@ import type {
   TerminationReport,
   TerminatorConfig,
 } from "../terminator/index.js";
-import { client, type SocketStream } from "./client.js";
+import { type ChunkStream, client } from "./client.js";
 import { PacedDecoder } from "./wire.js";
 
 /** `signal`, which every call of sockdiag/promises takes. */
@@ -71,7 +71,7 @@ export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promis
   const { signal, ...rest } = query ?? {};
   const out: Socket[] = [];
   const decoder = new PacedDecoder((s) => {
-    out.push(s);
+    out.push(s as Socket);
   });
   const result = (await client.call("listSockets", [rest], signal, (chunk) => decoder.push(chunk))) as
     | { failures?: NamespaceFailure[] }
@@ -95,18 +95,30 @@ export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIte
   async *[Symbol.asyncIterator](): AsyncGenerator<S> {
     const { signal, ...rest } = this.query;
     this.failures.length = 0;
-    const stream = client.open("iterateSockets", [rest], signal);
-    let reported = 0;
-    try {
-      for (;;) {
-        const sockets = await stream.next();
-        for (; reported < stream.failures.length; reported++) this.failures.push(stream.failures[reported]!);
-        if (!sockets) return;
-        yield* sockets as S[];
-      }
-    } finally {
-      stream.close();
+    yield* drain<S>(client.open("iterateSockets", [rest], signal), this);
+  }
+}
+
+/**
+ * The items of a worker stream, chunk by chunk as the consumer pulls; the failures and notes the
+ * stream meets are copied into `into` as they come. Leaving the loop closes the stream.
+ */
+async function* drain<T>(
+  stream: ChunkStream,
+  into?: { failures: NamespaceFailure[]; notes?: unknown[] },
+): AsyncGenerator<T> {
+  let failed = 0;
+  let noted = 0;
+  try {
+    for (;;) {
+      const items = await stream.next();
+      for (; failed < stream.failures.length; failed++) into?.failures.push(stream.failures[failed]!);
+      for (; noted < stream.notes.length; noted++) into?.notes?.push(stream.notes[noted]);
+      if (!items) return;
+      yield* items as T[];
     }
+  } finally {
+    stream.close();
   }
 }
 
@@ -185,7 +197,7 @@ export async function terminateUDPConnectionsToBackend(
  * it; breaking out, close(), or the signal (AbortError) ends it and releases every subscription.
  */
 export class SocketWatchStream implements AsyncIterable<InetSocket> {
-  readonly #stream: SocketStream;
+  readonly #stream: ChunkStream;
   /** Resolves once every namespace is subscribed: sockets freed from then on are told. */
   readonly ready: Promise<void>;
 
@@ -201,15 +213,7 @@ export class SocketWatchStream implements AsyncIterable<InetSocket> {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<InetSocket> {
-    try {
-      for (;;) {
-        const sockets = await this.#stream.next();
-        if (!sockets) return;
-        yield* sockets as InetSocket[];
-      }
-    } finally {
-      this.#stream.close();
-    }
+    yield* drain<InetSocket>(this.#stream);
   }
 
   /** Stop watching now. */
@@ -245,22 +249,19 @@ export type AsyncDeleteConntrackQuery = Omit<DeleteConntrackQuery, "predicate" |
     predicate?: (entry: ConntrackEntry) => boolean | Promise<boolean>;
   };
 
-interface ConntrackListing {
-  entries: ConntrackEntry[];
-  failures: NamespaceFailure[];
-  notes: ConntrackNote[];
-}
-
 /** The conntrack entries of `query`, as sockdiag's listConntrack lists them, off the caller's thread. */
 export async function listConntrack(query: AsyncConntrackQuery = {}): Promise<ConntrackEntry[]> {
-  const { signal, ...rest } = query;
-  return ((await client.call("listConntrack", [rest], signal)) as ConntrackListing).entries;
+  const out: ConntrackEntry[] = [];
+  for await (const e of iterateConntrack(query)) out.push(e);
+  return out;
 }
 
 /**
- * AsyncConntrackIteration: the entries of a query for `for await`, with the namespaces that failed
- * (`failures`) and those without conntrack (`notes`) once the loop has started. Entries are plain
- * data and cross from the worker as one structured clone per pass (not socket-style chunks).
+ * AsyncConntrackIteration streams the entries of a query as AsyncSocketIteration streams sockets:
+ * `for await` pulls them by chunks from the worker, a couple of chunks ahead at most (memory stays
+ * flat however large the table), and breaking out of the loop ends the worker's dump and closes
+ * its netlink socket at once. `failures` (namespaces that failed) and `notes` (namespaces without
+ * conntrack) grow as they are met. Each `for await` is a fresh pass.
  */
 export class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
   readonly failures: NamespaceFailure[] = [];
@@ -270,10 +271,9 @@ export class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ConntrackEntry> {
     const { signal, ...rest } = this.query;
-    const listing = (await client.call("listConntrack", [rest], signal)) as ConntrackListing;
-    this.failures.splice(0, this.failures.length, ...listing.failures);
-    this.notes.splice(0, this.notes.length, ...listing.notes);
-    yield* listing.entries;
+    this.failures.length = 0;
+    this.notes.length = 0;
+    yield* drain<ConntrackEntry>(client.open("iterateConntrack", [rest], signal), this);
   }
 }
 
