@@ -11,7 +11,7 @@ import { writeInetDumpRequest } from "../src/diag/inet.js";
 import { align4, MessageWriter, NLMSG_DONE, NLMSG_ERROR } from "../src/netlink/index.js";
 import { fromPath, openNetlinkIn } from "../src/netns/index.js";
 import { listSockets } from "../src/sockets/index.js";
-import { fmt, row, timeFn, timeProcesses } from "./measure.js";
+import { fmt, recordGoal, row, timeFn, timeProcesses } from "./measure.js";
 import { CLI, udpScene } from "./scene.js";
 
 const TOTAL = 100_000;
@@ -63,15 +63,12 @@ export async function benchList(): Promise<string[]> {
     const display = { options: false, extended: false, memory: false, info: false, processes: false };
     const table = timeFn(() => renderTable(sockets, { display, header: true, netnsColumn: false }));
     out.push(row("table (ls)", fmt.perItem(table, sockets.length), "goal <= 1.5 us"));
+    recordGoal("table line, per socket", (table * 1000) / sockets.length, 1.5, "us");
     for (const format of ["json", "ndjson"] as const) {
       const json = timeFn(() => writeJson(sockets, format, () => {}));
-      out.push(
-        row(
-          `${format === "json" ? "JSON (-j)" : "NDJSON (--ndjson)"}`,
-          fmt.perItem(json, sockets.length),
-          "goal <= 2 us",
-        ),
-      );
+      const label = format === "json" ? "JSON (-j)" : "NDJSON (--ndjson)";
+      out.push(row(label, fmt.perItem(json, sockets.length), "goal <= 2 us"));
+      recordGoal(`${label} line, per socket`, (json * 1000) / sockets.length, 2, "us");
     }
 
     out.push("", "  whole processes, stdout to /dev/null (medians of 7 rounds, one of each per round)");
@@ -86,6 +83,8 @@ export async function benchList(): Promise<string[]> {
     out.push(row("ss -uan", fmt.ms(ss), fmt.rate(TOTAL, ss)));
     out.push(row("sockdiag ls -u -a", fmt.ms(ls), `${fmt.ratio(ls, ss)} ss (goal <= 1.1)`));
     out.push(row("sockdiag ls -u -a -j", fmt.ms(lsj), `${fmt.ratio(lsj, ss)} ss (goal <= 1.2)`));
+    recordGoal("ls -u -a / ss -uan, whole processes", ls / ss, 1.1);
+    recordGoal("ls -u -a -j / ss -uan, whole processes", lsj / ss, 1.2);
     out.push(row("node -e 0 (Node's own start-up)", fmt.ms(node)));
     out.push(
       row("sockdiag --help (start-up, no kernel work)", fmt.ms(help), `node -e 0 + ${fmt.ms(help - node)}`),

@@ -11,7 +11,7 @@ import { benchConntrack } from "./conntrack.js";
 import { benchDestroy } from "./destroy.js";
 import { benchList } from "./list.js";
 import { cleanupBenchLeftovers } from "./many.js";
-import { environmentNote } from "./measure.js";
+import { environmentNote, goalSummary } from "./measure.js";
 import { benchNamespaces } from "./namespaces.js";
 import { benchPromises } from "./promises.js";
 import { benchTerminate } from "./terminate.js";
@@ -51,6 +51,8 @@ async function main(): Promise<void> {
     const lines = await run();
     console.log(`\n${lines.join("\n")}`);
   }
+  const summary = goalSummary();
+  if (summary.length > 0) console.log(`\n${summary.join("\n")}\n${environmentNote()}`);
 }
 
 main().catch((err: Error) => {

@@ -102,6 +102,33 @@ export function perOp(fn: (i: number) => void, ops: number): { nsPerOp: number; 
   return { nsPerOp: ns / ops, bytesPerOp: Math.max(0, after - before) / ops };
 }
 
+/** One of the issue's goals as measured in this run: label, value and limit, for the closing summary. */
+export interface Goal {
+  label: string;
+  value: number;
+  limit: number;
+  unit: string;
+}
+
+const goals: Goal[] = [];
+
+/** Remember a goal's figure for the summary `npm run bench` ends with. */
+export function recordGoal(label: string, value: number, limit: number, unit = "x"): void {
+  goals.push({ label, value, limit, unit });
+}
+
+/** The goals measured in this run, one line each, met or not. */
+export function goalSummary(): string[] {
+  if (goals.length === 0) return [];
+  return [
+    "goals (this run)",
+    ...goals.map(
+      (g) =>
+        `  ${g.label.padEnd(58)} ${`${g.value.toFixed(2)} ${g.unit}`.padStart(14)}  goal <= ${g.limit} ${g.unit}: ${g.value <= g.limit ? "met" : "NOT met"}`,
+    ),
+  ];
+}
+
 /** Format a row of a results table. */
 export function row(label: string, value: string, note = ""): string {
   return `  ${label.padEnd(58)} ${value.padStart(14)}  ${note}`;

@@ -6,6 +6,7 @@
  */
 import { COMMANDS, type CommandEntry } from "./commands/index.js";
 import { renderHelp } from "./options.js";
+import { writeOut } from "./stdout.js";
 import { EXIT_OK, EXIT_USAGE, reportError, UsageError } from "./usage.js";
 import { VERSION } from "./version.js";
 
@@ -34,21 +35,21 @@ export async function main(argv: readonly string[]): Promise<number> {
       return EXIT_USAGE;
     }
     if (name === "-h" || name === "--help" || (name === "help" && rest.length === 0)) {
-      process.stdout.write(mainHelp());
+      writeOut(mainHelp());
       return EXIT_OK;
     }
     if (name === "-V" || name === "--version") {
-      process.stdout.write(`sockdiag ${VERSION}\n`);
+      writeOut(`sockdiag ${VERSION}\n`);
       return EXIT_OK;
     }
     if (name === "help") {
       if (rest.length > 1) throw new UsageError(`help takes one command, got: ${rest.join(" ")}`);
-      process.stdout.write(renderHelp((await find(rest[0]!).load()).spec));
+      writeOut(renderHelp((await find(rest[0]!).load()).spec));
       return EXIT_OK;
     }
     const command = await find(name).load();
     if (rest.includes("-h") || rest.includes("--help")) {
-      process.stdout.write(renderHelp(command.spec));
+      writeOut(renderHelp(command.spec));
       return EXIT_OK;
     }
     return await command.run(rest);

@@ -19,12 +19,6 @@ export function formatFromArgs(values: ParsedValues): Format {
   return values.json ? "json" : values.ndjson ? "ndjson" : "table";
 }
 
-/** Write text or bytes to stdout, chunk after chunk. */
-export function writeOut(text: string | Uint8Array | readonly (string | Uint8Array)[]): void {
-  for (const chunk of typeof text === "string" || text instanceof Uint8Array ? [text] : text)
-    if (chunk.length > 0) process.stdout.write(chunk);
-}
-
 /** Render sockets in the chosen format, as chunks to write in order. */
 export function renderSockets(sockets: readonly Socket[], format: Format, table: TableOptions): Uint8Array[] {
   if (format === "table") return [renderTable(sockets, table)];
@@ -36,4 +30,5 @@ export function renderSockets(sockets: readonly Socket[], format: Format, table:
   return chunks;
 }
 
+export { OutputError, writeOut } from "./stdout.js";
 export { writeJson };

@@ -2,7 +2,7 @@
  * SELECT: the socket selection flags shared by `ls` and `kill`, as ss spells them, and the
  * `state`/`exclude` words and filter words that follow them on the command line.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import type { Extension, InetFamily, Protocol } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
 import { validateNetnsName } from "../netns/index.js";
@@ -25,12 +25,9 @@ export const NETNS_OPTIONS: readonly OptionSpec[] = [
   { name: "pid", value: "PID", help: "in the network namespace of process PID" },
 ];
 
-/**
- * The SELECT flags. `kill` spells -a's long form --all-states, because its --all means "no filter:
- * destroy every selected socket".
- */
-export function selectOptions(allStatesLong: "all" | "all-states"): OptionSpec[] {
-  return SELECT_OPTIONS.map((o) => (o.name === "all" ? { ...o, name: allStatesLong } : o));
+/** The SELECT flags, the same in every command: -a/--all is every state, as in ss. */
+export function selectOptions(): OptionSpec[] {
+  return [...SELECT_OPTIONS];
 }
 
 const SELECT_OPTIONS: readonly OptionSpec[] = [
@@ -95,7 +92,7 @@ export interface Selection {
 export function selectionFromArgs(
   values: ParsedValues,
   positionals: readonly string[],
-  defaults: { allStatesKey: "all" | "all-states"; protocols: readonly Protocol[] },
+  defaults: { protocols: readonly Protocol[] },
 ): Selection {
   let protocols = PROTOCOL_FLAGS.filter(([flag]) => values[flag]).map(([, p]) => p);
   const explicitProtocols = protocols.length > 0;
@@ -129,7 +126,7 @@ export function selectionFromArgs(
   const query: NamespacedQuery = { protocols, ...namespaceFromArgs(values) };
   if (families.length > 0) query.families = families;
   if (states.length > 0) query.states = states;
-  else if (values[defaults.allStatesKey]) query.states = ["all"];
+  else if (values.all) query.states = ["all"];
   else if (values.listening) query.states = ["listening", "close"];
   else query.states = DEFAULT_STATES;
   if (exclude.length > 0) query.exclude = exclude;
@@ -152,18 +149,50 @@ export function selectionFromArgs(
   if (display.memory) extensions.push("skmem");
   if (display.info) extensions.push("tcpinfo", "cong");
   if (extensions.length > 0) query.extensions = extensions;
-  const explicitStates =
-    states.length > 0 || exclude.length > 0 || Boolean(values[defaults.allStatesKey] || values.listening);
+  const explicitStates = states.length > 0 || exclude.length > 0 || Boolean(values.all || values.listening);
   return { query, filter: filterWords.join(" ").trim(), display, explicitProtocols, explicitStates };
 }
 
+/** The largest filter file -F reads: far more than any filter, and a bound on a runaway input. */
+export const MAX_FILTER_FILE_BYTES = 1 << 20;
+
+/**
+ * Read -F FILE ("-": stdin), at most MAX_FILTER_FILE_BYTES: a larger input (/dev/zero, a log
+ * given by mistake) is a usage error after reading one byte past the cap, never a hang.
+ */
 function readFilterFile(path: string): string {
+  const buf = Buffer.alloc(MAX_FILTER_FILE_BYTES + 1);
+  let fd: number | undefined;
   try {
-    return readFileSync(path === "-" ? 0 : path, "utf8");
+    fd = path === "-" ? 0 : openSync(path, "r");
+    let length = 0;
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, length, buf.length - length, null);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+        Atomics.wait(pause, 0, 0, 1);
+        continue;
+      }
+      if (n === 0) break;
+      length += n;
+      if (length > MAX_FILTER_FILE_BYTES)
+        throw new UsageError(
+          `filter file "${path}" is larger than ${MAX_FILTER_FILE_BYTES} bytes`,
+          "a filter file holds one ss filter expression",
+        );
+    }
+    return buf.toString("utf8", 0, length);
   } catch (err) {
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`cannot read filter file "${path}": ${(err as Error).message}`);
+  } finally {
+    if (fd !== undefined && fd !== 0) closeSync(fd);
   }
 }
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * -N / --netns / --pid / --all-netns: at most one of them. --netns-dir goes with --all-netns,

@@ -37,6 +37,8 @@ export function reportError(err: unknown, stderr: NodeJS.WritableStream = proces
     stderr.write(`sockdiag: ${String(err)}\n`);
     return EXIT_FAILED;
   }
+  // The reader of stdout went away (`| head`): nothing is wrong, and nothing more to say — as ss.
+  if (err.name === "OutputError" && (err as { code?: string }).code === "EPIPE") return EXIT_OK;
   stderr.write(`sockdiag: ${err.message}\n`);
   if (err instanceof UsageError && err.hint) stderr.write(`${err.hint}\n`);
   if (process.env.SOCKDIAG_DEBUG && err.stack) stderr.write(`${err.stack}\n`);

@@ -187,7 +187,8 @@ export class Destroyer {
 
   /** Stop before the next write because the caller's signal aborted: stop(), then AbortError goes up. */
   abort(): never {
-    this.stop("ABORT_ERR", "aborted by the caller's signal");
+    const reason: unknown = this.signal?.reason;
+    this.stop("ABORT_ERR", reason instanceof Error ? reason.message : "aborted by the caller's signal");
     throw new AbortError(this.signal);
   }
 

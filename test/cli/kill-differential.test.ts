@@ -144,7 +144,7 @@ describeAsRoot("sockdiag kill and ss -K leave the same sockets alive", () => {
 
           const words = filter.split(" ");
           const [ours, theirs] = await Promise.all([
-            sockdiag(["kill", "-N", a.name, "-t", "-u", "--all-states", ...words]),
+            sockdiag(["kill", "-N", a.name, "-t", "-u", "--all", ...words]),
             ssKill(["-a", "-t", "-u", ...words], { netns: b.name }),
           ]);
           assert.equal(ours.code, 0, ours.stderr);

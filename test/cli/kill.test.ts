@@ -68,12 +68,12 @@ describeAsRoot("sockdiag kill", () => {
     );
   }
 
-  test("without a filter and without --all it exits 2 and destroys nothing", async () => {
+  test("without a filter and without --destroy-all it exits 2 and destroys nothing", async () => {
     const held = await clients(2);
     const result = await kill("-u");
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /refusing to destroy every selected socket without a filter/);
-    assert.match(result.stderr, /--all/);
+    assert.match(result.stderr, /--destroy-all/);
     assert.equal(result.stdout, "");
     await assertAlive(held);
     await holder.close(held);
@@ -161,7 +161,7 @@ describeAsRoot("sockdiag kill", () => {
   test("unix sockets: exit 1, EOPNOTSUPP reported once (no SOCK_DESTROY handler), the rest not attempted", async () => {
     const pairs = await holder.open({ kind: "pair", type: "stream" }, 3);
 
-    const json = await kill("-x", "--all", "-j");
+    const json = await kill("-x", "--destroy-all", "-j");
     assert.equal(json.code, 1, json.stderr);
     const { sockets, report } = JSON.parse(json.stdout) as KillJson;
     assert.deepEqual(sockets, []);
@@ -178,7 +178,7 @@ describeAsRoot("sockdiag kill", () => {
     );
     assert.equal(report.destroyed, 0);
 
-    const text = await kill("-x", "--all");
+    const text = await kill("-x", "--destroy-all");
     assert.equal(text.code, 1, text.stderr);
     assert.equal(count(text.stderr, "no SOCK_DESTROY handler"), 1, text.stderr);
     assert.match(text.stderr, new RegExp(`, ${pairs.length - 1} not attempted`));
@@ -200,7 +200,7 @@ describeAsRoot("sockdiag kill", () => {
     const listed = await ss(["-M", "state", "established"], { netns: ns.name });
     assert.ok(listed.length >= 2, "ss lists the mptcp connections");
 
-    const result = await kill("-M", "--all", "-j");
+    const result = await kill("-M", "--destroy-all", "-j");
     assert.equal(result.code, 1, result.stderr);
     const { report } = JSON.parse(result.stdout) as KillJson;
     assert.ok(report.matched >= 2, `matched ${report.matched}`);

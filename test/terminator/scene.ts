@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
+import { after, afterEach, before } from "node:test";
 import { create, type NetNS } from "../../src/netns/index.js";
 import { Holder, HolderError } from "../kit/holder.js";
 import type { HeldSocket } from "../kit/holder-protocol.js";
@@ -235,4 +236,32 @@ async function openHostBackends(host: Holder): Promise<HeldSocket[]> {
     }
   }
   return out;
+}
+
+/**
+ * useScene registers, in the describe block it is called in, the hooks every terminator suite
+ * needs: a Scene started before its tests (handed to `ready`) and stopped after them, and after
+ * each test its clients closed and the caller's thread checked to be in its own namespace still.
+ * Returns `open`, which opens a fresh set of clients that the next afterEach closes.
+ */
+export function useScene(label: string, ready: (scene: Scene) => void): () => Promise<SceneClients> {
+  let scene: Scene | undefined;
+  let clients: SceneClients | undefined;
+  const home = threadNetnsInode();
+  before(async () => {
+    scene = await Scene.start(label);
+    ready(scene);
+  });
+  after(async () => {
+    await scene?.stop();
+  });
+  afterEach(async () => {
+    await scene?.closeClients(clients);
+    clients = undefined;
+    assert.equal(threadNetnsInode(), home, "the caller's thread must stay in its own namespace");
+  });
+  return async () => {
+    clients = await scene!.openClients();
+    return clients;
+  };
 }

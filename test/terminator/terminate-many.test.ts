@@ -5,7 +5,7 @@
  * once — not once per backend.
  */
 import assert from "node:assert/strict";
-import { after, afterEach, before, test } from "node:test";
+import { test } from "node:test";
 import { destroySockets } from "../../src/sockets/index.js";
 import {
   BackendTerminator,
@@ -14,7 +14,7 @@ import {
   type Tally,
 } from "../../src/terminator/index.js";
 import { describeAsRoot } from "../kit/root.js";
-import { HOST, Scene, type SceneClients, threadNetnsInode } from "./scene.js";
+import { HOST, type Scene, useScene } from "./scene.js";
 
 const tally = (matched: number, destroyed = matched): Tally => ({
   matched,
@@ -55,26 +55,10 @@ function assertBalanced(report: BatchTerminationReport): void {
 }
 
 describeAsRoot("BackendTerminator.terminateMany", () => {
-  let scene: Scene;
-  let clients: SceneClients | undefined;
-  const home = threadNetnsInode();
-
-  before(async () => {
-    scene = await Scene.start("many");
+  let scene!: Scene;
+  const open = useScene("many", (s) => {
+    scene = s;
   });
-  after(async () => {
-    await scene?.stop();
-  });
-  afterEach(async () => {
-    await scene.closeClients(clients);
-    clients = undefined;
-    assert.equal(threadNetnsInode(), home, "the caller's thread must stay in its own namespace");
-  });
-
-  const open = async () => {
-    clients = await scene.openClients();
-    return clients;
-  };
 
   test("two backends in one pass: each namespace destroyed once, each socket counted for its backend", async () => {
     const c = await open();

@@ -5,7 +5,7 @@
  * every namespace, and leave everything else working.
  */
 import assert from "node:assert/strict";
-import { after, afterEach, before, test } from "node:test";
+import { test } from "node:test";
 import type { InetSocket } from "../../src/diag/socket.js";
 import { allNetns } from "../../src/netns/index.js";
 import {
@@ -15,7 +15,7 @@ import {
   terminateUDPConnectionsToBackend,
 } from "../../src/terminator/index.js";
 import { describeAsRoot } from "../kit/root.js";
-import { type ClientKind, HOST, Scene, type SceneClients, threadNetnsInode } from "./scene.js";
+import { type ClientKind, HOST, type Scene, useScene } from "./scene.js";
 
 /** Per namespace, in visiting order: [name, matched, destroyed]. */
 function outcomes(report: TerminationReport): [string, number | undefined, number | undefined][] {
@@ -23,26 +23,10 @@ function outcomes(report: TerminationReport): [string, number | undefined, numbe
 }
 
 describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
-  let scene: Scene;
-  let clients: SceneClients | undefined;
-  const home = threadNetnsInode();
-
-  before(async () => {
-    scene = await Scene.start("term");
+  let scene!: Scene;
+  const open = useScene("term", (s) => {
+    scene = s;
   });
-  after(async () => {
-    await scene?.stop();
-  });
-  afterEach(async () => {
-    await scene.closeClients(clients);
-    clients = undefined;
-    assert.equal(threadNetnsInode(), home, "the caller's thread must stay in its own namespace");
-  });
-
-  const open = async () => {
-    clients = await scene.openClients();
-    return clients;
-  };
   const everywhere = (nodes: readonly string[], n: number) => nodes.map((name) => [name, n, n]);
 
   test("an IPv4 backend aborts exactly its IPv4 and v4-mapped clients in every namespace", async () => {

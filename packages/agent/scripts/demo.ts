@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     console.log("   every client of A and B is still connected");
 
     step(4, `${B} leaves the Service`);
+    const batch = agent.nextLog("removal batch");
     const removedAt = performance.now();
     api.apply(udpSlice("dns-b", "dns", 5353, [A]));
     await scene.aborted(b, 5000);
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
     );
     await scene.assertAlive(a, "clients of A");
     console.log("   A's clients never noticed");
+    await batch;
     showLogs();
 
     step(5, "what /metrics says");

@@ -87,6 +87,15 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
     },
     "agent started",
   );
+  if (terminator.check) {
+    const checks = await terminator.check();
+    const failed = Object.entries(checks).filter(([, c]) => !c.ok);
+    logger.info(
+      { checks: Object.fromEntries(Object.entries(checks).map(([k, c]) => [k, c.ok])) },
+      "node checked",
+    );
+    for (const [check, c] of failed) logger.warn({ check, detail: c.detail }, "node check failed");
+  }
   await watch.start();
 
   function stop(): Promise<void> {

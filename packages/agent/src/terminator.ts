@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import type { BatchTerminationReport } from "sockdiag";
-import { BackendTerminator } from "sockdiag/promises";
+import { BackendTerminator, probe } from "sockdiag/promises";
 import type { AgentBackend } from "./backend.js";
 import { DEFAULT_NETNS_DIRS } from "./options.js";
 
@@ -44,9 +44,17 @@ export interface BatchOutcome {
   unsupported?: string;
 }
 
+/** One check of what this node allows, as `sockdiag doctor` reports it. */
+export interface NodeCheck {
+  ok: boolean;
+  detail: string;
+}
+
 /** Terminates many backends in one pass per namespace. Must not block the event loop for long. */
 export interface Terminator {
   terminate(backends: readonly AgentBackend[]): Promise<BatchOutcome>;
+  /** What the kernel and the agent's privileges allow; also gets the terminator ready for the first batch. */
+  check?(): Promise<Record<string, NodeCheck>>;
   /** Release what it holds (a worker thread). */
   close?(): Promise<void>;
 }
@@ -86,6 +94,16 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
         dryRun: config.dryRun,
       });
       return outcomeOf(await terminator.terminateMany(backends));
+    },
+    async check() {
+      // The first call starts the library's worker thread, which the first batch then finds running.
+      const p = await probe();
+      return {
+        destroy: p.destroy,
+        netAdmin: p.capabilities.netAdmin,
+        sysAdmin: p.capabilities.sysAdmin,
+        enterNetns: p.netns.enter,
+      };
     },
   };
 }

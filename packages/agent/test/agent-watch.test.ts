@@ -243,3 +243,31 @@ describe("agent and the stand-in API server", () => {
     assert.match(text, /^sockdiag_agent_nodejs_eventloop_lag_max_seconds /m);
   });
 });
+
+describe("agent HTTP endpoints", () => {
+  test("/readyz and /healthz answer 503 until ready and live; unknown paths 404, other methods 405", async () => {
+    const { AgentHttpServer } = await import("../src/http-server.js");
+    const { AgentMetrics } = await import("../src/metrics.js");
+    let state = false;
+    const server = new AgentHttpServer(new AgentMetrics().registry, {
+      live: () => state,
+      ready: () => state,
+    });
+    const { port } = await server.listen({ host: "127.0.0.1", port: 0 });
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      assert.equal((await fetch(`${url}/readyz`)).status, 503);
+      assert.equal((await fetch(`${url}/healthz`)).status, 503);
+      state = true;
+      assert.equal((await fetch(`${url}/readyz`)).status, 200);
+      assert.equal((await fetch(`${url}/healthz?verbose`)).status, 200);
+      assert.equal((await fetch(`${url}/nope`)).status, 404);
+      assert.equal((await fetch(`${url}/metrics`, { method: "POST" })).status, 405);
+      const metrics = await fetch(`${url}/metrics`);
+      assert.match(metrics.headers.get("content-type") ?? "", /text\/plain/);
+      assert.match(await metrics.text(), /^# HELP sockdiag_agent_removals_total /m);
+    } finally {
+      await server.close();
+    }
+  });
+});

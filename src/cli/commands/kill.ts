@@ -1,86 +1,150 @@
 /** `sockdiag kill [SELECT] FILTER`: destroy the selected sockets (SOCK_DESTROY), as ss -K does. */
-import type { Protocol, Socket } from "../../diag/socket.js";
-import { destroySockets, findSocketOwners } from "../../sockets/index.js";
-import { stringifyForOutput } from "../json.js";
-import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
-import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeOut } from "../output.js";
+import { setImmediate } from "node:timers/promises";
+import type { Protocol } from "../../diag/socket.js";
 import {
-  anyRealFailure,
-  destroyReportJson,
-  formatDestroyReport,
-  reportNamespaceFailures,
-} from "../report.js";
+  AbortError,
+  destroyInSteps,
+  findSocketOwners,
+  type NamespacedDestroyReport,
+} from "../../sockets/index.js";
+import { KillOutput } from "../kill-output.js";
+import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
+import { formatFromArgs, OUTPUT_OPTIONS } from "../output.js";
+import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { type Selection, selectionFromArgs, selectOptions } from "../select.js";
+import { OutputError } from "../stdout.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+
+/** The flag that lets kill run without a FILTER: unmistakable, unlike -a (every state). */
+export const DESTROY_ALL = "destroy-all";
 
 export const KILL: CommandSpec = {
   name: "kill",
   usage: "[SELECT] [state STATE]... FILTER",
   summary:
-    "Destroy the sockets that match. Their owners see ECONNABORTED. Prints what was destroyed; the report goes to stderr (or into -j's JSON).",
+    "Destroy the sockets that match. Their owners see ECONNABORTED. Prints what was destroyed as it happens; the report goes to stderr (or ends -j's JSON).",
   options: [
-    ...selectOptions("all-states"),
+    ...selectOptions(),
     ...OUTPUT_OPTIONS,
     { name: "dry-run", help: "list what would be destroyed, destroy nothing" },
-    { name: "all", help: "allow an empty filter: destroy every selected socket" },
+    {
+      name: DESTROY_ALL,
+      help: "no FILTER needed: destroy every socket of the selected protocols and states",
+    },
   ],
-  details: "Without -t/-u/... only TCP and UDP sockets are selected. -a is spelled --all-states here.",
+  details: [
+    "Without -t/-u/... only TCP and UDP sockets are selected. -a/--all means every state, as in ls.",
+    `A kill without FILTER is refused unless --${DESTROY_ALL} is given.`,
+    "SIGINT/SIGTERM: no further request is sent, the batch in flight is finished, the report so far",
+    "is printed, and the exit status is 130/143.",
+  ].join("\n"),
 };
 
-export function runKill(argv: readonly string[]): number {
+export async function runKill(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommand(KILL, argv);
-  const selection = selectionFromArgs(values, positionals, {
-    allStatesKey: "all-states",
-    protocols: KILL_PROTOCOLS,
-  });
+  const selection = selectionFromArgs(values, positionals, { protocols: KILL_PROTOCOLS });
   return destroySelected(selection, values, {
     dryRun: Boolean(values["dry-run"]),
-    emptyFilter: values.all ? "allowed" : "give a FILTER, or --all to mean it",
+    emptyFilter: values[DESTROY_ALL] ? "allowed" : `give a FILTER, or --${DESTROY_ALL} to mean it`,
   });
 }
 
 /** What kill selects without a protocol flag (also `ls -K`). */
 export const KILL_PROTOCOLS: readonly Protocol[] = ["tcp", "udp"];
 
+/** The exit status after a signal, as shells report it: 128 + the signal's number. */
+const SIGNAL_EXITS = { SIGINT: 130, SIGTERM: 143 } as const;
+
 /**
- * Destroy the selected sockets and print them (table or JSON, report on stderr): kill, and ls -K.
- * An empty filter is refused unless `emptyFilter` is "allowed"; otherwise it is the hint shown.
+ * Destroy the selected sockets, printing each batch's as it is answered (table or JSON, report on
+ * stderr): kill, and ls -K. An empty filter is refused unless `emptyFilter` is "allowed";
+ * otherwise it is the hint shown. The run lets the event loop turn between batches: SIGINT or
+ * SIGTERM stops it (nothing more is sent, the batch in flight is finished), and so does a stdout
+ * that fails; either way the report of what was done is printed.
  */
-export function destroySelected(
+export async function destroySelected(
   selection: Selection,
   values: ParsedValues,
   options: { dryRun: boolean; emptyFilter: "allowed" | string },
-): number {
+): Promise<number> {
   if (selection.filter === "" && options.emptyFilter !== "allowed") {
     throw new UsageError("refusing to destroy every selected socket without a filter", options.emptyFilter);
   }
-  const printed: Socket[] = [];
-  const report = destroySockets({
-    ...selection.query,
-    all: options.emptyFilter === "allowed",
-    dryRun: options.dryRun,
-    onOutcome: (socket, outcome) => {
-      if (outcome === "destroyed" || outcome === "matched") printed.push(socket);
-    },
-  });
   const format = formatFromArgs(values);
-  // A destroyed socket stays open in its owner until it closes it: -p can still name the owner.
-  const owners = selection.display.processes
-    ? findSocketOwners(new Set(printed.map((s) => s.inode)))
-    : undefined;
-  if (format === "json") {
-    writeOut(`${stringifyForOutput({ sockets: printed, report: destroyReportJson(report) })}\n`);
-  } else {
-    writeOut(
-      renderSockets(printed, format, {
-        display: selection.display,
-        header: !values["no-header"],
-        netnsColumn: selection.query.netns === "all",
-        owners,
-      }),
-    );
-    process.stderr.write(formatDestroyReport(report));
+  // Owners are found before destroying, while every socket is still open in its owner.
+  const owners = selection.display.processes ? findSocketOwners() : undefined;
+  const output = new KillOutput(format, {
+    display: selection.display,
+    header: !values["no-header"],
+    netnsColumn: selection.query.netns === "all",
+    owners,
+  });
+  const stop = new AbortController();
+  let signal: keyof typeof SIGNAL_EXITS | undefined;
+  const onSignal = (name: keyof typeof SIGNAL_EXITS) => {
+    signal ??= name;
+    stop.abort(new Error(`interrupted by ${name}`));
+  };
+  const onInt = () => onSignal("SIGINT");
+  const onTerm = () => onSignal("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  let broken: OutputError | undefined;
+  let report: NamespacedDestroyReport;
+  try {
+    const run = destroyInSteps({
+      ...selection.query,
+      all: options.emptyFilter === "allowed",
+      dryRun: options.dryRun,
+      signal: stop.signal,
+      onOutcome: (socket, outcome) => {
+        if (outcome === "destroyed" || outcome === "matched") output.add(socket);
+      },
+    });
+    report = await drive(run, () => {
+      if (broken) return;
+      try {
+        output.flush();
+      } catch (err) {
+        if (!(err instanceof OutputError)) throw err;
+        // Nobody reads what was destroyed any more: stop destroying, as ss does when its pipe closes.
+        broken = err;
+        stop.abort(err);
+      }
+    });
+  } finally {
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
   }
+  output.end(report, broken);
+  if (broken && broken.code !== "EPIPE") process.stderr.write(`sockdiag: ${broken.message}\n`);
   reportNamespaceFailures(report.namespaceFailures);
+  if (signal) return SIGNAL_EXITS[signal];
+  if (broken && broken.code !== "EPIPE") return EXIT_FAILED;
   return report.failed.length > 0 || anyRealFailure(report.namespaceFailures) ? EXIT_FAILED : EXIT_OK;
+}
+
+/**
+ * Run a destroy to its end, one step at a time, with `between` and a turn of the event loop after
+ * each (where signal handlers run). A stop through the signal ends it with AbortError, whose report
+ * is the result.
+ */
+async function drive(
+  run: Generator<void, NamespacedDestroyReport, void>,
+  between: () => void,
+): Promise<NamespacedDestroyReport> {
+  try {
+    for (;;) {
+      const step = run.next();
+      between();
+      if (step.done) return step.value;
+      await setImmediate();
+    }
+  } catch (err) {
+    if (err instanceof AbortError && err.report) {
+      between();
+      return err.report as NamespacedDestroyReport;
+    }
+    throw err;
+  }
 }

@@ -8,7 +8,7 @@ import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { selectionFromArgs, selectOptions } from "../select.js";
 import { formatSummary, summarise } from "../summary.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
-import { destroySelected, KILL_PROTOCOLS } from "./kill.js";
+import { DESTROY_ALL, destroySelected, KILL_PROTOCOLS } from "./kill.js";
 
 /**
  * What ss lists without a protocol flag (misc/ss.c filter_default_dbs), as far as sockdiag can list
@@ -21,7 +21,7 @@ export const LS: CommandSpec = {
   usage: "[SELECT] [state STATE]... [exclude STATE]... [FILTER]",
   summary: "List sockets. Without -a only connected sockets are shown, as ss does.",
   options: [
-    ...selectOptions("all"),
+    ...selectOptions(),
     ...OUTPUT_OPTIONS,
     {
       name: "summary",
@@ -37,22 +37,21 @@ export const LS: CommandSpec = {
     "       close-wait, last-ack, listening, closing, or a group: all, connected, synchronized, bucket, big.",
     "FILTER: ss's filter language, e.g.  dst 10.0.0.5:53   'dport = :443 and not src 127.0.0.1'",
     "-s counts every state unless state words, -a or -l say otherwise.",
-    "-K refuses an empty FILTER (use 'sockdiag kill --all' to destroy every selected socket).",
+    `-K refuses an empty FILTER (use 'sockdiag kill --${DESTROY_ALL}' to destroy every selected socket).`,
     `The namespace sockdiag runs in is named ${HOST_NETNS_NAME} in the Netns column and in JSON.`,
   ].join("\n"),
 };
 
-export function runLs(argv: readonly string[]): number {
+export function runLs(argv: readonly string[]): number | Promise<number> {
   const { values, positionals } = parseCommand(LS, argv);
   if (values.kill && values.summary) throw new UsageError("-K and -s cannot be combined");
   const selection = selectionFromArgs(values, positionals, {
-    allStatesKey: "all",
     protocols: values.kill ? KILL_PROTOCOLS : DEFAULT_PROTOCOLS,
   });
   if (values.kill)
     return destroySelected(selection, values, {
       dryRun: false,
-      emptyFilter: "give a FILTER ('sockdiag kill --all' destroys every selected socket)",
+      emptyFilter: `give a FILTER ('sockdiag kill --${DESTROY_ALL}' destroys every selected socket)`,
     });
   if (values.summary && !selection.explicitStates) selection.query.states = ["all"];
   // ss lists what the kernel has; protocols named explicitly must exist (an error says which not).
