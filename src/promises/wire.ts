@@ -14,6 +14,7 @@ import {
   type InetProtocol,
   InetSocket,
   type Socket,
+  type SocketNetns,
   UnixSocket,
 } from "../diag/socket.js";
 import { PROTOCOL_NAMES } from "../sockets/index.js";
@@ -28,8 +29,8 @@ export interface SocketChunk {
   /** Records: u8 kind, u8 protocol index, u16 label index (0xffff: none), u32 length, bytes. */
   buf: ArrayBuffer;
   used: number;
-  /** Namespace labels, referred to by index. */
-  labels: (string | undefined)[];
+  /** The namespaces the sockets were listed in, referred to by index. */
+  labels: SocketNetns[];
   /** Unix sockets (their plain fields: they keep no bytes) and plain items, by index. */
   values: object[];
 }
@@ -51,8 +52,8 @@ export class ChunkWriter {
   #view = new DataView(this.#bytes.buffer);
   #used = 0;
   #count = 0;
-  #labels: (string | undefined)[] = [];
-  #labelIndex = new Map<string | undefined, number>();
+  #labels: SocketNetns[] = [];
+  #labelIndex = new Map<SocketNetns | undefined, number>();
   #values: object[] = [];
 
   get count(): number {
