@@ -38,7 +38,13 @@ import type {
   TerminatorConfig,
 } from "../terminator/index.js";
 import { client } from "./client.js";
-import { type Abortable, type AsyncQuery, AsyncSocketIteration, SocketWatchStream } from "./streams.js";
+import {
+  type Abortable,
+  type AsyncQuery,
+  AsyncSocketIteration,
+  drain,
+  SocketWatchStream,
+} from "./streams.js";
 import { PacedDecoder } from "./wire.js";
 
 export type { Abortable, AsyncQuery, AsyncSocketIteration, SocketWatchStream };
@@ -66,7 +72,7 @@ export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promis
   const { signal, ...rest } = query ?? {};
   const out: Socket[] = [];
   const decoder = new PacedDecoder((s) => {
-    out.push(s);
+    out.push(s as Socket);
   });
   const result = (await client.call("listSockets", [rest], signal, (chunk) => decoder.push(chunk))) as
     | { failures?: NamespaceFailure[] }
@@ -172,22 +178,19 @@ export type AsyncDeleteConntrackQuery = Omit<DeleteConntrackQuery, "predicate" |
     predicate?: (entry: ConntrackEntry) => boolean | Promise<boolean>;
   };
 
-interface ConntrackListing {
-  entries: ConntrackEntry[];
-  failures: NamespaceFailure[];
-  notes: ConntrackNote[];
-}
-
 /** The conntrack entries of `query`, as sockdiag's listConntrack lists them, off the caller's thread. */
 export async function listConntrack(query: AsyncConntrackQuery = {}): Promise<ConntrackEntry[]> {
-  const { signal, ...rest } = query;
-  return ((await client.call("listConntrack", [rest], signal)) as ConntrackListing).entries;
+  const out: ConntrackEntry[] = [];
+  for await (const e of iterateConntrack(query)) out.push(e);
+  return out;
 }
 
 /**
- * AsyncConntrackIteration: the entries of a query for `for await`, with the namespaces that failed
- * (`failures`) and those without conntrack (`notes`) once the loop has started. Entries are plain
- * data and cross from the worker as one structured clone per pass (not socket-style chunks).
+ * AsyncConntrackIteration streams the entries of a query as AsyncSocketIteration streams sockets:
+ * `for await` pulls them by chunks from the worker, a couple of chunks ahead at most (memory stays
+ * flat however large the table), and breaking out of the loop ends the worker's dump and closes
+ * its netlink socket at once. `failures` (namespaces that failed) and `notes` (namespaces without
+ * conntrack) grow as they are met. Each `for await` is a fresh pass.
  */
 class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
   readonly failures: NamespaceFailure[] = [];
@@ -197,10 +200,9 @@ class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ConntrackEntry> {
     const { signal, ...rest } = this.query;
-    const listing = (await client.call("listConntrack", [rest], signal)) as ConntrackListing;
-    this.failures.splice(0, this.failures.length, ...listing.failures);
-    this.notes.splice(0, this.notes.length, ...listing.notes);
-    yield* listing.entries;
+    this.failures.length = 0;
+    this.notes.length = 0;
+    yield* drain<ConntrackEntry>(client.open("iterateConntrack", [rest], signal), this);
   }
 }
 

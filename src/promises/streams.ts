@@ -5,7 +5,7 @@
 import type { InetSocket, Socket } from "../diag/socket.js";
 import type { NamespacedQuery, NamespaceFailure } from "../sockets/index.js";
 import type { WatchQuery } from "../sockets/watch.js";
-import { client, type SocketStream } from "./client.js";
+import { type ChunkStream, client } from "./client.js";
 
 /** `signal`, which every call of sockdiag/promises takes. */
 export interface Abortable {
@@ -29,18 +29,30 @@ export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIte
   async *[Symbol.asyncIterator](): AsyncGenerator<S> {
     const { signal, ...rest } = this.query;
     this.failures.length = 0;
-    const stream = client.open("iterateSockets", [rest], signal);
-    let reported = 0;
-    try {
-      for (;;) {
-        const sockets = await stream.next();
-        for (; reported < stream.failures.length; reported++) this.failures.push(stream.failures[reported]!);
-        if (!sockets) return;
-        yield* sockets as S[];
-      }
-    } finally {
-      stream.close();
+    yield* drain<S>(client.open("iterateSockets", [rest], signal), this);
+  }
+}
+
+/**
+ * The items of a worker stream, chunk by chunk as the consumer pulls; the failures and notes the
+ * stream meets are copied into `into` as they come. Leaving the loop closes the stream.
+ */
+export async function* drain<T>(
+  stream: ChunkStream,
+  into?: { failures: NamespaceFailure[]; notes?: unknown[] },
+): AsyncGenerator<T> {
+  let failed = 0;
+  let noted = 0;
+  try {
+    for (;;) {
+      const items = await stream.next();
+      for (; failed < stream.failures.length; failed++) into?.failures.push(stream.failures[failed]!);
+      for (; noted < stream.notes.length; noted++) into?.notes?.push(stream.notes[noted]);
+      if (!items) return;
+      yield* items as T[];
     }
+  } finally {
+    stream.close();
   }
 }
 
@@ -50,7 +62,7 @@ export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIte
  * it; breaking out, close(), or the signal (AbortError) ends it and releases every subscription.
  */
 export class SocketWatchStream implements AsyncIterable<InetSocket> {
-  readonly #stream: SocketStream;
+  readonly #stream: ChunkStream;
   /** Resolves once every namespace is subscribed: sockets freed from then on are told. */
   readonly ready: Promise<void>;
 
@@ -66,15 +78,7 @@ export class SocketWatchStream implements AsyncIterable<InetSocket> {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<InetSocket> {
-    try {
-      for (;;) {
-        const sockets = await this.#stream.next();
-        if (!sockets) return;
-        yield* sockets as InetSocket[];
-      }
-    } finally {
-      this.#stream.close();
-    }
+    yield* drain<InetSocket>(this.#stream);
   }
 
   /** Stop watching now. */
