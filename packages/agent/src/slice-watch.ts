@@ -10,6 +10,7 @@ import {
   type Informer,
   type KubeConfig,
   type ListPromise,
+  ListWatch,
   makeInformer,
   type ObjectCache,
   type V1EndpointSlice,
@@ -88,6 +89,11 @@ export class SliceWatch {
     clearTimeout(this.timer);
     this.connected = false;
     await this.informer.stop();
+  }
+
+  /** The resourceVersion the watch resumes from (the last event's or bookmark's); "" before the first list. */
+  resourceVersion(): string {
+    return this.informer instanceof ListWatch ? this.informer.latestResourceVersion() : "";
   }
 
   /** True while connected, and for `staleAfterMs` after the connection was last up. */

@@ -28,6 +28,8 @@ export interface RunningAgent {
   readonly logger: Logger;
   ready(): boolean;
   live(): boolean;
+  /** Where the EndpointSlice watch stands (resumes from). */
+  resourceVersion(): string;
   /** Stop watching, finish the batch in flight, save the state, close the endpoints. Idempotent. */
   stop(): Promise<void>;
 }
@@ -108,5 +110,13 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
     })();
     return stopping;
   }
-  return { listen, metrics, logger, ready: () => agent.ready(), live: () => watch.alive(), stop };
+  return {
+    listen,
+    metrics,
+    logger,
+    ready: () => agent.ready(),
+    live: () => watch.alive(),
+    resourceVersion: () => watch.resourceVersion(),
+    stop,
+  };
 }

@@ -146,6 +146,11 @@ export class StandInApiServer extends EventEmitter {
     return true;
   }
 
+  /** A write to some other resource: the store's resourceVersion moves on, no EndpointSlice event. */
+  touch(): void {
+    this.rv++;
+  }
+
   /** Send a BOOKMARK with the current resourceVersion to every watch that asked for bookmarks. */
   bookmark(): void {
     const line = event("BOOKMARK", {
