@@ -23,8 +23,8 @@ import type { InetSocket, Socket } from "../diag/socket.js";
 import type {
   DestroyQuery,
   DestroySocketOptions,
+  InetSocketFields,
   NamespacedDestroyReport,
-  NamespacedQuery,
   NamespaceFailure,
   ProbeResult,
   QuerySocket,
@@ -37,16 +37,11 @@ import type {
   TerminationReport,
   TerminatorConfig,
 } from "../terminator/index.js";
-import { client, type SocketStream } from "./client.js";
+import { client } from "./client.js";
+import { type Abortable, type AsyncQuery, AsyncSocketIteration, SocketWatchStream } from "./streams.js";
 import { PacedDecoder } from "./wire.js";
 
-/** `signal`, which every call of sockdiag/promises takes. */
-export interface Abortable {
-  signal?: AbortSignal | undefined;
-}
-
-/** A query of listSockets / iterateSockets, with its signal. */
-export type AsyncQuery = NamespacedQuery & Abortable;
+export type { Abortable, AsyncQuery, AsyncSocketIteration, SocketWatchStream };
 
 /** destroySockets' query: as in sockdiag, with a predicate that may return a Promise. */
 export type AsyncDestroyQuery = Omit<DestroyQuery, "predicate" | "signal"> &
@@ -81,35 +76,6 @@ export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promis
   return out as QuerySocket<Q>[];
 }
 
-/**
- * AsyncSocketIteration streams the sockets of a query: `for await` pulls them by chunks from the
- * worker, a couple of chunks ahead at most (memory stays flat), and breaking out of the loop
- * releases the worker's netlink sockets and handles at once. `failures` grows as namespaces fail
- * (netns "all"). Each `for await` is a fresh pass.
- */
-export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIterable<S> {
-  readonly failures: NamespaceFailure[] = [];
-
-  constructor(private readonly query: AsyncQuery) {}
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<S> {
-    const { signal, ...rest } = this.query;
-    this.failures.length = 0;
-    const stream = client.open("iterateSockets", [rest], signal);
-    let reported = 0;
-    try {
-      for (;;) {
-        const sockets = await stream.next();
-        for (; reported < stream.failures.length; reported++) this.failures.push(stream.failures[reported]!);
-        if (!sockets) return;
-        yield* sockets as S[];
-      }
-    } finally {
-      stream.close();
-    }
-  }
-}
-
 /** Stream the sockets of `query` (see AsyncSocketIteration). Errors come from the loop. */
 export function iterateSockets<const Q extends AsyncQuery>(query?: Q): AsyncSocketIteration<QuerySocket<Q>> {
   return new AsyncSocketIteration(query ?? {});
@@ -127,7 +93,7 @@ export async function destroySockets(query: AsyncDestroyQuery): Promise<Namespac
 
 /** Destroy exactly `socket` in the namespace it was listed in (see sockdiag's destroySocket). */
 export async function destroySocket(
-  socket: Socket,
+  socket: Socket | InetSocketFields,
   options: Omit<DestroySocketOptions, "signal"> & Abortable = {},
 ): Promise<"destroyed" | "gone"> {
   const { signal, ...rest } = options;
@@ -180,45 +146,6 @@ export async function terminateUDPConnectionsToBackend(
 }
 
 /**
- * SocketWatchStream is the stream of sockets as the kernel frees them (see watchSockets). It
- * subscribes at once; `ready` resolves when the subscriptions are in place. One `for await` reads
- * it; breaking out, close(), or the signal (AbortError) ends it and releases every subscription.
- */
-export class SocketWatchStream implements AsyncIterable<InetSocket> {
-  readonly #stream: SocketStream;
-  /** Resolves once every namespace is subscribed: sockets freed from then on are told. */
-  readonly ready: Promise<void>;
-
-  constructor(query: WatchQuery & Abortable) {
-    const { signal, ...rest } = query;
-    this.#stream = client.open("watchSockets", [rest], signal);
-    this.ready = this.#stream.ready;
-  }
-
-  /** Namespaces that could not be watched (netns "all"), as they are met. */
-  get failures(): readonly NamespaceFailure[] {
-    return this.#stream.failures;
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<InetSocket> {
-    try {
-      for (;;) {
-        const sockets = await this.#stream.next();
-        if (!sockets) return;
-        yield* sockets as InetSocket[];
-      }
-    } finally {
-      this.#stream.close();
-    }
-  }
-
-  /** Stop watching now. */
-  close(): void {
-    this.#stream.close();
-  }
-}
-
-/**
  * Watch sockets as the kernel frees them (ss -E): TCP and UDP, IPv4 and IPv6 (the sock_diag destroy
  * multicast groups), in one namespace or with `netns: "all"` in every one (namespaces that appear
  * later join within seconds). `filter` keeps the others out. Needs CAP_NET_ADMIN.
@@ -262,7 +189,7 @@ export async function listConntrack(query: AsyncConntrackQuery = {}): Promise<Co
  * (`failures`) and those without conntrack (`notes`) once the loop has started. Entries are plain
  * data and cross from the worker as one structured clone per pass (not socket-style chunks).
  */
-export class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
+class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
   readonly failures: NamespaceFailure[] = [];
   readonly notes: ConntrackNote[] = [];
 
@@ -293,3 +220,4 @@ export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise
 
 export { AbortError } from "../sockets/index.js";
 export type { WatchQuery } from "../sockets/watch.js";
+export type { AsyncConntrackIteration };

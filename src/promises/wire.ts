@@ -11,6 +11,7 @@ import {
   INET_DIAG_MSG_LEN,
   type InetProtocol,
   type Socket,
+  type SocketNetns,
   UnixSocket,
 } from "../diag/socket.js";
 import { PROTOCOL_NAMES } from "../sockets/index.js";
@@ -20,8 +21,8 @@ export interface SocketChunk {
   /** Records: u8 kind, u8 protocol index, u16 label index (0xffff: none), u32 length, bytes. */
   buf: ArrayBuffer;
   used: number;
-  /** Namespace labels, referred to by index. */
-  labels: (string | undefined)[];
+  /** The namespaces the sockets were listed in, referred to by index. */
+  labels: SocketNetns[];
   /** Unix sockets travel as their plain fields (they keep no bytes): record kind UNIX. */
   unix: object[];
 }
@@ -42,8 +43,8 @@ export class ChunkWriter {
   #view = new DataView(this.#bytes.buffer);
   #used = 0;
   #count = 0;
-  #labels: (string | undefined)[] = [];
-  #labelIndex = new Map<string | undefined, number>();
+  #labels: SocketNetns[] = [];
+  #labelIndex = new Map<SocketNetns | undefined, number>();
   #unix: object[] = [];
 
   get count(): number {
