@@ -1,19 +1,44 @@
 /**
  * sockdiag: list and destroy Linux sockets through netlink sock_diag, in any network namespace.
+ * Everything here is synchronous; `sockdiag/promises` has the same calls off the main thread.
+ * Every error class derives from SockdiagError and has a stable `code`.
  *
  * @example
  * import { listSockets, destroySockets, terminateUDPConnectionsToBackend } from "sockdiag";
  * const udp = listSockets({ protocols: ["udp"], states: ["established"], filter: "dst 10.0.0.5:53" });
  * const report = terminateUDPConnectionsToBackend("10.0.0.5:53");
  */
-export * from "./conntrack/index.js";
-export * from "./diag/socket.js";
-export { STATE_NAMES, type StateName, stateWords } from "./diag/states.js";
+export {
+  type ConntrackDeleteReport,
+  type ConntrackEntry,
+  type ConntrackQuery,
+  ConntrackQueryError,
+  ConntrackUnavailableError,
+  type DeleteConntrackQuery,
+  deleteConntrack,
+  EmptySelectionError,
+  FlushGuardError,
+  iterateConntrack,
+  listConntrack,
+} from "./conntrack/index.js";
+export {
+  type Extension,
+  type InetFamily,
+  type InetProtocol,
+  InetSocket,
+  type MemInfo,
+  type Protocol,
+  type SkMemInfo,
+  type Socket,
+  type TcpInfo,
+  UnixSocket,
+  type UnixType,
+} from "./diag/socket.js";
+export type { StateName } from "./diag/states.js";
 export {
   type FilterNode,
   FilterResolveError,
   FilterSyntaxError,
-  filterFromObject,
   formatFilter,
   parseFilter,
   type StructuredFilter,
@@ -35,7 +60,6 @@ export {
   type NetnsEntry,
   NetnsError,
   NetnsExistsError,
-  NetnsIteration,
   type NetnsNote,
   NetnsNotFoundError,
   NetnsPoisonedError,
@@ -44,14 +68,56 @@ export {
   NetnsUnreadableError,
   NotANetnsError,
   type NotANetnsKind,
-  netnsNote,
+  PinDirectoryNotFoundError,
   type PinnedNetns,
   remove as removeNetns,
   reopenNetns,
-  runIn,
+  runIn as runInNetns,
   type WalkOptions,
   walkNetns,
 } from "./netns/index.js";
-export * from "./sockets/index.js";
-export { SockdiagError, SysError } from "./sys/errors.js";
-export * from "./terminator/index.js";
+export {
+  AbortError,
+  type AbortSignalLike,
+  DestroyError,
+  type DestroyFailure,
+  type DestroyOutcome,
+  type DestroyQuery,
+  type DestroyReport,
+  type DestroySocketOptions,
+  type DestroyStop,
+  destroySocket,
+  destroySockets,
+  findSocketOwners,
+  type InetSocketFields,
+  iterateSockets,
+  listSockets,
+  type NamespacedDestroyReport,
+  type NamespacedQuery,
+  type NamespaceFailure,
+  type NetnsSelector,
+  PredicateError,
+  type ProbeItem,
+  type ProbeResult,
+  probe,
+  QueryError,
+  type QuerySocket,
+  type SocketIteration,
+  type SocketOf,
+  type SocketOwner,
+  type SocketQuery,
+  UnsupportedProtocolError,
+} from "./sockets/index.js";
+export { ForeignError, SockdiagError, SysError } from "./sys/errors.js";
+export {
+  AddressError,
+  type Backend,
+  type BackendProtocol,
+  BackendTerminator,
+  type BatchTerminationReport,
+  type NamespaceResult,
+  type TerminateOptions,
+  type TerminationReport,
+  type TerminatorConfig,
+  terminateUDPConnectionsToBackend,
+} from "./terminator/index.js";

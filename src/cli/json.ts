@@ -100,7 +100,7 @@ class Words {
 
 /** JSON.stringify(s) of an inet socket without attributes, less its closing brace. */
 function inetJson(out: AsciiWriter, s: InetSocket, labels: LabelTexts, words: Words): void {
-  out.raw(K.netns).text(labels.json(s.netns));
+  out.raw(K.netns).text(labels.json(s.netns?.label));
   out.raw(K.family).raw(words.of(s.family));
   out.raw(K.protocol).raw(words.of(s.protocol));
   out.raw(K.state).raw(words.of(s.state));

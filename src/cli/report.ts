@@ -32,7 +32,7 @@ export function formatDestroyReport(report: DestroyReport): string {
     const why = report.stops.some((stop) => stop.code === f.code && stop.reason === f.message)
       ? " (see stopped above)"
       : `: ${f.message}`;
-    lines.push(`  failed: ${where}${s.netns ? ` [netns ${s.netns}]` : ""}: ${f.code}${why}`);
+    lines.push(`  failed: ${where}${s.netns ? ` [netns ${s.netns.label}]` : ""}: ${f.code}${why}`);
   }
   if (report.failed.length > shown.length)
     lines.push(`  ... and ${report.failed.length - shown.length} more failures`);

@@ -77,7 +77,7 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
       localWidth = endpointWidth(locals[i]!, s.sport);
       peerWidth = endpointWidth(peers[i]!, s.dport);
     }
-    if (options.netnsColumn) widths[0] = Math.max(widths[0]!, (s.netns ?? HOST_NETNS_NAME).length);
+    if (options.netnsColumn) widths[0] = Math.max(widths[0]!, (s.netns?.label ?? HOST_NETNS_NAME).length);
     widths[1] = Math.max(widths[1]!, netid(s).length);
     widths[2] = Math.max(widths[2]!, STATE_LABELS[s.state].length);
     widths[3] = Math.max(widths[3]!, digits(s.rqueue));
@@ -99,7 +99,7 @@ export function renderTable(sockets: readonly Socket[], options: TableOptions): 
     options.display.processes;
   for (let i = 0; i < n; i++) {
     const s = sockets[i]!;
-    if (options.netnsColumn) cell(out, s.netns ?? HOST_NETNS_NAME, widths[0]!);
+    if (options.netnsColumn) cell(out, s.netns?.label ?? HOST_NETNS_NAME, widths[0]!);
     cell(out, netid(s), widths[1]!);
     cell(out, STATE_LABELS[s.state], widths[2]!);
     out

@@ -25,6 +25,7 @@ import {
 import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
 import { Errno } from "../sys/errors.js";
 import {
+  type ConntrackFailure,
   type ConntrackOutcome,
   type ConntrackReport,
   emptyConntrackReport,
@@ -37,7 +38,11 @@ export const DEFAULT_CT_BATCH_SIZE = 1024;
 /** The largest DELETE: nlmsghdr, nfgenmsg, an IPv6 tuple with a zone, CTA_ID, CTA_ZONE. */
 const REQUEST_BYTES = 16 + 4 + 96 + 8 + 8;
 
-export type EntryOutcomeListener = (entry: ConntrackEntry, outcome: ConntrackOutcome) => void;
+export type EntryOutcomeListener = (
+  entry: ConntrackEntry,
+  outcome: ConntrackOutcome,
+  failure?: ConntrackFailure,
+) => void;
 
 export class EntryDeleter {
   readonly report: ConntrackReport = emptyConntrackReport(false);
@@ -136,8 +141,11 @@ export class EntryDeleter {
     if (outcome === "deleted") r.deleted++;
     else if (outcome === "gone") r.gone++;
     else {
-      r.failed.push(failureOf(entry, errno));
+      const failure = failureOf(entry, errno);
+      r.failed.push(failure);
       if (errno === Errno.EPERM) this.stopped = true;
+      this.onOutcome?.(entry, outcome, failure);
+      return;
     }
     this.onOutcome?.(entry, outcome);
   }

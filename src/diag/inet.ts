@@ -35,7 +35,13 @@ import {
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
 import { DecodeScratch } from "./scratch.js";
-import { type AddressTexts, INET_DIAG_MSG_LEN, type InetProtocol, InetSocket } from "./socket.js";
+import {
+  type AddressTexts,
+  INET_DIAG_MSG_LEN,
+  type InetProtocol,
+  InetSocket,
+  type SocketNetns,
+} from "./socket.js";
 import { decodeTcpInfo } from "./tcpinfo.js";
 
 /** sizeof(struct inet_diag_req_v2). */
@@ -130,8 +136,8 @@ export interface InetDecodeOptions {
   protocol: InetProtocol;
   /** Decode the attributes after the fixed struct (extensions, mark, cgroup, ...); skipped otherwise. */
   attributes: boolean;
-  /** The label of the namespace the socket was listed in. */
-  netns?: string | undefined;
+  /** The namespace the socket was listed in. */
+  netns?: SocketNetns | undefined;
   /** The address texts of the previous sockets, for the next one to reuse (one per dump). */
   texts?: AddressTexts | undefined;
   /** State reused from one message to the next (one per dump); without it each call makes its own. */

@@ -40,10 +40,28 @@ export type { TcpInfo } from "./tcpinfo.js";
 /** The extensions a query can ask for; each maps to request bits and attributes in diag/. */
 export type Extension = "meminfo" | "skmem" | "tcpinfo" | "cong" | "tos" | "tclass";
 
+/**
+ * The network namespace a socket was listed in, as plain data: what it is called, its identity
+ * (st_dev, st_ino of its nsfs file) and the ways to open it again — netns/'s NetnsRef, which reopens
+ * it only if the identity still matches.
+ */
+export interface SocketNetns {
+  /** What messages and results call it: its pinned name, its path, "pid:N", or "net:[ino]". */
+  label: string;
+  dev: number;
+  ino: number;
+  /** Its pinned name, when it was found pinned. */
+  name?: string;
+  /** A namespace file that led to it: a pin, or a path the caller gave. */
+  path?: string;
+  /** A process that was in it (its /proc/PID/ns/net). */
+  pid?: number;
+}
+
 /** Fields common to every socket. */
 interface SocketBase {
-  /** The label of the network namespace this socket was listed in (undefined: the caller's own). */
-  netns?: string | undefined;
+  /** The network namespace this socket was listed in (undefined: the caller's own). */
+  netns?: SocketNetns | undefined;
   readonly inode: number;
   readonly cookie: bigint;
   readonly state: StateName;
@@ -87,7 +105,7 @@ export interface InetSocketInit {
   uid?: number;
   rqueue?: number;
   wqueue?: number;
-  netns?: string | undefined;
+  netns?: SocketNetns | undefined;
   rawProtocol?: number | undefined;
 }
 
@@ -101,8 +119,8 @@ export interface InetSocketInit {
  * text. A socket rebuilt from a clone gets them back from its fields (sockets/ does that).
  */
 export class InetSocket implements SocketBase {
-  /** The label of the network namespace this socket was listed in (undefined: the caller's own). */
-  netns: string | undefined;
+  /** The network namespace this socket was listed in (undefined: the caller's own). */
+  netns: SocketNetns | undefined;
   family: InetFamily;
   /** The protocol the dump asked for (inet_diag_msg does not say). */
   protocol: InetProtocol;
@@ -152,7 +170,7 @@ export class InetSocket implements SocketBase {
     view: DataView,
     offset: number,
     protocol: InetProtocol,
-    netns: string | undefined,
+    netns: SocketNetns | undefined,
     texts?: AddressTexts,
     length = INET_DIAG_MSG_LEN,
   ) {
@@ -269,7 +287,7 @@ export class InetSocket implements SocketBase {
   /** The JSON form printed by `--json`: the CLI's JSON field names, cookie as a decimal string. */
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = { ...(this as object) };
-    out.netns = this.netns ?? null;
+    out.netns = this.netns?.label ?? null;
     out.cookie = this.cookieText();
     if (this.tcpinfo) out.tcpinfo = jsonSafe(this.tcpinfo);
     if (this.cgroupId !== undefined) out.cgroupId = this.cgroupId.toString();
@@ -362,7 +380,7 @@ export type UnixType = "stream" | "dgram" | "seqpacket";
 
 /** UnixSocket is one unix_diag_msg with the attributes that were asked for, as plain data. */
 export class UnixSocket implements SocketBase {
-  netns: string | undefined = undefined;
+  netns: SocketNetns | undefined = undefined;
   readonly family = "unix" as const;
   readonly protocol = "unix" as const;
   type: UnixType;
@@ -393,7 +411,7 @@ export class UnixSocket implements SocketBase {
 
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = {
-      netns: this.netns ?? null,
+      netns: this.netns?.label ?? null,
       family: this.family,
       protocol: this.protocol,
       type: this.type,

@@ -5,25 +5,17 @@
  * checks the identity, so a pin replaced or a pid reused by a process elsewhere is never taken for
  * the namespace it named.
  */
+import type { SocketNetns } from "../diag/socket.js";
 import { threadNetns } from "./enter.js";
 import { NetnsError, NetnsNotFoundError } from "./errors.js";
 import { NetNS } from "./handle.js";
 import { fromName } from "./pinned.js";
 
-/** A network namespace, by identity and by the ways to open it again. */
-export interface NetnsRef {
-  /** What messages and results call it: its pinned name, its path, "pid:N", or "net:[ino]". */
-  label: string;
-  /** st_dev and st_ino of its namespace file: its identity. */
-  dev: number;
-  ino: number;
-  /** Its pinned name, when it was found pinned. */
-  name?: string;
-  /** A namespace file that led to it: a pin, or a path the caller gave. */
-  path?: string;
-  /** A process that was in it (its /proc/PID/ns/net). */
-  pid?: number;
-}
+/**
+ * A network namespace, by identity and by the ways to open it again. The shape is declared with
+ * the socket model (sockets carry it as `netns`); this module owns what is done with it.
+ */
+export type NetnsRef = SocketNetns;
 
 /**
  * Open the namespace `ref` names again: through its path, else its process, whichever still leads

@@ -52,7 +52,7 @@ export interface WalkOptions {
    * Pin directories, searched in order. Default [NETNS_RUN_DIR] (whose absence means no pins).
    * Others in use: /var/run/docker/netns, /var/run/cilium/netns.
    */
-  dirs?: readonly string[];
+  netnsDirs?: readonly string[];
   /** Also every namespace a process is in (/proc/PID/ns/net). Default false. */
   processes?: boolean;
   /**
@@ -148,7 +148,7 @@ function scan(options: WalkOptions, errors: NetnsError[]): Map<string, Sighting>
     }
     return s;
   };
-  for (const { name, path } of pinCandidates(options.dirs, errors)) {
+  for (const { name, path } of pinCandidates(options.netnsDirs, errors)) {
     let st: Stats;
     try {
       st = statSync(path);
@@ -254,19 +254,19 @@ export interface PinnedNetns {
 }
 
 /**
- * allNetns iterates the namespaces pinned in `options.dirs`, in directory order then name order,
+ * allNetns iterates the namespaces pinned in `options.netnsDirs`, in directory order then name order,
  * each namespace once even when pinned under several paths (the first path wins). An unreadable
  * directory, an entry that is not a namespace, or one removed while iterating becomes a NetnsError
  * on `errors` and the walk goes on.
  *
  * @example
- * const all = allNetns({ dirs: ["/run/netns", "/var/run/cilium/netns"] });
+ * const all = allNetns({ netnsDirs: ["/run/netns", "/var/run/cilium/netns"] });
  * for (const { name, netns } of all) console.log(name, netns.id);
  * for (const err of all.errors) console.error(err.message);
  */
-export function allNetns(options: Pick<WalkOptions, "dirs"> = {}): NetnsIteration<PinnedNetns> {
+export function allNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<PinnedNetns> {
   return new NetnsIteration(function* (errors) {
-    for (const e of walk({ dirs: options.dirs }, errors))
+    for (const e of walk({ netnsDirs: options.netnsDirs }, errors))
       yield { name: e.names[0]!, path: e.path, ref: e.ref, netns: e.netns };
   });
 }
@@ -288,14 +288,14 @@ export interface DiscoveredNetns {
 }
 
 /**
- * discoverNetns finds the namespaces pinned in `options.dirs` (default [NETNS_RUN_DIR]) and those of
+ * discoverNetns finds the namespaces pinned in `options.netnsDirs` (default [NETNS_RUN_DIR]) and those of
  * every process in /proc, with the pids in each and its pinned names, each once. Processes that
  * exit meanwhile are skipped; other failures (EACCES on another user's process without
  * CAP_SYS_PTRACE, a bad pin) are recorded on `errors`.
  */
-export function discoverNetns(options: Pick<WalkOptions, "dirs"> = {}): NetnsIteration<DiscoveredNetns> {
+export function discoverNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<DiscoveredNetns> {
   return new NetnsIteration(function* (errors) {
-    for (const e of walk({ dirs: options.dirs, processes: true }, errors))
+    for (const e of walk({ netnsDirs: options.netnsDirs, processes: true }, errors))
       yield { name: e.names[0], names: e.names, pids: e.pids, path: e.path, ref: e.ref, netns: e.netns };
   });
 }

@@ -16,6 +16,7 @@ import {
 } from "../sockets/index.js";
 import { SocketWatch } from "../sockets/watch.js";
 import { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
+import type { StreamItem } from "./wire.js";
 
 /** What a call gets besides its arguments. */
 export interface CallContext {
@@ -29,13 +30,14 @@ export interface CallContext {
 type Args = any[];
 export type Call = (args: Args, ctx: CallContext) => unknown;
 /**
- * A stream: sockets, pulled by chunks, with the namespace failures met so far. `null` means "none
- * yet": the worker sends what it has and asks again a little later, serving other calls meanwhile.
+ * A stream: sockets or conntrack entries, pulled by chunks, with the namespace failures and notes
+ * met so far. `null` means "none yet": the worker sends what it has and asks again a little later,
+ * serving other calls meanwhile.
  */
 export type Stream = (
   args: Args,
   ctx: CallContext,
-) => Iterable<Socket | null> & { failures?: NamespaceFailure[] };
+) => Iterable<StreamItem | null> & { failures?: NamespaceFailure[]; notes?: unknown[] };
 
 export const calls: Record<string, Call> = {
   listSockets: ([query], ctx) => emitAll(iterateSockets(query), ctx),
@@ -48,15 +50,12 @@ export const calls: Record<string, Call> = {
   terminateUDPConnectionsToBackend: ([backend, options], ctx) =>
     terminateUDPConnectionsToBackend(backend, { ...options, signal: ctx.signal }),
   probe: () => probe(),
-  listConntrack: ([query]) => {
-    const it = iterateConntrack(query);
-    return { entries: it.toArray(), failures: it.failures, notes: it.notes };
-  },
   deleteConntrack: ([query], ctx) => deleteConntrack({ ...query, signal: ctx.signal }),
 };
 
 export const streams: Record<string, Stream> = {
   iterateSockets: ([query]) => iterateSockets(query),
+  iterateConntrack: ([query]) => iterateConntrack(query),
   watchSockets: ([query]) => watching(new SocketWatch(query)),
 };
 

@@ -5,12 +5,11 @@
  * worker, which checks it before every request it would send.
  */
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
-import type { Socket } from "../diag/socket.js";
 import { NetNS } from "../netns/index.js";
 import { AbortError, type NamespaceFailure } from "../sockets/index.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
-import { readChunk, type SocketChunk, yieldTurn } from "./wire.js";
+import { readChunk, type SocketChunk, type StreamItem, yieldTurn } from "./wire.js";
 
 type Fn = (...args: unknown[]) => unknown;
 
@@ -19,9 +18,15 @@ interface Pending {
   /** Stops telling the worker about the caller's signal. */
   release?: () => void;
   signal?: AbortSignal | undefined;
-  onChunk(chunk: SocketChunk, failures: NamespaceFailure[], done: boolean): void;
+  onChunk(chunk: SocketChunk, met: Met, done: boolean): void;
   resolve(value: unknown): void;
   reject(err: unknown): void;
+}
+
+/** What a stream met since its last chunk: namespaces that failed, and notes (no conntrack there). */
+interface Met {
+  failures: NamespaceFailure[];
+  notes: unknown[];
 }
 
 /** Chunks of a stream decoded ahead of the consumer, at most: back-pressure beyond that. */
@@ -71,9 +76,9 @@ class WorkerClient {
     });
   }
 
-  /** Open a stream of sockets in the worker; the consumer pulls it chunk by chunk. */
-  open(op: string, args: unknown[], signal: AbortSignal | undefined): SocketStream {
-    return new SocketStream(this, op, args, signal);
+  /** Open a stream of sockets or entries in the worker; the consumer pulls it chunk by chunk. */
+  open(op: string, args: unknown[], signal: AbortSignal | undefined): ChunkStream {
+    return new ChunkStream(this, op, args, signal);
   }
 
   /** @internal Start a stream: chunks go to `pending.onChunk`, the end to resolve/reject. */
@@ -177,8 +182,8 @@ class WorkerClient {
         this.#pending.delete(m.id);
         p.release?.();
       }
-      const failures = m.failures ? (unpack(m.failures, hooks) as NamespaceFailure[]) : [];
-      p.onChunk(m.chunk, failures, Boolean(m.done));
+      const met = m.met ? (unpack(m.met, hooks) as Met) : { failures: [], notes: [] };
+      p.onChunk(m.chunk, met, Boolean(m.done));
     } else if (m.t === "done") p.resolve(unpack(m.result, hooks));
     else {
       this.#pending.delete(m.id);
@@ -220,11 +225,12 @@ function abortFlag(signal: AbortSignal | undefined): [SharedArrayBuffer, () => v
 }
 
 /**
- * SocketStream is one pass over a worker stream: chunks are decoded as they arrive, at most
+ * ChunkStream is one pass over a worker stream: chunks are decoded as they arrive, at most
  * HIGH_WATER_MARK ahead of the consumer, and closing it releases the worker's side at once.
  */
-export class SocketStream {
+export class ChunkStream {
   readonly failures: NamespaceFailure[] = [];
+  readonly notes: unknown[] = [];
   /** Resolves when the worker's side is open (its first chunk came), rejects if it could not open. */
   readonly ready: Promise<void>;
   #opened!: (err?: unknown) => void;
@@ -247,11 +253,12 @@ export class SocketStream {
     });
     this.ready.catch(() => {});
     this.#id = client.startStream(op, args, signal, {
-      onChunk: (chunk, failures, done) => {
+      onChunk: (chunk, met, done) => {
         this.#opened();
         this.#outstanding = false;
         client.received();
-        this.failures.push(...failures);
+        this.failures.push(...met.failures);
+        this.notes.push(...met.notes);
         this.#queue.push(chunk);
         this.#done = done;
         this.#refill();
@@ -269,8 +276,8 @@ export class SocketStream {
     });
   }
 
-  /** The next chunk of sockets, or undefined at the end. Throws what the worker threw, or AbortError. */
-  async next(): Promise<Socket[] | undefined> {
+  /** The next chunk of items, or undefined at the end. Throws what the worker threw, or AbortError. */
+  async next(): Promise<StreamItem[] | undefined> {
     for (;;) {
       if (this.signal?.aborted) throw new AbortError(this.signal);
       const chunk = this.#queue.shift();
@@ -278,9 +285,9 @@ export class SocketStream {
         this.#refill();
         // Each chunk is decoded in a turn of its own: other callbacks run in between.
         await yieldTurn();
-        const sockets: Socket[] = [];
-        readChunk(chunk, (s) => sockets.push(s));
-        return sockets;
+        const items: StreamItem[] = [];
+        readChunk(chunk, (item) => items.push(item));
+        return items;
       }
       if (this.#error !== undefined) throw this.#error;
       if (this.#done) return undefined;

@@ -23,8 +23,8 @@ import type { InetSocket, Socket } from "../diag/socket.js";
 import type {
   DestroyQuery,
   DestroySocketOptions,
+  InetSocketFields,
   NamespacedDestroyReport,
-  NamespacedQuery,
   NamespaceFailure,
   ProbeResult,
   QuerySocket,
@@ -37,16 +37,17 @@ import type {
   TerminationReport,
   TerminatorConfig,
 } from "../terminator/index.js";
-import { client, type SocketStream } from "./client.js";
+import { client } from "./client.js";
+import {
+  type Abortable,
+  type AsyncQuery,
+  AsyncSocketIteration,
+  drain,
+  SocketWatchStream,
+} from "./streams.js";
 import { PacedDecoder } from "./wire.js";
 
-/** `signal`, which every call of sockdiag/promises takes. */
-export interface Abortable {
-  signal?: AbortSignal | undefined;
-}
-
-/** A query of listSockets / iterateSockets, with its signal. */
-export type AsyncQuery = NamespacedQuery & Abortable;
+export type { Abortable, AsyncQuery, AsyncSocketIteration, SocketWatchStream };
 
 /** destroySockets' query: as in sockdiag, with a predicate that may return a Promise. */
 export type AsyncDestroyQuery = Omit<DestroyQuery, "predicate" | "signal"> &
@@ -71,7 +72,7 @@ export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promis
   const { signal, ...rest } = query ?? {};
   const out: Socket[] = [];
   const decoder = new PacedDecoder((s) => {
-    out.push(s);
+    out.push(s as Socket);
   });
   const result = (await client.call("listSockets", [rest], signal, (chunk) => decoder.push(chunk))) as
     | { failures?: NamespaceFailure[] }
@@ -79,35 +80,6 @@ export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promis
   await decoder.drained();
   throwIfNamespacesFailed(out, result?.failures ?? []);
   return out as QuerySocket<Q>[];
-}
-
-/**
- * AsyncSocketIteration streams the sockets of a query: `for await` pulls them by chunks from the
- * worker, a couple of chunks ahead at most (memory stays flat), and breaking out of the loop
- * releases the worker's netlink sockets and handles at once. `failures` grows as namespaces fail
- * (netns "all"). Each `for await` is a fresh pass.
- */
-export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIterable<S> {
-  readonly failures: NamespaceFailure[] = [];
-
-  constructor(private readonly query: AsyncQuery) {}
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<S> {
-    const { signal, ...rest } = this.query;
-    this.failures.length = 0;
-    const stream = client.open("iterateSockets", [rest], signal);
-    let reported = 0;
-    try {
-      for (;;) {
-        const sockets = await stream.next();
-        for (; reported < stream.failures.length; reported++) this.failures.push(stream.failures[reported]!);
-        if (!sockets) return;
-        yield* sockets as S[];
-      }
-    } finally {
-      stream.close();
-    }
-  }
 }
 
 /** Stream the sockets of `query` (see AsyncSocketIteration). Errors come from the loop. */
@@ -127,7 +99,7 @@ export async function destroySockets(query: AsyncDestroyQuery): Promise<Namespac
 
 /** Destroy exactly `socket` in the namespace it was listed in (see sockdiag's destroySocket). */
 export async function destroySocket(
-  socket: Socket,
+  socket: Socket | InetSocketFields,
   options: Omit<DestroySocketOptions, "signal"> & Abortable = {},
 ): Promise<"destroyed" | "gone"> {
   const { signal, ...rest } = options;
@@ -180,45 +152,6 @@ export async function terminateUDPConnectionsToBackend(
 }
 
 /**
- * SocketWatchStream is the stream of sockets as the kernel frees them (see watchSockets). It
- * subscribes at once; `ready` resolves when the subscriptions are in place. One `for await` reads
- * it; breaking out, close(), or the signal (AbortError) ends it and releases every subscription.
- */
-export class SocketWatchStream implements AsyncIterable<InetSocket> {
-  readonly #stream: SocketStream;
-  /** Resolves once every namespace is subscribed: sockets freed from then on are told. */
-  readonly ready: Promise<void>;
-
-  constructor(query: WatchQuery & Abortable) {
-    const { signal, ...rest } = query;
-    this.#stream = client.open("watchSockets", [rest], signal);
-    this.ready = this.#stream.ready;
-  }
-
-  /** Namespaces that could not be watched (netns "all"), as they are met. */
-  get failures(): readonly NamespaceFailure[] {
-    return this.#stream.failures;
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<InetSocket> {
-    try {
-      for (;;) {
-        const sockets = await this.#stream.next();
-        if (!sockets) return;
-        yield* sockets as InetSocket[];
-      }
-    } finally {
-      this.#stream.close();
-    }
-  }
-
-  /** Stop watching now. */
-  close(): void {
-    this.#stream.close();
-  }
-}
-
-/**
  * Watch sockets as the kernel frees them (ss -E): TCP and UDP, IPv4 and IPv6 (the sock_diag destroy
  * multicast groups), in one namespace or with `netns: "all"` in every one (namespaces that appear
  * later join within seconds). `filter` keeps the others out. Needs CAP_NET_ADMIN.
@@ -245,24 +178,21 @@ export type AsyncDeleteConntrackQuery = Omit<DeleteConntrackQuery, "predicate" |
     predicate?: (entry: ConntrackEntry) => boolean | Promise<boolean>;
   };
 
-interface ConntrackListing {
-  entries: ConntrackEntry[];
-  failures: NamespaceFailure[];
-  notes: ConntrackNote[];
-}
-
 /** The conntrack entries of `query`, as sockdiag's listConntrack lists them, off the caller's thread. */
 export async function listConntrack(query: AsyncConntrackQuery = {}): Promise<ConntrackEntry[]> {
-  const { signal, ...rest } = query;
-  return ((await client.call("listConntrack", [rest], signal)) as ConntrackListing).entries;
+  const out: ConntrackEntry[] = [];
+  for await (const e of iterateConntrack(query)) out.push(e);
+  return out;
 }
 
 /**
- * AsyncConntrackIteration: the entries of a query for `for await`, with the namespaces that failed
- * (`failures`) and those without conntrack (`notes`) once the loop has started. Entries are plain
- * data and cross from the worker as one structured clone per pass (not socket-style chunks).
+ * AsyncConntrackIteration streams the entries of a query as AsyncSocketIteration streams sockets:
+ * `for await` pulls them by chunks from the worker, a couple of chunks ahead at most (memory stays
+ * flat however large the table), and breaking out of the loop ends the worker's dump and closes
+ * its netlink socket at once. `failures` (namespaces that failed) and `notes` (namespaces without
+ * conntrack) grow as they are met. Each `for await` is a fresh pass.
  */
-export class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
+class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
   readonly failures: NamespaceFailure[] = [];
   readonly notes: ConntrackNote[] = [];
 
@@ -270,10 +200,9 @@ export class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ConntrackEntry> {
     const { signal, ...rest } = this.query;
-    const listing = (await client.call("listConntrack", [rest], signal)) as ConntrackListing;
-    this.failures.splice(0, this.failures.length, ...listing.failures);
-    this.notes.splice(0, this.notes.length, ...listing.notes);
-    yield* listing.entries;
+    this.failures.length = 0;
+    this.notes.length = 0;
+    yield* drain<ConntrackEntry>(client.open("iterateConntrack", [rest], signal), this);
   }
 }
 
@@ -293,3 +222,4 @@ export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise
 
 export { AbortError } from "../sockets/index.js";
 export type { WatchQuery } from "../sockets/watch.js";
+export type { AsyncConntrackIteration };

@@ -72,7 +72,7 @@ function packError(err: Error, walk: (v: unknown) => unknown): Record<string, un
 /** Rebuild what pack() replaced. */
 export function unpack(packed: Packed, hooks: UnpackHooks = {}): unknown {
   const sockets: Socket[] = [];
-  if (packed.chunk) readChunk(packed.chunk, (s) => sockets.push(s));
+  if (packed.chunk) readChunk(packed.chunk, (s) => sockets.push(s as Socket));
   const walk = (v: unknown): unknown => {
     if (v === null || typeof v !== "object") return v;
     if (Array.isArray(v)) return v.map(walk);

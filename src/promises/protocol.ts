@@ -13,7 +13,8 @@ export type ToWorker =
   | { t: "close"; id: number };
 
 export type ToMain =
-  | { t: "chunk"; id: number; chunk: SocketChunk; failures?: Packed; done?: boolean }
+  /** Items of a stream or call; `met`: a stream's new `{ failures, notes }` since its last chunk. */
+  | { t: "chunk"; id: number; chunk: SocketChunk; met?: Packed; done?: boolean }
   | { t: "done"; id: number; result: Packed }
   | { t: "fail"; id: number; error: Packed }
   /** Call the caller's function `fn` of call `id`; the answer goes through the reply port. */

@@ -3,6 +3,8 @@
  * sent them) to a chunk whose ArrayBuffer is transferred, not copied, and the receiving thread
  * decodes them with the same decoders a synchronous listing uses. One structured clone per chunk
  * instead of one per socket, and the sockets that come out are the same objects a sync call makes.
+ * Plain-data items (conntrack entries) ride in the same chunks as structured-clone values, so every
+ * stream shares one chunking and back-pressure path.
  */
 import { decodeInetDiagMsg } from "../diag/inet.js";
 import { DecodeScratch } from "../diag/scratch.js";
@@ -10,24 +12,32 @@ import {
   AddressTexts,
   INET_DIAG_MSG_LEN,
   type InetProtocol,
+  InetSocket,
   type Socket,
+  type SocketNetns,
   UnixSocket,
 } from "../diag/socket.js";
 import { PROTOCOL_NAMES } from "../sockets/index.js";
 
-/** A chunk of sockets as it crosses threads. */
+/** What a chunk carries: sockets, or plain data objects (cloned as they are). */
+export type StreamItem = Socket | PlainItem;
+/** A plain data object (no class, no function): a conntrack entry. */
+export type PlainItem = { readonly family: string } & object;
+
+/** A chunk of items as it crosses threads. */
 export interface SocketChunk {
   /** Records: u8 kind, u8 protocol index, u16 label index (0xffff: none), u32 length, bytes. */
   buf: ArrayBuffer;
   used: number;
-  /** Namespace labels, referred to by index. */
-  labels: (string | undefined)[];
-  /** Unix sockets travel as their plain fields (they keep no bytes): record kind UNIX. */
-  unix: object[];
+  /** The namespaces the sockets were listed in, referred to by index. */
+  labels: SocketNetns[];
+  /** Unix sockets (their plain fields: they keep no bytes) and plain items, by index. */
+  values: object[];
 }
 
 const INET = 1;
 const UNIX = 2;
+const PLAIN = 3;
 const HEADER = 8;
 const NO_LABEL = 0xffff;
 /** Sockets per chunk at most: a chunk decodes in well under a millisecond. */
@@ -36,15 +46,15 @@ const CHUNK_BYTES = 256 * 1024;
 
 const protocolIndex = new Map(PROTOCOL_NAMES.map((p, i) => [p as string, i]));
 
-/** ChunkWriter collects sockets into chunks; take() hands the current one over and starts anew. */
+/** ChunkWriter collects items into chunks; take() hands the current one over and starts anew. */
 export class ChunkWriter {
   #bytes = new Uint8Array(CHUNK_BYTES);
   #view = new DataView(this.#bytes.buffer);
   #used = 0;
   #count = 0;
-  #labels: (string | undefined)[] = [];
-  #labelIndex = new Map<string | undefined, number>();
-  #unix: object[] = [];
+  #labels: SocketNetns[] = [];
+  #labelIndex = new Map<SocketNetns | undefined, number>();
+  #values: object[] = [];
 
   get count(): number {
     return this.#count;
@@ -55,8 +65,16 @@ export class ChunkWriter {
     return this.#count >= CHUNK_SOCKETS || this.#used > CHUNK_BYTES - 1024;
   }
 
-  /** Append `s`; returns its index in the chunk. */
-  add(s: Socket): number {
+  /** Append `item`; returns its index in the chunk. */
+  add(item: StreamItem): number {
+    if (!(item instanceof InetSocket || item instanceof UnixSocket)) {
+      this.#reserve(HEADER);
+      this.#view.setUint8(this.#used, PLAIN);
+      this.#view.setUint32(this.#used + 4, this.#values.push(item) - 1, true);
+      this.#used += HEADER;
+      return this.#count++;
+    }
+    const s: Socket = item;
     let label = this.#labelIndex.get(s.netns);
     if (label === undefined) {
       label = s.netns === undefined ? NO_LABEL : this.#labels.length;
@@ -80,8 +98,7 @@ export class ChunkWriter {
       v.setUint32(o + 4, length, true);
       this.#bytes.set(bytes, o + HEADER);
     } else {
-      v.setUint32(o + 4, this.#unix.length, true);
-      this.#unix.push({ ...s });
+      v.setUint32(o + 4, this.#values.push({ ...s }) - 1, true);
     }
     this.#used = o + HEADER + ((length + 3) & ~3);
     return this.#count++;
@@ -93,7 +110,7 @@ export class ChunkWriter {
       buf: this.#bytes.buffer as ArrayBuffer,
       used: this.#used,
       labels: this.#labels,
-      unix: this.#unix,
+      values: this.#values,
     };
     this.#bytes = new Uint8Array(CHUNK_BYTES);
     this.#view = new DataView(this.#bytes.buffer);
@@ -101,7 +118,7 @@ export class ChunkWriter {
     this.#count = 0;
     this.#labels = [];
     this.#labelIndex.clear();
-    this.#unix = [];
+    this.#values = [];
     return chunk;
   }
 
@@ -114,8 +131,8 @@ export class ChunkWriter {
   }
 }
 
-/** Decode every socket of `chunk` into `sink`, in order. */
-export function readChunk(chunk: SocketChunk, sink: (s: Socket) => void): void {
+/** Decode every item of `chunk` into `sink`, in order. */
+export function readChunk(chunk: SocketChunk, sink: (item: StreamItem) => void): void {
   const buf = Buffer.from(chunk.buf, 0, chunk.used);
   const texts = new AddressTexts();
   const scratch = new DecodeScratch();
@@ -137,7 +154,12 @@ export function readChunk(chunk: SocketChunk, sink: (s: Socket) => void): void {
       );
       o += HEADER + ((n + 3) & ~3);
     } else {
-      sink(Object.assign(Object.create(UnixSocket.prototype) as UnixSocket, chunk.unix[n]));
+      const value = chunk.values[n]!;
+      sink(
+        kind === UNIX
+          ? Object.assign(Object.create(UnixSocket.prototype) as UnixSocket, value)
+          : (value as PlainItem),
+      );
       o += HEADER;
     }
   }
@@ -157,7 +179,7 @@ export class PacedDecoder {
   readonly #chunks: SocketChunk[] = [];
   #draining: Promise<void> | undefined;
 
-  constructor(private readonly sink: (s: Socket) => void) {}
+  constructor(private readonly sink: (item: StreamItem) => void) {}
 
   push(chunk: SocketChunk): void {
     this.#chunks.push(chunk);

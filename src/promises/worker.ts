@@ -12,7 +12,7 @@ import { AbortError, type AbortSignalLike, type NamespaceFailure } from "../sock
 import { type CallContext, calls, streams } from "./calls.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
-import { ChunkWriter } from "./wire.js";
+import { ChunkWriter, type StreamItem } from "./wire.js";
 
 const port = parentPort!;
 const { replyPort, replyFlag } = workerData as { replyPort: MessagePort; replyFlag: SharedArrayBuffer };
@@ -117,11 +117,13 @@ function sendChunk(id: number, writer: ChunkWriter): void {
 const RETRY_MS = 25;
 
 interface OpenStream {
-  iterator: Iterator<Socket | null>;
+  iterator: Iterator<StreamItem | null>;
   /** Whether a chunk was sent: the first tells the caller the stream is open, even empty. */
   started: boolean;
   failures: NamespaceFailure[] | undefined;
-  reported: number;
+  notes: unknown[] | undefined;
+  /** How many failures and notes went out already. */
+  reported: [number, number];
   signal: SharedAbort;
   opened: Opened;
 }
@@ -139,7 +141,8 @@ function openStream(id: number, op: string, args: Packed, abort: SharedArrayBuff
       iterator: iterable[Symbol.iterator](),
       started: false,
       failures: iterable.failures,
-      reported: 0,
+      notes: iterable.notes,
+      reported: [0, 0],
       signal,
       opened,
     });
@@ -150,7 +153,7 @@ function openStream(id: number, op: string, args: Packed, abort: SharedArrayBuff
   }
 }
 
-/** Send the stream's next chunk, with the namespace failures met since the last one. */
+/** Send the stream's next chunk, with the namespace failures and notes met since the last one. */
 function pull(id: number): void {
   const s = open.get(id);
   if (!s) return;
@@ -177,12 +180,13 @@ function pull(id: number): void {
     return;
   }
   s.started = true;
-  const failures = s.failures?.slice(s.reported) ?? [];
-  s.reported += failures.length;
-  const packed = pack(failures);
+  const failures = s.failures?.slice(s.reported[0]) ?? [];
+  const notes = s.notes?.slice(s.reported[1]) ?? [];
+  s.reported = [s.reported[0] + failures.length, s.reported[1] + notes.length];
+  const packed = pack({ failures, notes });
   const chunk = writer.take();
   if (done) close(id);
-  post({ t: "chunk", id, chunk, failures: packed, done }, [chunk.buf, ...transferOf(packed)]);
+  post({ t: "chunk", id, chunk, met: packed, done }, [chunk.buf, ...transferOf(packed)]);
 }
 
 /** End a stream early: the iterator's `finally` blocks close its sockets and handles. */

@@ -53,28 +53,31 @@ export interface DestroyCounts {
   matched: number;
   destroyed: number;
   gone: number;
-  failed: number;
+  /** The failures themselves, as in every report: count them with `.length`. */
+  failed: DestroyFailure[];
   skipped: number;
 }
 
 /** Counts with nothing counted. */
 export function emptyCounts(): DestroyCounts {
-  return { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 };
+  return { matched: 0, destroyed: 0, gone: 0, failed: [], skipped: 0 };
 }
 
-/** Add the counts of `other` (counts, or a report whose failures are listed) into `total`. */
+/** Add the counts (and failures) of `other`, counts or a report, into `total`. */
 export function addCounts(total: DestroyCounts, other: DestroyCounts | DestroyReport): void {
   total.matched += other.matched;
   total.destroyed += other.destroyed;
   total.gone += other.gone;
-  total.failed += typeof other.failed === "number" ? other.failed : other.failed.length;
+  total.failed.push(...other.failed);
   total.skipped += other.skipped;
 }
 
-/** Count one socket's outcome; a dry run's "matched" counts as matched only. */
-export function countOutcome(counts: DestroyCounts, outcome: DestroyOutcome): void {
+/** Count one socket's outcome (with its failure, for "failed"); a dry run's "matched" counts as matched only. */
+export function countOutcome(counts: DestroyCounts, outcome: DestroyOutcome, failure?: DestroyFailure): void {
   counts.matched++;
-  if (outcome !== "matched") counts[outcome]++;
+  if (outcome === "failed") {
+    if (failure) counts.failed.push(failure);
+  } else if (outcome !== "matched") counts[outcome]++;
 }
 
 /** Add `other` into `total` (for totals over namespaces). */

@@ -5,9 +5,9 @@
  * with the number of sockets.
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
-import { InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
+import type { Socket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
-import { fromLabel, NetNS, openNetlinkIn } from "../netns/index.js";
+import { current, NetNS, openNetlinkIn, reopenNetns } from "../netns/index.js";
 import { SockdiagError } from "../sys/errors.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
@@ -15,6 +15,7 @@ import { Dumper } from "./dump.js";
 import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./errors.js";
 import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
+import { type InetSocketFields, revive } from "./revive.js";
 import { Scan } from "./scan.js";
 import {
   checkNetnsDirs,
@@ -199,7 +200,10 @@ function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRep
 
 /** Options of destroySocket. */
 export interface DestroySocketOptions {
-  /** The namespace to destroy it in (default: the one the socket was listed in). */
+  /**
+   * The namespace the caller means: it must be the one the socket was listed in, or nothing is
+   * sent (QueryError). Default: the one the socket was listed in.
+   */
   netns?: NetNS | undefined;
   /** Already aborted: nothing is sent (AbortError). */
   signal?: AbortSignalLike | undefined;
@@ -207,24 +211,39 @@ export interface DestroySocketOptions {
 
 /**
  * Destroy exactly `socket` (as listed: its family, protocol and full id including the cookie), in
- * the namespace it was listed in: `netns` when given, else the one its `netns` label names, else
- * the caller's own. Returns "destroyed", or "gone" when it no longer exists (ENOENT, and a listing
+ * the namespace it was listed in and nowhere else: the one its `netns` reference names, reopened
+ * only while it is still that namespace (NetnsNotFoundError when no pin or process leads there any
+ * more), or the caller's own when it has none. A plain copy of a listed socket works as well. Returns "destroyed", or "gone" when it no longer exists (ENOENT, and a listing
  * no longer has it). Throws DestroyError when the kernel refuses — also when another socket with
  * the same 4-tuple (SO_REUSEPORT) stands in its way, which only destroying that one first resolves
  * — NetnsError when the namespace cannot be opened.
  */
-export function destroySocket(socket: Socket, options?: NetNS | DestroySocketOptions): "destroyed" | "gone" {
-  if (!(socket instanceof InetSocket) && !(socket instanceof UnixSocket))
+export function destroySocket(
+  given: Socket | InetSocketFields,
+  options?: NetNS | DestroySocketOptions,
+): "destroyed" | "gone" {
+  if (given === null || typeof given !== "object")
     throw new QueryError(
       "socket",
-      socket === null ? "null" : typeof socket === "object" ? "(an object)" : String(socket),
+      String(given),
       "expected a socket as listSockets or iterateSockets returned it",
     );
+  const socket = revive(given);
   const { netns, signal } =
     options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
   throwIfAborted(signal);
-  using labelled = netns === undefined && socket.netns !== undefined ? fromLabel(socket.netns) : undefined;
-  using conn = openNetlinkIn(netns ?? labelled, NETLINK_SOCK_DIAG);
+  using listed = socket.netns === undefined ? undefined : reopenNetns(socket.netns);
+  // Only where it was listed: a handle given must be that namespace (the caller's own if none).
+  if (netns !== undefined) {
+    using own = listed ? undefined : current();
+    if (!netns.equals((listed ?? own)!))
+      throw new QueryError(
+        "netns",
+        netns.label,
+        `the socket was listed in ${socket.netns?.label ?? "the caller's own namespace"}, not there`,
+      );
+  }
+  using conn = openNetlinkIn(listed, NETLINK_SOCK_DIAG);
   const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
   destroyer.add(socket);
   destroyer.flush(conn);

@@ -28,6 +28,7 @@ import {
 } from "../netlink/index.js";
 import { Errno, errnoName } from "../sys/errors.js";
 import {
+  type DestroyFailure,
   type DestroyOutcome,
   type DestroyReport,
   destroyErrorMessage,
@@ -46,7 +47,7 @@ export const SHADOWED_MESSAGE =
   "still there: the kernel's destroy lookup finds another socket with the same addresses and ports first (an SO_REUSEPORT group, or a v4-mapped IPv6 socket beside IPv4 ones), and destroying that one did not make way";
 
 /** Told the outcome of each matched socket, as soon as it is known. */
-export type OutcomeListener = (socket: Socket, outcome: DestroyOutcome) => void;
+export type OutcomeListener = (socket: Socket, outcome: DestroyOutcome, failure?: DestroyFailure) => void;
 
 /**
  * Destroyer destroys the sockets added to it, in batches, and keeps the report of every outcome.
@@ -244,8 +245,9 @@ export class Destroyer {
   }
 
   private fail(socket: Socket, errno: number, message = destroyErrorMessage(errno, socket.protocol)): void {
-    this.report.failed.push({ socket, errno, code: errnoName(errno), message });
-    this.onOutcome?.(socket, "failed");
+    const failure = { socket, errno, code: errnoName(errno), message };
+    this.report.failed.push(failure);
+    this.onOutcome?.(socket, "failed", failure);
     const scope = stopScope(errno);
     if (!scope) return;
     if (scope === "all") this.stoppedAll = true;

@@ -6,7 +6,7 @@
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
 import { INET_PROTOCOLS } from "../diag/protocols.js";
 import { DecodeScratch } from "../diag/scratch.js";
-import { AddressTexts, type InetSocket, type Socket } from "../diag/socket.js";
+import { AddressTexts, type InetSocket, type Socket, type SocketNetns } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import {
   DumpCursor,
@@ -27,8 +27,8 @@ export interface DumpOptions {
   predicate?: ((s: InetSocket) => boolean) | undefined;
   /** Decode inet attributes (extensions, mark, cgroup). */
   attributes: boolean;
-  /** Label of the namespace, copied onto every socket. */
-  netns?: string | undefined;
+  /** The namespace, referred to by every socket. */
+  netns?: SocketNetns | undefined;
 }
 
 type Decode = (buf: Buffer, offset: number, length: number) => Socket | undefined;
@@ -126,7 +126,7 @@ export class Dumper {
   }
 
   /** Send a unix dump request for `states` with the attributes in `show` (UDIAG_SHOW_*). */
-  unix(states: number, show: number, netns: string | undefined): SocketStream {
+  unix(states: number, show: number, netns: SocketNetns | undefined): SocketStream {
     const seq = this.conn.nextSeq();
     writeUnixDumpRequest(this.writer.reset(), seq, states, show);
     return this.start(seq, "unix", (buf, o, len) => {

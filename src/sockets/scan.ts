@@ -26,7 +26,7 @@ export class Scan implements Disposable {
       this.dumper = new Dumper(this.conn);
       this.options = {
         attributes: plan.attributes,
-        netns: target.label,
+        netns: target.ref,
         ...compileIn(plan.filter, target.netns),
       };
     } catch (err) {

@@ -15,7 +15,7 @@ import {
   netnsNote,
   walkNetns,
 } from "../netns/index.js";
-import { SysError } from "../sys/errors.js";
+import { type SockdiagError, SysError } from "../sys/errors.js";
 import { QueryError } from "./errors.js";
 
 /** A namespace selector: a handle, a pinned name, a path (anything with "/"), or "all". */
@@ -25,7 +25,7 @@ export type NetnsSelector = NetNS | string;
 export interface NamespaceFailure {
   /** The namespace's label (pinned name, "pid:N", or path). */
   netns: string;
-  error: Error;
+  error: SockdiagError;
   /** Set when the failure is worth telling but is no failure of the run (see NetnsNote). */
   note?: NetnsNote;
 }
@@ -118,7 +118,7 @@ export function recordOrThrow(
  * Handles are lent until the generator moves on. Failures to open one go to `failures`.
  */
 function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure[]): Generator<Target> {
-  const found = walkNetns({ dirs: options.netnsDirs, processes: true, host: "first" });
+  const found = walkNetns({ netnsDirs: options.netnsDirs, processes: true, host: "first" });
   let reported = 0;
   const report = () => {
     for (; reported < found.errors.length; reported++)
@@ -145,7 +145,7 @@ export function namespaceFailureOf(error: NetnsError): NamespaceFailure {
  * namespace lacks. Anything else — a failed return to the caller's namespace, a protocol the kernel
  * lacks, an exception from the caller's own predicate — ends the run.
  */
-export function isNamespaceScoped(err: unknown): err is Error {
+export function isNamespaceScoped(err: unknown): err is SockdiagError {
   if (isFatalNetnsError(err)) return false;
   return (
     err instanceof NetnsError ||

@@ -16,7 +16,13 @@ import {
 } from "../diag/constants.js";
 import { decodeInetDiagMsg } from "../diag/inet.js";
 import { DecodeScratch } from "../diag/scratch.js";
-import { AddressTexts, INET_DIAG_MSG_LEN, type InetFamily, type InetSocket } from "../diag/socket.js";
+import {
+  AddressTexts,
+  INET_DIAG_MSG_LEN,
+  type InetFamily,
+  type InetSocket,
+  type SocketNetns,
+} from "../diag/socket.js";
 import { AttributeReader, MessageReader, type NetlinkSocket } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
 import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
@@ -44,7 +50,7 @@ export interface WatchQuery extends NamespaceSourceOptions {
 
 interface Watched {
   conn: NetlinkSocket;
-  label: string | undefined;
+  ref: SocketNetns | undefined;
   predicate: ((s: InetSocket) => boolean) | undefined;
 }
 
@@ -140,7 +146,7 @@ export class SocketWatch implements Disposable {
         try {
           conn.subscribe(this.#groups);
           const { predicate } = compileIn(this.#filter, target.netns);
-          this.#watched.push({ conn, label: target.label, predicate });
+          this.#watched.push({ conn, ref: target.ref, predicate });
         } catch (err) {
           conn.close();
           throw err;
@@ -167,7 +173,7 @@ export class SocketWatch implements Disposable {
       const s = decodeInetDiagMsg(bytes, 0, INET_DIAG_MSG_LEN, {
         protocol,
         attributes: false,
-        netns: w.label,
+        netns: w.ref,
         texts: this.#texts,
         scratch: this.#scratch,
       });

@@ -40,6 +40,28 @@ export const Errno = {
  */
 export abstract class SockdiagError extends Error {
   abstract readonly code: string;
+
+  /** What JSON shows of it: name, code and message (an Error's own fields are not enumerable). */
+  toJSON(): { name: string; code: string; message: string } {
+    return { name: this.name, code: this.code, message: this.message };
+  }
+}
+
+/**
+ * ForeignError: an exception that came from outside sockdiag — a caller's callback or collaborator
+ * — reported (not thrown) in a result. `cause` is what was thrown.
+ */
+export class ForeignError extends SockdiagError {
+  override readonly name = "ForeignError";
+  override readonly code = "ERR_SOCKDIAG_FOREIGN";
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+/** `err` as a SockdiagError: itself, or wrapped in ForeignError. */
+export function asSockdiagError(err: unknown): SockdiagError {
+  return err instanceof SockdiagError ? err : new ForeignError(err);
 }
 
 /**

@@ -9,20 +9,22 @@
 import {
   type ConntrackDeleteReport,
   type ConntrackEntry,
+  type ConntrackFailure,
   type ConntrackOutcome,
   type ConntrackSelection,
   type DeleteConntrackQuery,
   deleteConntrack,
 } from "../conntrack/index.js";
 import type { NetnsSelector } from "../sockets/index.js";
+import type { SockdiagError } from "../sys/errors.js";
 import type { BackendName } from "./backend-set.js";
 
-/** Counts of conntrack entries: matched = deleted + gone + failed + skipped. */
+/** Counts of conntrack entries: matched = deleted + gone + failed.length + skipped. */
 export interface ConntrackTally {
   matched: number;
   deleted: number;
   gone: number;
-  failed: number;
+  failed: ConntrackFailure[];
   skipped: number;
 }
 
@@ -35,20 +37,20 @@ export interface ConntrackStepResult {
   /** Per backend, index-aligned with the run's backends; they sum to `tally`. */
   backends: ConntrackTally[];
   /** The namespace failed (cannot be entered, the kernel refused the dump). */
-  error?: { name: string; message: string };
+  error?: SockdiagError;
   /** The namespace has no conntrack: nothing to delete, not a failure. */
   note?: string;
 }
 
 export function emptyConntrackTally(): ConntrackTally {
-  return { matched: 0, deleted: 0, gone: 0, failed: 0, skipped: 0 };
+  return { matched: 0, deleted: 0, gone: 0, failed: [], skipped: 0 };
 }
 
 export function addConntrackTally(total: ConntrackTally, other: ConntrackTally): void {
   total.matched += other.matched;
   total.deleted += other.deleted;
   total.gone += other.gone;
-  total.failed += other.failed;
+  total.failed.push(...other.failed);
   total.skipped += other.skipped;
 }
 
@@ -90,9 +92,9 @@ export function conntrackStep(
     if (!index.has(key)) index.set(key, i);
     if (!b.address.includes(":") && !index.has(`::ffff:${key}`)) index.set(`::ffff:${key}`, i);
   });
-  const onOutcome = (entry: ConntrackEntry, outcome: ConntrackOutcome) => {
+  const onOutcome = (entry: ConntrackEntry, outcome: ConntrackOutcome, failure?: ConntrackFailure) => {
     const i = index.get(`${entry.reply.src} ${entry.reply.sport}`);
-    if (i !== undefined) count(result.backends[i]!, outcome);
+    if (i !== undefined) count(result.backends[i]!, outcome, failure);
   };
   const report = deleter({
     protocol: "udp",
@@ -105,17 +107,19 @@ export function conntrackStep(
     matched: report.matched,
     deleted: report.deleted,
     gone: report.gone,
-    failed: report.failed.length,
+    failed: [...report.failed],
     skipped: report.skipped,
   };
   const failure = report.namespaceFailures[0];
-  if (failure) result.error = { name: failure.error.name, message: failure.error.message };
+  if (failure) result.error = failure.error;
   const note = report.notes[0];
   if (note) result.note = note.message;
   return result;
 }
 
-function count(t: ConntrackTally, outcome: ConntrackOutcome): void {
+function count(t: ConntrackTally, outcome: ConntrackOutcome, failure?: ConntrackFailure): void {
   t.matched++;
-  if (outcome !== "matched") t[outcome]++;
+  if (outcome === "failed") {
+    if (failure) t.failed.push(failure);
+  } else if (outcome !== "matched") t[outcome]++;
 }

@@ -2,8 +2,8 @@
  * What a termination run reports: per namespace, per backend and in total, sockets and conntrack
  * entries counted apart, each count balanced (matched = destroyed + gone + failed + skipped).
  */
-import type { NetnsNote } from "../netns/index.js";
-import type { DestroyReport } from "../sockets/index.js";
+import type { DestroyReport, NamespaceFailure } from "../sockets/index.js";
+import type { SockdiagError } from "../sys/errors.js";
 import type { BackendName, Tally } from "./backend-set.js";
 import type { ConntrackTally } from "./conntrack-step.js";
 
@@ -14,13 +14,13 @@ export interface NamespaceResult {
   /** Undefined when the namespace could not be visited (see `error`) or was skipped. */
   report?: DestroyReport;
   /** Why the namespace could not be visited or listed. */
-  error?: { name: string; message: string };
+  error?: SockdiagError;
   /** Not attempted: an earlier answer showed the kernel cannot destroy sockets. */
   skipped?: boolean;
   /** Conntrack entries DNATed to the backends, counted apart from sockets (when conntrack is on). */
   conntrack?: ConntrackTally;
   /** Why the conntrack step failed in this namespace. */
-  conntrackError?: { name: string; message: string };
+  conntrackError?: SockdiagError;
   /** This namespace has no conntrack (nothing to delete; not a failure). */
   conntrackNote?: string;
 }
@@ -45,15 +45,16 @@ export interface ReportCommon {
   /** Conntrack entries over every namespace, apart from sockets (when conntrack is on). */
   conntrack?: ConntrackTally;
   /**
-   * Namespace-source errors: unreadable directory, an entry that is not a namespace, ... Those with
-   * a `note` are no failure (a namespace that vanished, a pin not yet or no longer mounted).
+   * Namespaces the source could not give: an unreadable directory, an entry that is not a
+   * namespace, ... Those with a `note` are no failure (a namespace that vanished, a pin not yet or
+   * no longer mounted). The same shape as every other namespace failure.
    */
-  sourceErrors: { name: string; message: string; note?: NetnsNote }[];
+  sourceErrors: NamespaceFailure[];
   /**
    * What the logger or onNamespace threw. A callback's exception never ends the walk nor fails a
    * namespace; it is kept here (and does not change `ok`).
    */
-  callbackErrors: { name: string; message: string }[];
+  callbackErrors: SockdiagError[];
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
   /**

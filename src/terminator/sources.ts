@@ -3,7 +3,9 @@
  * namespace walker's pins, and with `discover` every process's), and the guard that keeps a
  * source's own exception from ending the run unreported.
  */
+
 import { isFatalNetnsError, type NetNS, walkNetns } from "../netns/index.js";
+import { ForeignError } from "../sys/errors.js";
 
 /** One namespace a terminator visits. */
 export interface NamespaceEntry {
@@ -19,9 +21,9 @@ export interface NamespaceSource extends Iterable<NamespaceEntry> {
   readonly errors: readonly Error[];
 }
 
-/** `err` as an Error: a thrown non-Error becomes one with its text. */
+/** `err` as an Error: a thrown non-Error is wrapped (ForeignError). */
 export function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
+  return err instanceof Error ? err : new ForeignError(err);
 }
 
 /** The entries of `source`; an exception its iterator throws ends the walk and goes to `broken`. */
@@ -51,7 +53,7 @@ export function* guarded(source: NamespaceSource, broken: Error[]): Generator<Na
  * pinned too, e.g. `ip netns attach host 1`).
  */
 export function defaultSource(dirs: readonly string[] | undefined, discover: boolean): NamespaceSource {
-  const walk = walkNetns({ dirs, processes: discover, host: "skip" });
+  const walk = walkNetns({ netnsDirs: dirs, processes: discover, host: "skip" });
   return {
     errors: walk.errors,
     *[Symbol.iterator]() {

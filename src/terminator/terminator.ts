@@ -8,13 +8,14 @@
  * DNATed to them (conntrack-step.ts says why).
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
-import { isFatalNetnsError, netnsNote } from "../netns/index.js";
+import { isFatalNetnsError, NetnsError } from "../netns/index.js";
 import {
   AbortError,
   type AbortSignalLike,
   addCounts,
   checkNetnsDirs,
   countOutcome,
+  type DestroyFailure,
   type DestroyOutcome,
   type DestroyQuery,
   type DestroyReport,
@@ -22,9 +23,12 @@ import {
   destroySockets,
   emptyCounts,
   type NamespacedDestroyReport,
+  type NamespaceFailure,
   type NetnsSelector,
+  namespaceFailureOf,
   PredicateError,
 } from "../sockets/index.js";
+import { asSockdiagError } from "../sys/errors.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
 import {
@@ -187,8 +191,8 @@ export class BackendTerminator {
       throw err;
     }
     report.ok =
-      report.total.failed === 0 &&
-      (report.conntrack?.failed ?? 0) === 0 &&
+      report.total.failed.length === 0 &&
+      (report.conntrack?.failed.length ?? 0) === 0 &&
       report.sourceErrors.every((e) => e.note) &&
       report.namespaces.every((n) => !n.error && !n.conntrackError);
     return report;
@@ -213,12 +217,12 @@ export class BackendTerminator {
       broken.push(asError(err));
     }
     const errors = [...(source?.errors ?? []), ...broken];
-    run.report.sourceErrors = errors.map((e) => {
-      const note = netnsNote(e);
-      return note ? { name: e.name, message: e.message, note } : { name: e.name, message: e.message };
-    });
-    for (const e of run.report.sourceErrors)
-      this.log(run.report, "warn", "namespace source error", { error: e.message });
+    run.report.sourceErrors = errors.map(
+      (e): NamespaceFailure =>
+        e instanceof NetnsError ? namespaceFailureOf(e) : { netns: "(source)", error: asSockdiagError(e) },
+    );
+    for (const f of run.report.sourceErrors)
+      this.log(run.report, "warn", "namespace source error", { error: f.error.message });
   }
 
   private visit(name: string, netns: NetnsSelector | undefined, run: Run): void {
@@ -228,9 +232,9 @@ export class BackendTerminator {
       result.skipped = true;
     } else {
       // Each matched socket's outcome, counted for its backend (the one backend needs no lookup).
-      const onOutcome = (s: Socket, outcome: DestroyOutcome) => {
+      const onOutcome = (s: Socket, outcome: DestroyOutcome, failure?: DestroyFailure) => {
         const i = set.size === 1 ? 0 : set.owner(s);
-        if (i !== undefined) countOutcome(result.backends[i]!, outcome);
+        if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
       };
       const query = { ...run.query, onOutcome, ...(netns === undefined ? {} : { netns }) };
       let aborted: AbortError | undefined;
@@ -248,16 +252,14 @@ export class BackendTerminator {
           // A predicate that threw still leaves the counts of what was destroyed before it.
           answer = err.report;
         }
-        const e = asError(err);
-        result.error = { name: e.name, message: e.message };
+        result.error = asSockdiagError(err);
       }
       if (answer) {
         const { namespaceFailures, ...r } = answer;
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
         const failure = namespaceFailures?.[0];
-        if (failure && !result.error)
-          result.error = { name: failure.error.name, message: failure.error.message };
+        if (failure && !result.error) result.error = failure.error;
         // A destroyer that tells no outcomes: with one backend, its report is that backend's.
         if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
           result.backends[0] = emptyCounts();
@@ -304,8 +306,7 @@ export class BackendTerminator {
       callback();
     } catch (err) {
       if (isFatalNetnsError(err)) throw err;
-      const e = asError(err);
-      report.callbackErrors.push({ name: e.name, message: e.message });
+      report.callbackErrors.push(asSockdiagError(err));
     }
   }
 
@@ -332,14 +333,13 @@ export class BackendTerminator {
         this.logger.info("deleted conntrack entries", {
           netns: name,
           deleted: step.tally.deleted,
-          failed: step.tally.failed,
+          failed: step.tally.failed.length,
         });
     } catch (err) {
       if (isFatalNetnsError(err)) throw err;
-      const e = asError(err);
       result.conntrack = emptyConntrackTally();
-      result.conntrackError = { name: e.name, message: e.message };
-      this.logger.warn("conntrack failed", { netns: name, error: e.message });
+      result.conntrackError = asSockdiagError(err);
+      this.logger.warn("conntrack failed", { netns: name, error: result.conntrackError.message });
     }
   }
 }

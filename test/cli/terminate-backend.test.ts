@@ -31,7 +31,7 @@ function sockdiag(...args: string[]): Promise<Run> {
   });
 }
 
-type Counts = { matched: number; destroyed: number; gone: number; failed: number; skipped: number };
+type Counts = { matched: number; destroyed: number; gone: number; failed: unknown[]; skipped: number };
 
 /** The JSON report: the library's BatchTerminationReport with each namespace's report in JSON form. */
 interface JsonReport {
@@ -43,7 +43,7 @@ interface JsonReport {
     error?: unknown;
   }[];
   total: Counts;
-  sourceErrors: { name: string; message: string }[];
+  sourceErrors: { netns: string; error: { name: string; code: string; message: string } }[];
   ok: boolean;
 }
 
@@ -92,7 +92,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
       perNamespace(report),
       [HOST, ...scene.pinnedNames].map((name) => [name, 3, 3, 0]),
     );
-    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: 0, skipped: 0 });
+    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: [], skipped: 0 });
     assert.deepEqual(report.sourceErrors, []);
     assert.equal(report.ok, true);
   });
@@ -127,7 +127,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
     assert.equal(run.code, 0);
     const report = json(run);
     await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m" || kind === "b6");
-    const counts = (n: number): Counts => ({ matched: n, destroyed: n, gone: 0, failed: 0, skipped: 0 });
+    const counts = (n: number): Counts => ({ matched: n, destroyed: n, gone: 0, failed: [], skipped: 0 });
     assert.deepEqual(
       report.backends.map((b) => [b.backend.address, b.total]),
       [
@@ -168,7 +168,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
     assert.equal(run.code, 0);
     const report = json(run);
     await scene.expect(c, () => false);
-    assert.deepEqual(report.total, { matched: 12, destroyed: 0, gone: 0, failed: 0, skipped: 0 });
+    assert.deepEqual(report.total, { matched: 12, destroyed: 0, gone: 0, failed: [], skipped: 0 });
     assert.ok(report.namespaces.every((n) => n.report?.dryRun === true));
   });
 
@@ -211,7 +211,8 @@ describeAsRoot("sockdiag terminate-backend", () => {
     assert.equal(report.ok, false);
     assert.equal(report.total.destroyed, 12);
     assert.equal(report.sourceErrors.length, 1);
-    assert.match(report.sourceErrors[0]?.message ?? "", new RegExp(missing));
+    assert.match(report.sourceErrors[0]?.error.message ?? "", new RegExp(missing));
+    assert.equal(report.sourceErrors[0]?.error.code, "ERR_SOCKDIAG_PIN_DIRECTORY_NOT_FOUND");
   });
 
   test("bad input exits 2 naming the problem and destroys nothing", async () => {

@@ -1,7 +1,8 @@
 /**
  * listConntrack and deleteConntrack against the real kernel, with conntrack-tools as the oracle: the
  * same entries listed for each selection (kernel filter on and off), and the same entries left
- * after deleting with sockdiag in one namespace and with `conntrack -D` in a twin.
+ * after deleting with sockdiag in one namespace and with `conntrack -D` in a twin. The table holds
+ * the mixed entries and the zoned and ICMP ones, so every selection runs against both.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -16,14 +17,17 @@ import {
   insertConntrack,
   type ScratchNetns,
 } from "../kit/index.js";
-import { mixedTable, SELECTIONS } from "./population.js";
+import { mixedTable, SELECTIONS, ZONE_ICMP_SELECTIONS, zoneIcmpTable } from "./population.js";
+
+const table = () => [...mixedTable(), ...zoneIcmpTable()];
+const selections = [...SELECTIONS, ...ZONE_ICMP_SELECTIONS];
 
 describeAsRoot("conntrack against conntrack-tools", () => {
   let ns: ScratchNetns;
   before(async () => {
     await cleanupLeftovers();
     ns = await createNetns("ct");
-    insertConntrack(ns.path, mixedTable());
+    insertConntrack(ns.path, table());
   });
   after(async () => {
     await ns?.remove();
@@ -31,16 +35,26 @@ describeAsRoot("conntrack against conntrack-tools", () => {
 
   test("every entry, as conntrack -L lists them", async () => {
     const ours = listConntrack({ netns: ns.name });
-    assert.equal(ours.length, mixedTable().length);
+    assert.equal(ours.length, table().length);
     assert.deepEqual(entryKeys(ours), conntrackKeys((await conntrackTool(ns.name, ["-L"])).stdout));
     assert.ok(ours.every((e) => e.netns === ns.name && e.id !== 0 && e.timeout > 0));
     const tcp = ours.filter((e) => e.protocol === "tcp");
     assert.equal(tcp.length, 10);
     assert.ok(tcp.every((e) => e.state === "ESTABLISHED"));
     assert.ok(ours.filter((e) => e.mark === 7).length === 5);
+    assert.deepEqual(
+      [0, 5, 7].map((z) => ours.filter((e) => e.zone === z && e.original.src === "10.63.1.1").length),
+      [6, 6, 6],
+    );
+    const echo = ours.find((e) => e.protocol === "icmp" && e.zone === 5 && e.original.icmpId === 101);
+    assert.deepEqual(
+      echo && [echo.original.icmpType, echo.original.icmpCode, echo.reply.icmpType],
+      [8, 0, 0],
+    );
+    assert.equal(ours.filter((e) => e.protocol === "icmpv6").length, 4);
   });
 
-  for (const s of SELECTIONS) {
+  for (const s of selections) {
     test(`selection: ${s.name}, kernel filter on and off`, async () => {
       const oracle = conntrackKeys((await conntrackTool(ns.name, ["-L", ...s.args])).stdout);
       assert.ok(oracle.length > 0, "the selection matches something");
@@ -88,12 +102,12 @@ describeAsRoot("deleteConntrack against conntrack -D", () => {
     await theirs?.remove();
   });
 
-  for (const s of SELECTIONS) {
+  for (const s of selections) {
     test(`the same entries are left: ${s.name}`, async () => {
       await conntrackTool(ours.name, ["-F"]);
       await conntrackTool(theirs.name, ["-F"]);
-      insertConntrack(ours.path, mixedTable());
-      insertConntrack(theirs.path, mixedTable());
+      insertConntrack(ours.path, table());
+      insertConntrack(theirs.path, table());
       const report = deleteConntrack({ ...s.query, netns: ours.name, all: true });
       const tool = await conntrackTool(theirs.name, ["-D", ...s.args]);
       const deleted = Number(/(\d+) flow entries have been deleted/.exec(tool.stderr)?.[1]);
@@ -106,7 +120,7 @@ describeAsRoot("deleteConntrack against conntrack -D", () => {
       );
       const left = (name: string) => conntrackTool(name, ["-L"]).then((r) => conntrackKeys(r.stdout));
       assert.deepEqual(await left(ours.name), await left(theirs.name));
-      assert.equal((await left(ours.name)).length, mixedTable().length - deleted);
+      assert.equal((await left(ours.name)).length, table().length - deleted);
     });
   }
 

@@ -71,3 +71,66 @@ export const SELECTIONS: readonly Selection[] = [
     args: ["--orig-dst", "10.61.96.2", "--reply-src", "10.61.244.2"],
   },
 ];
+
+/**
+ * Zoned and ICMP entries (10.63.x, fd63::): the same UDP tuples in zones 0, 5 and 7 (a zone is
+ * part of an entry's identity), ICMP echoes in zones 0 and 5, and ICMPv6 echoes.
+ */
+export function zoneIcmpTable(): TestEntry[] {
+  const out: TestEntry[] = [];
+  for (const zone of [0, 5, 7])
+    for (let i = 0; i < 6; i++)
+      out.push({
+        proto: 17,
+        orig: { src: "10.63.1.1", dst: "10.63.96.1", sport: 21000 + i, dport: 5300 },
+        ...(zone !== 0 ? { zone } : {}),
+      });
+  for (let i = 0; i < 6; i++)
+    out.push({
+      proto: 1,
+      orig: { src: `10.63.2.${(i % 2) + 1}`, dst: "10.63.96.2", icmp: { type: 8, code: 0, id: 100 + i } },
+    });
+  for (let i = 0; i < 2; i++)
+    out.push({
+      proto: 1,
+      orig: { src: "10.63.2.1", dst: "10.63.96.2", icmp: { type: 8, code: 0, id: 100 + i } },
+      zone: 5,
+    });
+  for (let i = 0; i < 4; i++)
+    out.push({
+      proto: 58,
+      orig: { src: "fd63::1", dst: "fd63::2", icmp: { type: 128, code: 0, id: 200 + i } },
+    });
+  return out;
+}
+
+export const ZONE_ICMP_SELECTIONS: readonly Selection[] = [
+  { name: "zone 5", query: { zone: 5 }, args: ["-w", "5"] },
+  {
+    name: "zone 7, UDP destination port",
+    query: { zone: 7, protocol: "udp", original: { dport: 5300 } },
+    args: ["-w", "7", "-p", "udp", "--dport", "5300"],
+  },
+  {
+    name: "zone 0, original source",
+    query: { zone: 0, original: { src: "10.63.1.1" } },
+    args: ["-w", "0", "--orig-src", "10.63.1.1"],
+  },
+  { name: "protocol icmp", query: { protocol: "icmp" }, args: ["-p", "icmp"] },
+  { name: "ICMP in zone 5", query: { protocol: "icmp", zone: 5 }, args: ["-p", "icmp", "-w", "5"] },
+  {
+    name: "ICMP original source",
+    query: { protocol: "icmp", original: { src: "10.63.2.2" } },
+    args: ["-p", "icmp", "--orig-src", "10.63.2.2"],
+  },
+  {
+    name: "ICMP reply destination",
+    query: { protocol: "icmp", reply: { dst: "10.63.2.1" } },
+    args: ["-p", "icmp", "--reply-dst", "10.63.2.1"],
+  },
+  {
+    name: "ICMPv6",
+    query: { family: "inet6", protocol: "icmpv6" },
+    args: ["-f", "ipv6", "-p", "icmpv6"],
+  },
+];

@@ -33,6 +33,12 @@ export const A = {
   PROTO_NUM: 1,
   PROTO_SRC_PORT: 2,
   PROTO_DST_PORT: 3,
+  PROTO_ICMP_ID: 4,
+  PROTO_ICMP_TYPE: 5,
+  PROTO_ICMP_CODE: 6,
+  PROTO_ICMPV6_ID: 7,
+  PROTO_ICMPV6_TYPE: 8,
+  PROTO_ICMPV6_CODE: 9,
   PROTOINFO_TCP: 1,
   PROTOINFO_TCP_STATE: 1,
   FILTER_ORIG_FLAGS: 1,
@@ -99,20 +105,28 @@ export function addressBytes(text: string): Buffer {
   return Buffer.from([...h, ...new Array(16 - h.length - t.length).fill(0), ...t]);
 }
 
-/** One tuple of a test entry. */
+/** One tuple of a test entry: ports, or (ICMP, ICMPv6) type, code and id. */
 export interface TestTuple {
   src: string;
   dst: string;
   sport?: number;
   dport?: number;
+  icmp?: { type: number; code: number; id: number };
 }
 
-/** CTA_TUPLE_* { CTA_TUPLE_IP { src, dst }, CTA_TUPLE_PROTO { num, ports } }. */
+/** CTA_TUPLE_* { CTA_TUPLE_IP { src, dst }, CTA_TUPLE_PROTO { num, ports or ICMP fields } }. */
 export function tuple(type: number, proto: number, t: TestTuple): Buffer {
   const v6 = !isIPv4(t.src);
   const ports: Buffer[] = [];
   if (t.sport !== undefined) ports.push(nlattr(A.PROTO_SRC_PORT, be16(t.sport)));
   if (t.dport !== undefined) ports.push(nlattr(A.PROTO_DST_PORT, be16(t.dport)));
+  if (t.icmp) {
+    const [id, icmpType, code] =
+      proto === 58
+        ? [A.PROTO_ICMPV6_ID, A.PROTO_ICMPV6_TYPE, A.PROTO_ICMPV6_CODE]
+        : [A.PROTO_ICMP_ID, A.PROTO_ICMP_TYPE, A.PROTO_ICMP_CODE];
+    ports.push(nlattr(id, be16(t.icmp.id)), nlattr(icmpType, u8(t.icmp.type)), nlattr(code, u8(t.icmp.code)));
+  }
   return nest(
     type,
     nest(
@@ -137,11 +151,15 @@ export interface TestEntry {
   tcpState?: number;
 }
 
+/** The answer to an ICMP / ICMPv6 echo request (the kernel's invmap, for the types tests use). */
+const ECHO_REPLY: Record<number, number> = { 8: 0, 128: 129 };
+
 /** The reply tuple of an entry without NAT: the original turned around. */
 export function reversed(t: TestTuple): TestTuple {
   return {
     src: t.dst,
     dst: t.src,
+    ...(t.icmp ? { icmp: { ...t.icmp, type: ECHO_REPLY[t.icmp.type] ?? t.icmp.type } } : {}),
     ...(t.dport !== undefined ? { sport: t.dport } : {}),
     ...(t.sport !== undefined ? { dport: t.sport } : {}),
   };

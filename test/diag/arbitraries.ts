@@ -42,6 +42,6 @@ export const arbitraryInetSocket: fc.Arbitrary<InetSocket> = fc
       uid,
       rqueue,
       wqueue,
-      netns: r.netns,
+      netns: r.netns === undefined ? undefined : { label: r.netns, dev: 4, ino: 4026531840 },
     });
   });

@@ -73,16 +73,20 @@ export async function conntrackTool(
 
 /**
  * The entries `conntrack -L` printed, as keys: "proto src dst sport dport > src dst sport dport"
- * (both tuples, in conntrack's own text for addresses). Lines without two tuples are left out.
+ * (both tuples, in conntrack's own text for addresses; ICMP type, code and id in place of ports),
+ * then " zone N" for an entry outside zone 0. Lines without two tuples are left out.
  */
 export function conntrackKeys(stdout: string): string[] {
   const keys: string[] = [];
   for (const line of stdout.split("\n")) {
     const proto = /^(\S+)\s+\d+\s/.exec(line)?.[1];
-    const fields = [...line.matchAll(/\b(src|dst|sport|dport)=(\S+)/g)].map((m) => m[2]!);
+    const fields = [...line.matchAll(/\b(src|dst|sport|dport|type|code|id)=(\S+)/g)].map((m) => m[2]!);
     if (!proto || fields.length < 4) continue;
     const half = fields.length / 2;
-    keys.push(`${proto} ${fields.slice(0, half).join(" ")} > ${fields.slice(half).join(" ")}`);
+    const zone = /\bzone=([1-9]\d*)/.exec(line)?.[1];
+    keys.push(
+      `${proto} ${fields.slice(0, half).join(" ")} > ${fields.slice(half).join(" ")}${zone ? ` zone ${zone}` : ""}`,
+    );
   }
   return keys.sort();
 }
@@ -90,8 +94,13 @@ export function conntrackKeys(stdout: string): string[] {
 /** The same key for a sockdiag entry. */
 export function entryKey(e: ConntrackEntry): string {
   const t = (x: ConntrackEntry["original"]) =>
-    [x.src, x.dst, ...(x.sport !== undefined ? [x.sport, x.dport] : [])].join(" ");
-  return `${e.protocol} ${t(e.original)} > ${t(e.reply)}`;
+    [
+      x.src,
+      x.dst,
+      ...(x.sport !== undefined ? [x.sport, x.dport] : []),
+      ...(x.icmpType !== undefined ? [x.icmpType, x.icmpCode, x.icmpId] : []),
+    ].join(" ");
+  return `${e.protocol} ${t(e.original)} > ${t(e.reply)}${e.zone !== 0 ? ` zone ${e.zone}` : ""}`;
 }
 
 /** Keys of sockdiag entries, sorted like conntrackKeys. */

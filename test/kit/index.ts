@@ -5,6 +5,7 @@
 
 export * from "./conntrack.js";
 export * from "./fake-netlink.js";
+export * from "./fds.js";
 export * from "./holder.js";
 export type * from "./holder-protocol.js";
 export * from "./netns.js";

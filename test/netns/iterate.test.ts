@@ -46,7 +46,7 @@ describe("allNetns()", { skip: rootOnly() }, () => {
     dir2.pin("x-good", c);
     dir2.pin("y-same-as-b", b);
 
-    const all = allNetns({ dirs: [missing, dir1.dir, dir2.dir] });
+    const all = allNetns({ netnsDirs: [missing, dir1.dir, dir2.dir] });
     const yielded: string[] = [];
     const errorsSeen: number[] = [];
     for (const entry of all) {
@@ -77,7 +77,7 @@ describe("allNetns()", { skip: rootOnly() }, () => {
   test("yielded handles are the pinned namespaces, and are closed when the loop moves on", () => {
     const kept: NetNS[] = [];
     const ids: number[] = [];
-    for (const { netns } of allNetns({ dirs: [dir1.dir, dir2.dir] })) {
+    for (const { netns } of allNetns({ netnsDirs: [dir1.dir, dir2.dir] })) {
       kept.push(netns);
       ids.push(netns.ino);
       assert.equal(netns.closed, false);
@@ -89,7 +89,7 @@ describe("allNetns()", { skip: rootOnly() }, () => {
   test("breaking out of the loop closes the handle it was lent; dup() keeps one", () => {
     let lent: NetNS | undefined;
     let copy: NetNS | undefined;
-    for (const { netns } of allNetns({ dirs: [dir1.dir] })) {
+    for (const { netns } of allNetns({ netnsDirs: [dir1.dir] })) {
       lent = netns;
       copy = netns.dup();
       break;
@@ -103,12 +103,12 @@ describe("allNetns()", { skip: rootOnly() }, () => {
   test("two directories that are one (like /run/netns and /var/run/netns) yield each namespace once", () => {
     const alias = join(dir2.dir, "alias");
     symlinkSync(dir1.dir, alias);
-    const names = [...allNetns({ dirs: [dir1.dir, alias] })].map((e) => e.name);
+    const names = [...allNetns({ netnsDirs: [dir1.dir, alias] })].map((e) => e.name);
     assert.deepEqual(names, ["a-good", "e-good"]);
   });
 
   test("each pass starts afresh", () => {
-    const all = allNetns({ dirs: [missing] });
+    const all = allNetns({ netnsDirs: [missing] });
     assert.deepEqual([...all], []);
     assert.equal(all.errors.length, 1);
     assert.deepEqual([...all], []);
@@ -137,7 +137,7 @@ describe("discoverNetns()", { skip: rootOnly() }, () => {
       assert.equal(ready.toString(), "ready\n");
       using home = current();
 
-      const found = discoverNetns({ dirs: [pins.dir] });
+      const found = discoverNetns({ netnsDirs: [pins.dir] });
       const entries = [...found].map(({ name, names, pids, netns, path }) => ({
         name,
         names,

@@ -50,7 +50,7 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
       symlinkSync(join(sub.dir, "a-device"), join(sub.dir, "b-link-to-device"));
       execFileSync("mkfifo", [join(sub.dir, "c-fifo")]);
       sub.pin("d-good", ns[0]!);
-      const all = allNetns({ dirs: [sub.dir] });
+      const all = allNetns({ netnsDirs: [sub.dir] });
       assert.deepEqual(
         [...all].map((e) => e.name),
         ["d-good"],
@@ -82,7 +82,7 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
       writeFileSync(join(sub.dir, "a-plain"), "");
       symlinkSync(join(sub.dir, "nowhere"), join(sub.dir, "b-dangling"));
       sub.pin("c-good", ns[0]!);
-      const all = allNetns({ dirs: [sub.dir, join(sub.dir, "no-such-dir")] });
+      const all = allNetns({ netnsDirs: [sub.dir, join(sub.dir, "no-such-dir")] });
       assert.deepEqual(
         [...all].map((e) => e.name),
         ["c-good"],
@@ -109,14 +109,14 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
       using home = current();
       sub.pin("a-host", home);
       sub.pin("b-other", ns[1]!);
-      const first = [...walkNetns({ dirs: [sub.dir], host: "first" })].map((e) => [e.ref.label, e.host]);
+      const first = [...walkNetns({ netnsDirs: [sub.dir], host: "first" })].map((e) => [e.ref.label, e.host]);
       assert.deepEqual(first, [
         ["(host)", true],
         ["b-other", false],
       ]);
-      const skipped = [...walkNetns({ dirs: [sub.dir], host: "skip" })].map((e) => e.ref.label);
+      const skipped = [...walkNetns({ netnsDirs: [sub.dir], host: "skip" })].map((e) => e.ref.label);
       assert.deepEqual(skipped, ["b-other"]);
-      const found = [...walkNetns({ dirs: [sub.dir] })].map((e) => e.ref.label);
+      const found = [...walkNetns({ netnsDirs: [sub.dir] })].map((e) => e.ref.label);
       assert.deepEqual(found, ["a-host", "b-other"]);
     } finally {
       sub.dispose();
@@ -125,7 +125,7 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
 
   test("a ref reopens its namespace, and refuses a pin that now holds another one", () => {
     const path = dir.pin("ref-target", ns[0]!);
-    const [entry] = [...walkNetns({ dirs: [dir.dir] })].map((e) => e.ref);
+    const [entry] = [...walkNetns({ netnsDirs: [dir.dir] })].map((e) => e.ref);
     assert.deepEqual(entry, {
       label: "ref-target",
       name: "ref-target",

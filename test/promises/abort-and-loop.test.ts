@@ -4,7 +4,6 @@
  * while 50,000 sockets are listed; breaking out of `for await` releases the worker's sockets.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readlinkSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { AbortError, type DestroyReport } from "sockdiag";
 import { destroySockets, iterateSockets, listSockets } from "sockdiag/promises";
@@ -14,24 +13,12 @@ import {
   describeAsRoot,
   Population,
   type ScratchNetns,
+  socketFds,
 } from "../kit/index.js";
 
 const TOTAL = 50_000;
 const TARGETS = 3_000;
 const TARGET = { address: "127.0.0.10", port: 5353 };
-
-/** Socket descriptors of this process (the worker's netlink sockets are among them). */
-function socketFds(): number {
-  let n = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith("socket:")) n++;
-    } catch {
-      // closed between readdir and readlink
-    }
-  }
-  return n;
-}
 
 describeAsRoot("sockdiag/promises at scale", () => {
   let ns: ScratchNetns;

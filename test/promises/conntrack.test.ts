@@ -8,13 +8,23 @@ import { after, before, test } from "node:test";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
 import { mixedTable } from "../conntrack/population.js";
+import type { TestEntry } from "../ctnl/ct-layout.js";
 import {
   conntrackTool,
   createNetns,
   describeAsRoot,
   insertConntrack,
   type ScratchNetns,
+  socketFds,
 } from "../kit/index.js";
+
+/** `n` UDP entries on addresses no other test uses: many chunks' worth for the stream. */
+function largeTable(n: number): TestEntry[] {
+  return Array.from({ length: n }, (_, i) => ({
+    proto: 17,
+    orig: { src: `10.62.${i >> 8}.${i & 255}`, dst: "10.62.255.1", sport: 10000 + (i % 50000), dport: 53 },
+  }));
+}
 
 describeAsRoot("sockdiag/promises conntrack calls give what the sync API gives", () => {
   let ns: ScratchNetns;
@@ -97,5 +107,54 @@ describeAsRoot("sockdiag/promises conntrack calls give what the sync API gives",
     assert.equal(r.deleted, 5);
     assert.equal(r.matched, r.deleted + r.gone + r.failed.length + r.skipped);
     assert.equal(sync.listConntrack({ netns: ns.name, protocol: "udp", original: { dport: 53 } }).length, 45);
+  });
+});
+
+describeAsRoot("sockdiag/promises iterateConntrack streams a large table", () => {
+  const TOTAL = 20_000;
+  let ns: ScratchNetns;
+  before(async () => {
+    ns = await createNetns("ct-stream");
+    insertConntrack(ns.path, largeTable(TOTAL));
+  });
+  after(async () => {
+    await ns?.remove();
+  });
+
+  test("the streamed entries are the sync iteration's, across many chunks", async () => {
+    const query = { netns: ns.name, protocol: "udp" };
+    const ids = (entries: Iterable<sync.ConntrackEntry>) =>
+      [...entries].map((e) => e.id).sort((a, b) => a - b);
+    const expected = [...sync.iterateConntrack(query)];
+    assert.equal(expected.length, TOTAL);
+    const streamed: sync.ConntrackEntry[] = [];
+    for await (const e of promises.iterateConntrack(query)) streamed.push(e);
+    assert.deepStrictEqual(ids(streamed), ids(expected));
+    const byId = new Map(expected.map((e) => [e.id, e]));
+    for (const { timeout: _, ...e } of streamed) {
+      const { timeout: __, ...want } = byId.get(e.id)!;
+      assert.deepStrictEqual(e, want);
+    }
+  });
+
+  test("breaking out of for await ends the worker's dump and closes its socket", async () => {
+    await promises.listConntrack({ netns: ns.name, mark: 1 });
+    const before = socketFds();
+    let seen = 0;
+    let during = 0;
+    for await (const _ of promises.iterateConntrack({ netns: ns.name })) {
+      if (++seen === 10) {
+        during = socketFds();
+        break;
+      }
+    }
+    assert.ok(during > before, "the stream held its dump's netlink socket while open");
+    // Calls run in order in the worker: once this one is answered, the stream's close was handled.
+    const marked = await promises.listConntrack({ netns: ns.name, mark: 1 });
+    assert.deepStrictEqual(marked, []);
+    assert.equal(socketFds(), before);
+    let again = 0;
+    for await (const _ of promises.iterateConntrack({ netns: ns.name, protocol: "udp" })) again++;
+    assert.equal(again, TOTAL);
   });
 });

@@ -66,7 +66,7 @@ describeAsRoot("watchSockets", () => {
     for (const s of seen) {
       const held = [...targets, ...sentinel].find((h) => h.cookie === s.cookie.toString())!;
       assert.equal(s.protocol, "udp");
-      assert.equal(s.netns, scene.ns.name);
+      assert.equal(s.netns?.label, scene.ns.name);
       assert.deepEqual([s.src, s.sport, s.dst, s.dport], [held.src, held.sport, held.dst, held.dport]);
     }
   });

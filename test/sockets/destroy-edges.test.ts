@@ -25,7 +25,7 @@ describeAsRoot("destroy edges", () => {
       protocols: ["udp"],
       filter: `sport = :${client!.sport}`,
     });
-    assert.equal(listed?.netns, scene.ns.name);
+    assert.equal(listed?.netns?.label, scene.ns.name);
     assert.equal(destroySocket(listed!), "destroyed");
     await scene.holder.waitFor([client!], "ECONNABORTED");
   });

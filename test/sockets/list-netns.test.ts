@@ -30,7 +30,7 @@ describeAsRoot("listing other namespaces leaves the caller's namespace unchanged
     assert.ok(listSockets({ netns: scene.ns.path, protocols: ["tcp"] }).length > 0);
     assert.equal(threadNetnsIno(), home);
     const all = iterateSockets({ netns: "all", protocols: ["udp"], states: ["all"] });
-    const labels = new Set([...all].map((s) => s.netns));
+    const labels = new Set([...all].map((s) => s.netns?.label));
     assert.ok(labels.has(scene.ns.name), `labels: ${[...labels].join(", ")}`);
     assert.equal(threadNetnsIno(), home);
   });

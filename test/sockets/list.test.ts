@@ -74,7 +74,7 @@ describeAsRoot("listSockets in a namespace, against the holder's records", () =>
 
   test("the namespace label is copied onto every socket", () => {
     const got = list({ protocols: EVERY_PROTOCOL, states: ["all"] });
-    assert.deepEqual([...new Set(got.map((s) => s.netns))], [scene.ns.name]);
+    assert.deepEqual([...new Set(got.map((s) => s.netns?.label))], [scene.ns.name]);
   });
 
   test("the default query lists TCP and UDP in every state", () => {
@@ -128,7 +128,7 @@ describeAsRoot("listSockets in a namespace, against the holder's records", () =>
         .sort(),
       byName,
     );
-    assert.ok(byPath.every((s) => s.netns === scene.ns.path));
+    assert.ok(byPath.every((s) => s.netns?.label === scene.ns.path));
     using handle = fromName(scene.ns.name);
     const byHandle = listSockets({ netns: handle, protocols: EVERY_PROTOCOL });
     assert.deepEqual(

@@ -4,6 +4,7 @@
  * one call per namespace for every backend), how each entry is counted for its backend, failures
  * and notes per namespace, conntrack: false, and ok.
  */
+
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type {
@@ -13,6 +14,7 @@ import type {
 } from "../../src/conntrack/index.js";
 import { emptyReport } from "../../src/sockets/destroy-report.js";
 import type { DestroyQuery } from "../../src/sockets/index.js";
+import { ForeignError } from "../../src/sys/errors.js";
 import { BackendTerminator, type ConntrackDeleter } from "../../src/terminator/index.js";
 
 const noSockets = (q: DestroyQuery) => ({ ...emptyReport(Boolean(q.dryRun)), namespaceFailures: [] });
@@ -90,14 +92,14 @@ test("one conntrack call per namespace for every UDP backend, counted per backen
     { family: "inet6", reply: { src: "fd00::7", sport: 5353 } },
   ]);
   assert.equal(queries[0]!.netns, undefined, "the host is the caller's own namespace");
-  assert.deepEqual(r.conntrack, { matched: 3, deleted: 2, gone: 1, failed: 0, skipped: 0 });
+  assert.deepEqual(r.conntrack, { matched: 3, deleted: 2, gone: 1, failed: [], skipped: 0 });
   assert.deepEqual(r.namespaces[0]!.conntrack, r.conntrack);
   assert.deepEqual(
     r.backends.map((b) => b.conntrack),
     [
-      { matched: 2, deleted: 2, gone: 0, failed: 0, skipped: 0 },
+      { matched: 2, deleted: 2, gone: 0, failed: [], skipped: 0 },
       undefined,
-      { matched: 1, deleted: 0, gone: 1, failed: 0, skipped: 0 },
+      { matched: 1, deleted: 0, gone: 1, failed: [], skipped: 0 },
     ],
   );
   assert.equal(r.ok, true);
@@ -123,14 +125,15 @@ test("conntrack: false, or TCP backends only: no conntrack call and no conntrack
 
 test("a conntrack failure is the namespace's conntrackError and makes the run not ok; a note does not", () => {
   const failing = recording([], {
-    namespaceFailures: [{ netns: "(host)", error: new Error("kernel said no") }],
+    namespaceFailures: [{ netns: "(host)", error: new ForeignError(new Error("kernel said no")) }],
   });
   const r = new BackendTerminator({
     hostOnly: true,
     destroy: noSockets,
     deleteConntrack: failing.deleter,
   }).terminate({ address: "10.0.0.5", port: 53 });
-  assert.deepEqual(r.namespaces[0]!.conntrackError, { name: "Error", message: "kernel said no" });
+  assert.equal(r.namespaces[0]!.conntrackError?.message, "kernel said no");
+  assert.equal(r.namespaces[0]!.conntrackError?.code, "ERR_SOCKDIAG_FOREIGN");
   assert.equal(r.ok, false);
 
   const thrown: ConntrackDeleter = () => {
@@ -140,7 +143,7 @@ test("a conntrack failure is the namespace's conntrackError and makes the run no
     { address: "10.0.0.5", port: 53 },
   );
   assert.equal(r2.namespaces[0]!.conntrackError?.message, "cannot open");
-  assert.deepEqual(r2.conntrack, { matched: 0, deleted: 0, gone: 0, failed: 0, skipped: 0 });
+  assert.deepEqual(r2.conntrack, { matched: 0, deleted: 0, gone: 0, failed: [], skipped: 0 });
   assert.equal(r2.ok, false);
 
   const noted = recording([], {
@@ -163,7 +166,7 @@ test("a conntrack failure is the namespace's conntrackError and makes the run no
     destroy: noSockets,
     deleteConntrack: failedEntries.deleter,
   }).terminate({ address: "10.0.0.5", port: 53 });
-  assert.equal(r4.conntrack?.failed, 1);
+  assert.equal(r4.conntrack?.failed.length, 1);
   assert.equal(r4.ok, false);
 });
 

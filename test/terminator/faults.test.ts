@@ -62,7 +62,7 @@ function refusedReport(query: DestroyQuery, errno: number, code: string, stop: D
 
 /** A NamespaceSource over allNetns(dir) that calls `between(entry)` after the terminator visited `entry`. */
 function sourceWith(dir: string, between: (entry: PinnedNetns) => PinnedNetns | undefined): NamespaceSource {
-  const all = allNetns({ dirs: [dir] });
+  const all = allNetns({ netnsDirs: [dir] });
   return {
     errors: all.errors,
     *[Symbol.iterator]() {
@@ -76,7 +76,9 @@ function sourceWith(dir: string, between: (entry: PinnedNetns) => PinnedNetns | 
 
 /** Per namespace, in visiting order: [name, destroyed, error name, skipped]. */
 function outcomes(report: TerminationReport): unknown[][] {
-  return report.namespaces.map((n) => [n.netns, n.report?.destroyed, n.error?.name, n.skipped ?? false]);
+  // A collaborator's own exception is reported wrapped (ForeignError): name the one it wraps.
+  const name = (e: Error | undefined) => (e?.name === "ForeignError" ? (e.cause as Error).name : e?.name);
+  return report.namespaces.map((n) => [n.netns, n.report?.destroyed, name(n.error), n.skipped ?? false]);
 }
 
 describeAsRoot("BackendTerminator faults", () => {
@@ -127,9 +129,9 @@ describeAsRoot("BackendTerminator faults", () => {
       [c, 3, undefined, false],
     ]);
     assert.equal(report.sourceErrors.length, 1);
-    assert.equal(report.sourceErrors[0]?.name, "NetnsNotFoundError");
-    assert.match(report.sourceErrors[0]?.message ?? "", new RegExp(b));
-    assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: 0, skipped: 0 });
+    assert.equal(report.sourceErrors[0]?.error.name, "NetnsNotFoundError");
+    assert.match(report.sourceErrors[0]?.error.message ?? "", new RegExp(b));
+    assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: [], skipped: 0 });
     assert.equal(report.ok, true); // a namespace gone with its sockets is reported, not a failure
   });
 
@@ -174,17 +176,17 @@ describeAsRoot("BackendTerminator faults", () => {
       [HOST, a, b, c],
     );
     assert.deepEqual(
-      report.sourceErrors.map((e) => e.name),
+      report.sourceErrors.map((f) => f.error.name),
       ["PinDirectoryNotFoundError", "NotANetnsError"],
     );
-    assert.match(report.sourceErrors[0]?.message ?? "", /no-such-dir/);
-    assert.match(report.sourceErrors[1]?.message ?? "", /zz-plain-file/);
+    assert.match(report.sourceErrors[0]?.error.message ?? "", /no-such-dir/);
+    assert.match(report.sourceErrors[1]?.error.message ?? "", /zz-plain-file/);
     assert.deepEqual(
       report.sourceErrors.map((e) => e.note),
       [undefined, "plain-file"],
       "the plain file is a note, the missing directory a failure",
     );
-    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: 0, skipped: 0 });
+    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: [], skipped: 0 });
     assert.equal(report.ok, false);
   });
 
@@ -215,7 +217,13 @@ describeAsRoot("BackendTerminator faults", () => {
       [["EPERM", scene.portA]],
     );
     assert.equal(refused?.skipped, 2);
-    assert.deepEqual(report.total, { matched: 12, destroyed: 9, gone: 0, failed: 1, skipped: 2 });
+    assert.deepEqual(report.total, {
+      matched: 12,
+      destroyed: 9,
+      gone: 0,
+      failed: refused?.failed,
+      skipped: 2,
+    });
     assert.equal(report.unsupported, undefined);
     assert.equal(report.ok, false);
   });
@@ -243,7 +251,14 @@ describeAsRoot("BackendTerminator faults", () => {
       [c, undefined, undefined, true],
     ]);
     assert.equal(report.unsupported, reason);
-    assert.deepEqual(report.total, { matched: 6, destroyed: 3, gone: 0, failed: 1, skipped: 2 });
+    assert.deepEqual(report.total, {
+      matched: 6,
+      destroyed: 3,
+      gone: 0,
+      failed: report.namespaces[1]?.report?.failed,
+      skipped: 2,
+    });
+    assert.equal(report.total.failed.length, 1);
     assert.equal(report.ok, false);
   });
 
@@ -267,9 +282,12 @@ describeAsRoot("BackendTerminator faults", () => {
       [b, undefined, "RangeError", false],
       [c, 3, undefined, false],
     ]);
-    assert.deepEqual(report.namespaces[2]?.error, { name: "RangeError", message: `boom in ${b}` });
+    const error = report.namespaces[2]?.error;
+    assert.equal(error?.code, "ERR_SOCKDIAG_FOREIGN");
+    assert.ok(error?.cause instanceof RangeError);
+    assert.equal((error.cause as Error).message, `boom in ${b}`);
     assert.deepEqual(warned, [b]);
-    assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: 0, skipped: 0 });
+    assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: [], skipped: 0 });
     assert.equal(report.ok, false);
   });
 
@@ -289,7 +307,10 @@ describeAsRoot("BackendTerminator faults", () => {
       report.namespaces.map((n) => n.netns),
       [HOST, a],
     );
-    assert.deepEqual(report.sourceErrors, [{ name: "Error", message: `source broke at ${b}` }]);
+    assert.deepEqual(
+      report.sourceErrors.map((f) => [f.netns, f.error.code, f.error.message]),
+      [["(source)", "ERR_SOCKDIAG_FOREIGN", `source broke at ${b}`]],
+    );
     assert.equal(report.ok, false);
   });
 
@@ -305,7 +326,10 @@ describeAsRoot("BackendTerminator faults", () => {
       hitA((node) => node === HOST),
     );
     assert.deepEqual(outcomes(report), [[HOST, 3, undefined, false]]);
-    assert.deepEqual(report.sourceErrors, [{ name: "Error", message: "no namespaces today" }]);
+    assert.deepEqual(
+      report.sourceErrors.map((f) => [f.netns, f.error.code, f.error.message]),
+      [["(source)", "ERR_SOCKDIAG_FOREIGN", "no namespaces today"]],
+    );
     assert.equal(report.ok, false);
   });
 

@@ -20,7 +20,7 @@ const tally = (matched: number, destroyed = matched): Tally => ({
   matched,
   destroyed,
   gone: 0,
-  failed: 0,
+  failed: [],
   skipped: 0,
 });
 
@@ -32,7 +32,7 @@ function assertBalanced(report: BatchTerminationReport): void {
         matched: a.matched + t.matched,
         destroyed: a.destroyed + t.destroyed,
         gone: a.gone + t.gone,
-        failed: a.failed + t.failed,
+        failed: [...a.failed, ...t.failed],
         skipped: a.skipped + t.skipped,
       }),
       tally(0),
@@ -43,7 +43,7 @@ function assertBalanced(report: BatchTerminationReport): void {
       matched: r.matched,
       destroyed: r.destroyed,
       gone: r.gone,
-      failed: r.failed.length,
+      failed: r.failed,
       skipped: r.skipped,
     });
     if (!r.dryRun) assert.equal(r.matched, r.destroyed + r.gone + r.failed.length + r.skipped);

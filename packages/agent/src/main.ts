@@ -29,19 +29,28 @@ async function main(): Promise<void> {
     process.stdout.write(`sockdiag-agent ${pkg.version}\n`);
     return;
   }
-  const agent = await startAgent(command.run);
+  // Signals are taken before start-up finishes: a SIGTERM that arrives while the first list or the
+  // node check is still running must stop the agent cleanly, not kill it with the default action.
+  let agent: Awaited<ReturnType<typeof startAgent>> | undefined;
+  let requested: string | undefined;
   const shutdown = (signal: string) => {
+    if (agent === undefined) {
+      requested ??= signal;
+      return;
+    }
     agent.logger.info({ signal }, "stopping");
     agent.stop().then(
       () => process.exit(0),
       (err: unknown) => {
-        agent.logger.fatal({ err }, "stop failed");
+        agent?.logger.fatal({ err }, "stop failed");
         process.exit(1);
       },
     );
   };
   process.once("SIGTERM", () => shutdown("SIGTERM"));
   process.once("SIGINT", () => shutdown("SIGINT"));
+  agent = await startAgent(command.run);
+  if (requested !== undefined) shutdown(requested);
 }
 
 main().catch((err: unknown) => {

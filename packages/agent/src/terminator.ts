@@ -110,8 +110,10 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
 
 function outcomeOf(report: BatchTerminationReport): BatchOutcome {
   const outcome = emptyOutcome();
-  Object.assign(outcome.sockets, report.total);
-  if (report.conntrack) Object.assign(outcome.conntrack, report.conntrack);
+  // Reports list their failures (`failed`); the outcome counts them.
+  Object.assign(outcome.sockets, { ...report.total, failed: report.total.failed.length });
+  if (report.conntrack)
+    Object.assign(outcome.conntrack, { ...report.conntrack, failed: report.conntrack.failed.length });
   outcome.namespaces.visited = report.namespaces.length;
   for (const n of report.namespaces) {
     if (n.error || n.conntrackError) outcome.namespaces.failed++;
@@ -120,7 +122,7 @@ function outcomeOf(report: BatchTerminationReport): BatchOutcome {
       outcome.errors.push({ netns: n.netns, message: `conntrack: ${n.conntrackError.message}` });
     for (const f of n.report?.failed ?? []) outcome.errors.push({ netns: n.netns, message: f.message });
   }
-  for (const e of report.sourceErrors) outcome.errors.push({ message: e.message });
+  for (const f of report.sourceErrors) outcome.errors.push({ netns: f.netns, message: f.error.message });
   if (report.unsupported) outcome.unsupported = report.unsupported;
   return outcome;
 }

@@ -41,7 +41,7 @@ export function runNetns(argv: readonly string[]): number {
     );
   }
   const dirs = values["netns-dir"] as string[] | undefined;
-  const found = discoverNetns(dirs ? { dirs } : {});
+  const found = discoverNetns(dirs ? { netnsDirs: dirs } : {});
   const rows: Row[] = [];
   using self = current();
   for (const ns of found) {

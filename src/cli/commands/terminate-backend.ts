@@ -122,9 +122,11 @@ function formatReport(report: BatchTerminationReport): string {
   if (quiet.length > 0)
     lines.push(`  (${quiet.length} namespace${quiet.length === 1 ? "" : "s"} without matching sockets)`);
   if (report.unsupported) lines.push(`  stopped: ${report.unsupported}`);
-  for (const e of report.sourceErrors)
+  for (const f of report.sourceErrors)
     lines.push(
-      e.note ? `  note: skipped (${e.note}): ${e.message}` : `  namespace source error: ${e.message}`,
+      f.note
+        ? `  note: skipped (${f.note}): ${f.error.message}`
+        : `  namespace source error: ${f.error.message}`,
     );
   if (backends.length > 1)
     for (const b of backends)
@@ -133,7 +135,7 @@ function formatReport(report: BatchTerminationReport): string {
       );
   if (report.conntrack) lines.push(`conntrack: ${conntrackCounts(report.conntrack, dry)}`);
   lines.push(
-    `total: ${total.matched} matched, ${dry ? `${total.matched} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
+    `total: ${total.matched} matched, ${dry ? `${total.matched} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed.length} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
   );
   return `${lines.join("\n")}\n`;
 }
@@ -141,13 +143,13 @@ function formatReport(report: BatchTerminationReport): string {
 function conntrackCounts(t: ConntrackTally, dry: boolean): string {
   return dry
     ? `${t.matched} matched`
-    : `${t.matched} matched, ${t.deleted} deleted, ${t.gone} already gone, ${t.failed} failed${t.skipped ? `, ${t.skipped} not attempted` : ""}`;
+    : `${t.matched} matched, ${t.deleted} deleted, ${t.gone} already gone, ${t.failed.length} failed${t.skipped ? `, ${t.skipped} not attempted` : ""}`;
 }
 
 function counts(t: Tally, dry: boolean): string {
   return dry
     ? `matched ${t.matched}`
-    : `matched ${t.matched}  destroyed ${t.destroyed}  gone ${t.gone}  failed ${t.failed}`;
+    : `matched ${t.matched}  destroyed ${t.destroyed}  gone ${t.gone}  failed ${t.failed.length}`;
 }
 
 function isQuiet(n: BatchNamespaceResult): boolean {

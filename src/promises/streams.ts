@@ -1,0 +1,88 @@
+/**
+ * The streams of sockdiag/promises: a pass over a query's sockets, and a watch of sockets as the
+ * kernel frees them. Both pull from the worker chunk by chunk and release its side when they end.
+ */
+import type { InetSocket, Socket } from "../diag/socket.js";
+import type { NamespacedQuery, NamespaceFailure } from "../sockets/index.js";
+import type { WatchQuery } from "../sockets/watch.js";
+import { type ChunkStream, client } from "./client.js";
+
+/** `signal`, which every call of sockdiag/promises takes. */
+export interface Abortable {
+  signal?: AbortSignal | undefined;
+}
+
+/** A query of listSockets / iterateSockets, with its signal. */
+export type AsyncQuery = NamespacedQuery & Abortable;
+
+/**
+ * AsyncSocketIteration streams the sockets of a query: `for await` pulls them by chunks from the
+ * worker, a couple of chunks ahead at most (memory stays flat), and breaking out of the loop
+ * releases the worker's netlink sockets and handles at once. `failures` grows as namespaces fail
+ * (netns "all"). Each `for await` is a fresh pass.
+ */
+export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIterable<S> {
+  readonly failures: NamespaceFailure[] = [];
+
+  constructor(private readonly query: AsyncQuery) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<S> {
+    const { signal, ...rest } = this.query;
+    this.failures.length = 0;
+    yield* drain<S>(client.open("iterateSockets", [rest], signal), this);
+  }
+}
+
+/**
+ * The items of a worker stream, chunk by chunk as the consumer pulls; the failures and notes the
+ * stream meets are copied into `into` as they come. Leaving the loop closes the stream.
+ */
+export async function* drain<T>(
+  stream: ChunkStream,
+  into?: { failures: NamespaceFailure[]; notes?: unknown[] },
+): AsyncGenerator<T> {
+  let failed = 0;
+  let noted = 0;
+  try {
+    for (;;) {
+      const items = await stream.next();
+      for (; failed < stream.failures.length; failed++) into?.failures.push(stream.failures[failed]!);
+      for (; noted < stream.notes.length; noted++) into?.notes?.push(stream.notes[noted]);
+      if (!items) return;
+      yield* items as T[];
+    }
+  } finally {
+    stream.close();
+  }
+}
+
+/**
+ * SocketWatchStream is the stream of sockets as the kernel frees them (see watchSockets). It
+ * subscribes at once; `ready` resolves when the subscriptions are in place. One `for await` reads
+ * it; breaking out, close(), or the signal (AbortError) ends it and releases every subscription.
+ */
+export class SocketWatchStream implements AsyncIterable<InetSocket> {
+  readonly #stream: ChunkStream;
+  /** Resolves once every namespace is subscribed: sockets freed from then on are told. */
+  readonly ready: Promise<void>;
+
+  constructor(query: WatchQuery & Abortable) {
+    const { signal, ...rest } = query;
+    this.#stream = client.open("watchSockets", [rest], signal);
+    this.ready = this.#stream.ready;
+  }
+
+  /** Namespaces that could not be watched (netns "all"), as they are met. */
+  get failures(): readonly NamespaceFailure[] {
+    return this.#stream.failures;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<InetSocket> {
+    yield* drain<InetSocket>(this.#stream);
+  }
+
+  /** Stop watching now. */
+  close(): void {
+    this.#stream.close();
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The README's Library section is what the package is: its code blocks are the example files
+ * (which the build type-checks), its export lists are the entry points' runtime exports, and each
+ * example runs to completion against `sockdiag` and `sockdiag/promises` in a throwaway network and
+ * mount namespace holding a pinned namespace "pod-a".
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { describeAsRoot } from "../kit/index.js";
+
+const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
+const readme = readFileSync(root("README.md"), "utf8");
+const library = readme.slice(
+  readme.indexOf("## Library\n"),
+  readme.indexOf("\n## ", readme.indexOf("## Library\n") + 1),
+);
+
+const blocks = [...library.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+const exportsListed = (entry: string) => {
+  const start = library.indexOf(`Runtime exports of \`${entry}\``);
+  const paragraph = library.slice(start, library.indexOf("\n\n", start));
+  return [...paragraph.slice(paragraph.indexOf(":")).matchAll(/`([A-Za-z]+)`/g)].map((m) => m[1]).sort();
+};
+
+test("the README's code blocks are the example files", () => {
+  assert.deepEqual(blocks, [
+    readFileSync(root("examples/library.ts"), "utf8"),
+    readFileSync(root("examples/conntrack.ts"), "utf8"),
+    readFileSync(root("examples/promises.ts"), "utf8"),
+  ]);
+});
+
+test("the README lists exactly the runtime exports of each entry point", async () => {
+  assert.deepEqual(exportsListed("sockdiag"), Object.keys(await import("sockdiag")).sort());
+  assert.deepEqual(exportsListed("sockdiag/promises"), Object.keys(await import("sockdiag/promises")).sort());
+});
+
+describeAsRoot("the README's examples run", () => {
+  for (const example of ["library", "conntrack", "promises"]) {
+    test(`examples/${example}.ts`, () => {
+      const script = [
+        "mount -t tmpfs sdt-readme /run/netns",
+        "ip link set lo up",
+        "ip netns add pod-a",
+        `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(root(`dist/examples/${example}.js`))}`,
+      ].join(" && ");
+      const r = spawnSync("unshare", ["--mount", "--net", "--propagation", "private", "sh", "-c", script], {
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.equal(r.error, undefined);
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    });
+  }
+});
