@@ -2,15 +2,20 @@
  * ConntrackScan: one namespace's part of a conntrack query — a NETLINK_NETFILTER socket opened
  * there, one filtered dump per family asked, and each entry that passes the user-space check handed
  * to a visitor with where its original tuple lies in the receive buffer (for an exact delete).
+ * A dump walks the hash shared by every namespace, so the namespace's own entry count is asked
+ * first, and a namespace that holds none is not dumped at all.
  */
 import {
   type ConntrackEntry,
+  CT_GET_STATS,
   CT_NEW,
   type DumpFilter,
+  decodeStatsEntries,
   EntryDecoder,
   NETLINK_NETFILTER,
   type TupleSpan,
   writeDumpRequest,
+  writeStatsRequest,
 } from "../ctnl/index.js";
 import { DumpCursor, MessageWriter, type NetlinkConnection, NetlinkError } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
@@ -47,6 +52,7 @@ const openReal: ConntrackOpener = (netns) => openNetlinkIn(netns, NETLINK_NETFIL
 export class ConntrackScan implements Disposable {
   readonly conn: NetlinkConnection;
   private readonly decoder = new EntryDecoder();
+  private counted: number | undefined | null = null;
 
   /**
    * Open the connection in `target` (with `open`: the real socket; tests inject a fake). Throws
@@ -77,6 +83,7 @@ export class ConntrackScan implements Disposable {
   each(visit: EntryVisitor): void {
     const { matches, filters } = this.plan;
     const label = this.target.label;
+    if (this.isEmpty()) return;
     for (const filter of filters) {
       using cursor = this.start(filter);
       try {
@@ -94,7 +101,40 @@ export class ConntrackScan implements Disposable {
 
   /** The matching entries, one at a time; breaking out of the loop drains the dump. */
   *entries(): Generator<ConntrackEntry> {
+    if (this.isEmpty()) return;
     for (const filter of this.plan.filters) yield* this.entriesOf(filter);
+  }
+
+  /**
+   * How many entries the namespace holds, as its kernel counts them (all protocols and families,
+   * unconfirmed ones included); undefined when the kernel does not answer the question (a
+   * NetlinkError, or an answer without the count). Asked once per scan. Throws NetlinkTimeoutError,
+   * NetlinkProtocolError, SysError from the connection.
+   */
+  count(): number | undefined {
+    if (this.counted !== null) return this.counted;
+    const w = new MessageWriter(Buffer.alloc(64));
+    const seq = this.conn.nextSeq();
+    writeStatsRequest(w, seq);
+    this.conn.send(w.buf, w.length);
+    let entries: number | undefined;
+    try {
+      using cursor = new DumpCursor(this.conn, seq, "conntrack stats");
+      while (cursor.next()) {
+        if (cursor.type === CT_GET_STATS)
+          entries ??= decodeStatsEntries(cursor.buf, cursor.offset, cursor.length);
+      }
+    } catch (err) {
+      if (!(err instanceof NetlinkError)) throw err;
+      entries = undefined;
+    }
+    this.counted = entries;
+    return entries;
+  }
+
+  /** Whether the kernel says the namespace holds no entry; unknown counts as not empty. */
+  private isEmpty(): boolean {
+    return this.count() === 0;
   }
 
   private *entriesOf(filter: DumpFilter): Generator<ConntrackEntry> {

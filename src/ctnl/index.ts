@@ -1,4 +1,4 @@
-/** ctnl/: the ctnetlink wire format (nested, big-endian attributes) — entries, dump and delete requests. */
+/** ctnl/: the ctnetlink wire format (nested, big-endian attributes) — entries, dump, delete and stats requests. */
 export * from "./constants.js";
 export {
   type ConntrackEntry,
@@ -17,3 +17,11 @@ export {
   writeDeleteRequest,
   writeDumpRequest,
 } from "./request.js";
+export {
+  CT_GET_STATS,
+  CTA_STATS_GLOBAL_ENTRIES,
+  CTA_STATS_GLOBAL_MAX_ENTRIES,
+  decodeStatsEntries,
+  IPCTNL_MSG_CT_GET_STATS,
+  writeStatsRequest,
+} from "./stats.js";

@@ -45,8 +45,14 @@ export const A = {
   FILTER_REPLY_FLAGS: 2,
 } as const;
 
-/** nlmsg_type values: (NFNL_SUBSYS_CTNETLINK = 1) << 8 | IPCTNL_MSG_CT_{NEW 0, GET 1, DELETE 2}. */
-export const T = { NEW: 0x100, GET: 0x101, DELETE: 0x102 } as const;
+/**
+ * nlmsg_type values: (NFNL_SUBSYS_CTNETLINK = 1) << 8 | IPCTNL_MSG_CT_{NEW 0, GET 1, DELETE 2,
+ * GET_STATS 5}.
+ */
+export const T = { NEW: 0x100, GET: 0x101, DELETE: 0x102, GET_STATS: 0x105 } as const;
+
+/** enum ctattr_stats_global. */
+export const STATS = { ENTRIES: 1, MAX_ENTRIES: 2 } as const;
 
 export const be16 = (v: number): Buffer => {
   const b = Buffer.alloc(2);
@@ -68,6 +74,19 @@ export function nest(type: number, ...children: Buffer[]): Buffer {
 /** struct nfgenmsg { __u8 nfgen_family; __u8 version; __be16 res_id; }. */
 export function nfgenmsg(family: number): Buffer {
   return Buffer.from([family, 0, 0, 0]);
+}
+
+/**
+ * The kernel's answer to CT_GET_STATS (ctnetlink_stat_ct_fill_info): nfgenmsg AF_UNSPEC, then the
+ * namespace's entry count and the table's maximum, both be32.
+ */
+export function statsMessage(entries: number, seq: number, max = 262144): Buffer {
+  return nlmsg(
+    { type: T.GET_STATS, flags: 0, seq },
+    nfgenmsg(0),
+    nlattr(STATS.ENTRIES, be32(entries)),
+    nlattr(STATS.MAX_ENTRIES, be32(max)),
+  );
 }
 
 /** The bytes of an address: 4 for IPv4 text, 16 for IPv6 text (expanded by hand). */

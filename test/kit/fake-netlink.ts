@@ -211,9 +211,14 @@ export function strayAnswer(seq: number, errno = 0): Buffer {
   );
 }
 
-/** A real connection that counts its receives, for tests that check how many a request took. */
+/**
+ * A real connection that counts its receives and records what it sent, for tests that check how
+ * many receives a request took or which requests were sent.
+ */
 export class CountingConnection implements NetlinkConnection {
   receives = 0;
+  /** Every message sent, in order. */
+  readonly sent: SentMessage[] = [];
 
   constructor(private readonly inner: NetlinkConnection) {}
 
@@ -227,6 +232,7 @@ export class CountingConnection implements NetlinkConnection {
     return this.inner.nextSeq();
   }
   send(buf: Buffer, len: number): void {
+    this.sent.push(...splitMessages(Buffer.from(buf.subarray(0, len))));
     this.inner.send(buf, len);
   }
   receive(op: string): number {
