@@ -11,7 +11,7 @@ import { DEFAULT_CT_BATCH_SIZE, EntryDeleter, type EntryOutcomeListener } from "
 import { EmptySelectionError } from "./errors.js";
 import { type ConntrackNote, noteOf } from "./iterate.js";
 import { type ConntrackQuery, planConntrack } from "./query.js";
-import { addConntrackReport, type ConntrackReport, emptyConntrackReport } from "./report.js";
+import { addConntrackTally, type ConntrackReport, emptyConntrackReport } from "./report.js";
 import { ConntrackScan, ConntrackUnavailableError } from "./scan.js";
 
 /** What deleteConntrack deletes, and how. */
@@ -116,7 +116,7 @@ function deleteIn(scan: ConntrackScan, query: DeleteConntrackQuery, total: Connt
     total.namespaceFailures.push({ netns: scan.target.label ?? "(host)", error: err });
   } finally {
     second?.close();
-    addConntrackReport(total, report);
+    addConntrackTally(total, report);
     total.namespaces.push({ netns: scan.target.label ?? "(host)", ...report, failed: [...report.failed] });
   }
 }

@@ -11,5 +11,6 @@ export type { EntryOutcomeListener } from "./deleter.js";
 export { ConntrackQueryError, EmptySelectionError } from "./errors.js";
 export { ConntrackIteration, type ConntrackNote, iterateConntrack, listConntrack } from "./iterate.js";
 export type { ConntrackQuery, ConntrackSelection, ConntrackTupleSelection } from "./query.js";
-export type { ConntrackFailure, ConntrackOutcome, ConntrackReport } from "./report.js";
+export type { ConntrackFailure, ConntrackOutcome, ConntrackReport, ConntrackTally } from "./report.js";
+export { addConntrackTally, emptyConntrackTally } from "./report.js";
 export { ConntrackUnavailableError } from "./scan.js";

@@ -17,7 +17,8 @@ export interface ConntrackFailure {
  * The outcome of a delete, in one namespace or in total. Every matched entry is counted once:
  * matched = deleted + gone + failed.length + skipped (in a dry run, nothing but `matched`).
  */
-export interface ConntrackReport {
+/** Counts of conntrack entries: matched = deleted + gone + failed.length + skipped. */
+export interface ConntrackTally {
   matched: number;
   deleted: number;
   /** Expired or replaced between the dump and the delete (ENOENT): not a failure. */
@@ -25,18 +26,25 @@ export interface ConntrackReport {
   failed: ConntrackFailure[];
   /** Not attempted after an answer that holds for every entry (EPERM). */
   skipped: number;
+}
+
+export interface ConntrackReport extends ConntrackTally {
   dryRun: boolean;
 }
 
 /** What happened to one matched entry; "matched" is a dry run's only outcome. */
 export type ConntrackOutcome = "deleted" | "gone" | "failed" | "skipped" | "matched";
 
-export function emptyConntrackReport(dryRun: boolean): ConntrackReport {
-  return { matched: 0, deleted: 0, gone: 0, failed: [], skipped: 0, dryRun };
+export function emptyConntrackTally(): ConntrackTally {
+  return { matched: 0, deleted: 0, gone: 0, failed: [], skipped: 0 };
 }
 
-/** Add `other` into `total`. */
-export function addConntrackReport(total: ConntrackReport, other: ConntrackReport): void {
+export function emptyConntrackReport(dryRun: boolean): ConntrackReport {
+  return { ...emptyConntrackTally(), dryRun };
+}
+
+/** Add `other` into `total` (per backend, per namespace, over namespaces). */
+export function addConntrackTally(total: ConntrackTally, other: ConntrackTally): void {
   total.matched += other.matched;
   total.deleted += other.deleted;
   total.gone += other.gone;

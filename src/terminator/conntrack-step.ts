@@ -12,21 +12,14 @@ import {
   type ConntrackFailure,
   type ConntrackOutcome,
   type ConntrackSelection,
+  type ConntrackTally,
   type DeleteConntrackQuery,
   deleteConntrack,
+  emptyConntrackTally,
 } from "../conntrack/index.js";
 import type { NetnsSelector } from "../sockets/index.js";
 import type { SockdiagError } from "../sys/errors.js";
 import type { BackendName } from "./backend-set.js";
-
-/** Counts of conntrack entries: matched = deleted + gone + failed.length + skipped. */
-export interface ConntrackTally {
-  matched: number;
-  deleted: number;
-  gone: number;
-  failed: ConntrackFailure[];
-  skipped: number;
-}
 
 /** Deletes the entries of a query: the conntrack library by default; tests inject faults here. */
 export type ConntrackDeleter = (query: DeleteConntrackQuery) => ConntrackDeleteReport;
@@ -40,18 +33,6 @@ export interface ConntrackStepResult {
   error?: SockdiagError;
   /** The namespace has no conntrack: nothing to delete, not a failure. */
   note?: string;
-}
-
-export function emptyConntrackTally(): ConntrackTally {
-  return { matched: 0, deleted: 0, gone: 0, failed: [], skipped: 0 };
-}
-
-export function addConntrackTally(total: ConntrackTally, other: ConntrackTally): void {
-  total.matched += other.matched;
-  total.deleted += other.deleted;
-  total.gone += other.gone;
-  total.failed.push(...other.failed);
-  total.skipped += other.skipped;
 }
 
 /**

@@ -1,6 +1,7 @@
+export type { ConntrackTally } from "../conntrack/index.js";
 export { AddressError, type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 export type { BackendName, Tally } from "./backend-set.js";
-export { type ConntrackDeleter, type ConntrackTally, conntrackSelections } from "./conntrack-step.js";
+export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
 export type {
   BackendResult,
   BatchNamespaceResult,

@@ -2,10 +2,11 @@
  * What a termination run reports: per namespace, per backend and in total, sockets and conntrack
  * entries counted apart, each count balanced (matched = destroyed + gone + failed + skipped).
  */
+
+import type { ConntrackTally } from "../conntrack/index.js";
 import type { DestroyReport, NamespaceFailure } from "../sockets/index.js";
 import type { SockdiagError } from "../sys/errors.js";
 import type { BackendName, Tally } from "./backend-set.js";
-import type { ConntrackTally } from "./conntrack-step.js";
 
 /** What happened in one namespace. */
 export interface NamespaceResult {

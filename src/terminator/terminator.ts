@@ -7,6 +7,8 @@
  * cannot destroy sockets is recognised once. For UDP backends it also deletes the conntrack entries
  * DNATed to them (conntrack-step.ts says why).
  */
+
+import { addConntrackTally, emptyConntrackTally } from "../conntrack/index.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
 import { isFatalNetnsError, NetnsError } from "../netns/index.js";
 import {
@@ -31,12 +33,7 @@ import {
 import { asSockdiagError } from "../sys/errors.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
-import {
-  addConntrackTally,
-  type ConntrackDeleter,
-  conntrackStep,
-  emptyConntrackTally,
-} from "./conntrack-step.js";
+import { type ConntrackDeleter, conntrackStep } from "./conntrack-step.js";
 import type {
   BatchNamespaceResult,
   BatchTerminationReport,
