@@ -6,6 +6,7 @@
 import {
   type AttributeReader,
   DecodeError,
+  DecodeScratch,
   type MessageWriter,
   NLM_F_ACK,
   NLM_F_DUMP,
@@ -34,7 +35,6 @@ import {
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
-import { DecodeScratch } from "./scratch.js";
 import {
   type AddressTexts,
   INET_DIAG_MSG_LEN,

@@ -2,7 +2,13 @@
  * unix_diag wire formats (/usr/include/linux/unix_diag.h): struct unix_diag_req, and
  * struct unix_diag_msg with its attributes decoded into a UnixSocket.
  */
-import { DecodeError, type MessageWriter, NLM_F_DUMP, NLM_F_REQUEST } from "../netlink/index.js";
+import {
+  DecodeError,
+  DecodeScratch,
+  type MessageWriter,
+  NLM_F_DUMP,
+  NLM_F_REQUEST,
+} from "../netlink/index.js";
 import {
   AF_UNIX,
   SOCK_DIAG_BY_FAMILY,
@@ -16,7 +22,6 @@ import {
   UNIX_DIAG_VFS,
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
-import { DecodeScratch } from "./scratch.js";
 import { UnixSocket, type UnixType } from "./socket.js";
 
 /** sizeof(struct unix_diag_req). */

@@ -7,7 +7,6 @@
  * stream shares one chunking and back-pressure path.
  */
 import { decodeInetDiagMsg } from "../diag/inet.js";
-import { DecodeScratch } from "../diag/scratch.js";
 import {
   AddressTexts,
   INET_DIAG_MSG_LEN,
@@ -17,6 +16,7 @@ import {
   type SocketNetns,
   UnixSocket,
 } from "../diag/socket.js";
+import { DecodeScratch } from "../netlink/index.js";
 import { PROTOCOL_NAMES } from "../sockets/index.js";
 
 /** What a chunk carries: sockets, or plain data objects (cloned as they are). */

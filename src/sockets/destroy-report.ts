@@ -3,7 +3,7 @@
  * "ENOENT on destroy means already gone" lives here and nowhere else.
  */
 
-import { INET_PROTOCOLS } from "../diag/protocols.js";
+import { INET_PROTOCOLS } from "../diag/constants.js";
 import type { Protocol, Socket } from "../diag/socket.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
 

@@ -8,7 +8,7 @@ import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
 import { current, NetNS, openNetlinkIn, reopenNetns } from "../netns/index.js";
-import { SockdiagError } from "../sys/errors.js";
+import { sockdiagError } from "../sys/errors.js";
 import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper } from "./dump.js";
@@ -62,16 +62,11 @@ export interface NamespacedDestroyReport extends DestroyReport {
  * PredicateError: the caller's predicate threw (`cause`), which ends a destroy run. `report` holds
  * what was done before, balanced: the sockets queued but not sent are `skipped` (stops ECANCELED).
  */
-export class PredicateError extends SockdiagError {
-  override readonly name = "PredicateError";
-  override readonly code = "ERR_SOCKDIAG_PREDICATE";
-  constructor(
-    readonly report: NamespacedDestroyReport,
-    cause: unknown,
-  ) {
-    super(`the destroy predicate threw: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-    });
+export class PredicateError extends sockdiagError("PredicateError", "ERR_SOCKDIAG_PREDICATE") {
+  declare readonly report: NamespacedDestroyReport;
+  constructor(report: NamespacedDestroyReport, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(`the destroy predicate threw: ${why}`, { report }, cause);
   }
 }
 
@@ -259,14 +254,10 @@ export function destroySocket(
 }
 
 /** DestroyError: the kernel refused to destroy a socket. */
-export class DestroyError extends SockdiagError {
-  override readonly name = "DestroyError";
-  constructor(
-    readonly errno: number,
-    /** The errno name the kernel answered, e.g. "EPERM". */
-    override readonly code: string,
-    message: string,
-  ) {
-    super(`cannot destroy socket: ${code}: ${message}`);
+export class DestroyError extends sockdiagError<"DestroyError", string>("DestroyError", "") {
+  declare readonly errno: number;
+  /** `code` is the errno name the kernel answered, e.g. "EPERM". */
+  constructor(errno: number, code: string, message: string) {
+    super(`cannot destroy socket: ${code}: ${message}`, { errno, code });
   }
 }

@@ -1,4 +1,4 @@
-export { PROTOCOL_NAMES } from "../diag/protocols.js";
+export { PROTOCOL_NAMES } from "../diag/constants.js";
 export {
   DestroyError,
   type DestroyQuery,

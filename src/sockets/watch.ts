@@ -15,7 +15,6 @@ import {
   SOCK_DIAG_BY_FAMILY,
 } from "../diag/constants.js";
 import { decodeInetDiagMsg } from "../diag/inet.js";
-import { DecodeScratch } from "../diag/scratch.js";
 import {
   AddressTexts,
   INET_DIAG_MSG_LEN,
@@ -23,7 +22,7 @@ import {
   type InetSocket,
   type SocketNetns,
 } from "../diag/socket.js";
-import { AttributeReader, MessageReader, type NetlinkSocket } from "../netlink/index.js";
+import { AttributeReader, DecodeScratch, MessageReader, type NetlinkSocket } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
 import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
 import { QueryError } from "./errors.js";

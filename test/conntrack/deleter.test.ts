@@ -163,7 +163,7 @@ test("a batch is checked again as a whole before it is sent", () => {
   const deleter = new EntryDeleter(() => conn, conn.receiveQueueBytes);
   feed(deleter, 2);
   // Corrupt the queued bytes where the second DELETE's tuple begins: the send-time check must catch it.
-  const w = (deleter as unknown as { writer: { buf: Buffer; length: number } }).writer;
+  const w = (deleter as unknown as { batch: { writer: { buf: Buffer; length: number } } }).batch.writer;
   const second = w.buf.indexOf(nfgenmsg(2), w.buf.indexOf(nfgenmsg(2)) + 4);
   w.buf.writeUInt16LE(A.MARK, second + 4 + 2);
   assert.throws(() => deleter.flush(conn), FlushGuardError);
