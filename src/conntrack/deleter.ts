@@ -14,16 +14,14 @@ import {
   writeDeleteRequest,
 } from "../ctnl/index.js";
 import { batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
-import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
-import { Errno } from "../sys/errors.js";
 import {
   type ConntrackFailure,
   type ConntrackOutcome,
   type ConntrackReport,
   emptyConntrackReport,
-  failureOf,
-  outcomeOf,
-} from "./report.js";
+} from "../report.js";
+import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
+import { describeErrno, Errno, errnoName } from "../sys/errors.js";
 
 /** Requests per write, by default. */
 export const DEFAULT_CT_BATCH_SIZE = 1024;
@@ -140,4 +138,19 @@ export class EntryDeleter {
     }
     this.onOutcome?.(entry, outcome);
   }
+}
+
+/** Classify the kernel's answer to one DELETE (0: deleted). */
+export function outcomeOf(errno: number): "deleted" | "gone" | "failed" {
+  if (errno === 0) return "deleted";
+  return errno === Errno.ENOENT ? "gone" : "failed";
+}
+
+/** A failure record for `entry`. */
+export function failureOf(entry: ConntrackEntry, errno: number): ConntrackFailure {
+  const message =
+    errno === Errno.EPERM
+      ? "deleting conntrack entries needs CAP_NET_ADMIN in the entry's network namespace"
+      : `${errnoName(errno)} (${describeErrno(errno)})`;
+  return { entry, errno, code: errnoName(errno), message };
 }

@@ -8,8 +8,8 @@ import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
 import { current, NetNS, openNetlinkIn, reopenNetns } from "../netns/index.js";
+import { addReport, emptyReport, type NamespacedDestroyReport } from "../report.js";
 import { sockdiagError } from "../sys/errors.js";
-import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper } from "./dump.js";
 import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./errors.js";
@@ -17,13 +17,7 @@ import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { type InetSocketFields, revive } from "./revive.js";
 import { Scan } from "./scan.js";
-import {
-  checkNetnsDirs,
-  isNamespaceScoped,
-  type NamespaceFailure,
-  recordOrThrow,
-  targetsOf,
-} from "./targets.js";
+import { checkNetnsDirs, isNamespaceScoped, recordOrThrow, targetsOf } from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {
@@ -51,11 +45,6 @@ export interface DestroyQuery extends NamespacedQuery {
    * done. A synchronous caller's own thread cannot abort it; destroyInSteps lets an event loop turn.
    */
   signal?: AbortSignalLike;
-}
-
-/** A destroy report that also says which namespaces could not be visited (netns "all"). */
-export interface NamespacedDestroyReport extends DestroyReport {
-  namespaceFailures: NamespaceFailure[];
 }
 
 /**

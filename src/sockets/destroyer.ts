@@ -19,15 +19,8 @@ import { INET_PROTOCOLS } from "../diag/constants.js";
 import { writeDestroyRequest } from "../diag/inet.js";
 import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
 import { batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
-import { Errno, errnoName } from "../sys/errors.js";
-import {
-  type DestroyFailure,
-  type DestroyOutcome,
-  type DestroyReport,
-  destroyErrorMessage,
-  emptyReport,
-  stopScope,
-} from "./destroy-report.js";
+import { type DestroyFailure, type DestroyOutcome, type DestroyReport, emptyReport } from "../report.js";
+import { describeErrno, Errno, errnoName } from "../sys/errors.js";
 import { AbortError, type AbortSignalLike } from "./errors.js";
 
 /** Requests per write, by default. */
@@ -239,4 +232,26 @@ export class Destroyer {
       this.report.stops.push({ protocol, code: errnoName(errno), reason: message });
     }
   }
+}
+
+/** The explanation of an errno answered to SOCK_DESTROY for `protocol`. */
+export function destroyErrorMessage(errno: number, protocol: Protocol): string {
+  if (errno === Errno.EPERM)
+    return "destroying sockets needs CAP_NET_ADMIN in the socket's network namespace";
+  if (errno === Errno.EOPNOTSUPP) {
+    return protocol !== "unix" && INET_PROTOCOLS[protocol].destroyable
+      ? "this kernel cannot destroy sockets (built without CONFIG_INET_DIAG_DESTROY)"
+      : `the kernel cannot destroy ${protocol} sockets (no SOCK_DESTROY handler for this protocol)`;
+  }
+  return `${errnoName(errno)} (${describeErrno(errno)})`;
+}
+
+/**
+ * Whether an answer means further attempts are pointless: EPERM holds for the whole namespace,
+ * EOPNOTSUPP for the protocol (or the whole kernel).
+ */
+export function stopScope(errno: number): "all" | "protocol" | undefined {
+  if (errno === Errno.EPERM) return "all";
+  if (errno === Errno.EOPNOTSUPP) return "protocol";
+  return undefined;
 }

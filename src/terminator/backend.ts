@@ -5,9 +5,10 @@
 
 import { isIPv4, isIPv6 } from "node:net";
 import { formatIPv4, isV4Mapped, parseIPv6 } from "../diag/address.js";
+import type { BackendProtocol } from "../report.js";
 import { sockdiagError } from "../sys/errors.js";
 
-export type BackendProtocol = "udp" | "tcp" | "any";
+export type { BackendProtocol };
 
 /** A backend to terminate connections to. */
 export interface Backend {

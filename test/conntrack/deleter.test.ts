@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { EntryDeleter } from "../../src/conntrack/deleter.js";
-import type { ConntrackOutcome } from "../../src/conntrack/report.js";
 import { type ConntrackEntry, EntryDecoder, FlushGuardError } from "../../src/ctnl/index.js";
 import { NetlinkTimeoutError } from "../../src/netlink/index.js";
+import type { ConntrackOutcome } from "../../src/report.js";
 import { Errno, SysError } from "../../src/sys/errors.js";
 import { A, be32, entryPayload, nfgenmsg, T, type TestEntry, tuple } from "../ctnl/ct-layout.js";
 import { nlattr, nlmsg } from "../diag/layout.js";
