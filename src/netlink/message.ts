@@ -283,16 +283,20 @@ export class AttributeReader {
 
   /** Advance to the next attribute; false at the end or on a malformed header (see `error`). */
   next(): boolean {
-    if (this.error || this.pos >= this.end) return false;
-    if (this.end - this.pos < NLA_HDRLEN) return this.fail(this.pos, `${this.end - this.pos} trailing bytes`);
-    const len = this.buf.readUInt16LE(this.pos);
-    if (len < NLA_HDRLEN || this.pos + len > this.end) {
-      return this.fail(this.pos, `attribute length ${len} does not fit in ${this.end - this.pos} bytes`);
+    const pos = this.pos;
+    const end = this.end;
+    if (pos >= end || this.error !== undefined) return false;
+    if (end - pos < NLA_HDRLEN) return this.fail(pos, `${end - pos} trailing bytes`);
+    // nla_len and nla_type (host order, little-endian here), byte by byte: this runs for every attribute.
+    const b = this.buf;
+    const len = b[pos]! | (b[pos + 1]! << 8);
+    if (len < NLA_HDRLEN || pos + len > end) {
+      return this.fail(pos, `attribute length ${len} does not fit in ${end - pos} bytes`);
     }
-    this.type = this.buf.readUInt16LE(this.pos + 2) & 0x3fff;
-    this.offset = this.pos + NLA_HDRLEN;
+    this.type = (b[pos + 2]! | (b[pos + 3]! << 8)) & 0x3fff;
+    this.offset = pos + NLA_HDRLEN;
     this.length = len - NLA_HDRLEN;
-    this.pos += align4(len);
+    this.pos = pos + align4(len);
     return true;
   }
 
@@ -334,8 +338,9 @@ export class AttributeReader {
 }
 
 /**
- * DecodeScratch: the state decoders reuse from one message to the next — an attribute reader, and
- * a DataView of the buffer being decoded (consecutive messages of one receive chunk share it). One
+ * DecodeScratch: the state decoders reuse from one message to the next — an attribute reader, a
+ * DataView of the buffer being decoded (consecutive messages of one receive chunk share it), and
+ * the last cgroup id read (the sockets of one dump mostly share a few). One
  * belongs to each stream of messages, owned by whoever reads it, so no decoder keeps state of its own.
  */
 
@@ -351,5 +356,21 @@ export class DecodeScratch {
       this.#view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     }
     return this.#view;
+  }
+
+  #cgroupLo = -1;
+  #cgroupHi = -1;
+  #cgroupId = 0n;
+
+  /** The host-order u64 at `view[at]` as a bigint: the previous one again when the bytes are the same. */
+  cgroupId(view: DataView, at: number): bigint {
+    const lo = view.getInt32(at, true);
+    const hi = view.getInt32(at + 4, true);
+    if (lo !== this.#cgroupLo || hi !== this.#cgroupHi) {
+      this.#cgroupLo = lo;
+      this.#cgroupHi = hi;
+      this.#cgroupId = view.getBigUint64(at, true);
+    }
+    return this.#cgroupId;
   }
 }

@@ -6,9 +6,9 @@
  * Plain-data items (conntrack entries) ride in the same chunks as structured-clone values, so every
  * stream shares one chunking and back-pressure path.
  */
+import { AddressTexts } from "../diag/address.js";
 import { decodeInetDiagMsg } from "../diag/inet.js";
 import {
-  AddressTexts,
   INET_DIAG_MSG_LEN,
   type InetProtocol,
   InetSocket,
