@@ -5,13 +5,13 @@
  */
 import type { ConntrackEntry } from "../ctnl/index.js";
 import type { NetlinkConnection } from "../netlink/index.js";
+import { addConntrackTally, type ConntrackDeleteReport, emptyConntrackReport } from "../report.js";
 import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
-import { isNamespaceScoped, type NamespaceFailure, recordOrThrow, targetsOf } from "../sockets/targets.js";
+import { isNamespaceScoped, recordOrThrow, targetsOf } from "../sockets/targets.js";
 import { DEFAULT_CT_BATCH_SIZE, EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
 import { EmptySelectionError } from "./errors.js";
-import { type ConntrackNote, noteOf } from "./iterate.js";
+import { noteOf } from "./iterate.js";
 import { type ConntrackQuery, planConntrack } from "./query.js";
-import { addConntrackTally, type ConntrackReport, emptyConntrackReport } from "./report.js";
 import { ConntrackScan, ConntrackUnavailableError } from "./scan.js";
 
 /** What deleteConntrack deletes, and how. */
@@ -31,21 +31,6 @@ export interface DeleteConntrackQuery extends ConntrackQuery {
    * is thrown with the report so far (entries found but not sent counted as skipped).
    */
   signal?: AbortSignalLike;
-}
-
-/** One namespace's part of a delete. */
-export interface ConntrackNamespaceReport extends ConntrackReport {
-  /** The namespace's label; "(host)" for the caller's own. */
-  netns: string;
-}
-
-/** The outcome of deleteConntrack: the total, and each namespace visited. */
-export interface ConntrackDeleteReport extends ConntrackReport {
-  namespaces: ConntrackNamespaceReport[];
-  /** Namespaces that could not be visited, or failed half way (their counts are in the report). */
-  namespaceFailures: NamespaceFailure[];
-  /** Namespaces without conntrack: nothing to delete there. */
-  notes: ConntrackNote[];
 }
 
 /**

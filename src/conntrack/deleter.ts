@@ -13,25 +13,15 @@ import {
   type TupleSpan,
   writeDeleteRequest,
 } from "../ctnl/index.js";
-import {
-  BARRIER_BYTES,
-  batchCapacity,
-  batchErrno,
-  collectErrors,
-  MessageWriter,
-  type NetlinkConnection,
-  writeBarrier,
-} from "../netlink/index.js";
-import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
-import { Errno } from "../sys/errors.js";
+import { batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
 import {
   type ConntrackFailure,
   type ConntrackOutcome,
   type ConntrackReport,
   emptyConntrackReport,
-  failureOf,
-  outcomeOf,
-} from "./report.js";
+} from "../report.js";
+import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
+import { describeErrno, Errno, errnoName } from "../sys/errors.js";
 
 /** Requests per write, by default. */
 export const DEFAULT_CT_BATCH_SIZE = 1024;
@@ -46,10 +36,8 @@ export type EntryOutcomeListener = (
 
 export class EntryDeleter {
   readonly report: ConntrackReport = emptyConntrackReport(false);
-  private readonly writer: MessageWriter;
-  private readonly batchSize: number;
+  private readonly batch: ErrorsOnlyBatch;
   private pending: ConntrackEntry[] = [];
-  private readonly errnos: Int32Array;
   private firstSeq = (Math.random() * 0x7fffffff) >>> 0;
   private stopped = false;
 
@@ -65,9 +53,7 @@ export class EntryDeleter {
     private readonly onOutcome?: EntryOutcomeListener,
     private readonly signal?: AbortSignalLike,
   ) {
-    this.batchSize = batchCapacity(queueBytes, batchSize);
-    this.writer = new MessageWriter(Buffer.alloc(this.batchSize * REQUEST_BYTES + BARRIER_BYTES));
-    this.errnos = new Int32Array(this.batchSize);
+    this.batch = new ErrorsOnlyBatch(queueBytes, batchSize, REQUEST_BYTES);
   }
 
   /**
@@ -83,13 +69,22 @@ export class EntryDeleter {
     const family = entry.family === "inet" ? AF_INET : AF_INET6;
     const seq = (this.firstSeq + this.pending.length) >>> 0;
     try {
-      writeDeleteRequest(this.writer, seq, family, buf, tuple.offset, tuple.length, entry.id, entry.zone);
+      writeDeleteRequest(
+        this.batch.writer,
+        seq,
+        family,
+        buf,
+        tuple.offset,
+        tuple.length,
+        entry.id,
+        entry.zone,
+      );
     } catch (err) {
       this.settle(entry, Errno.EINVAL);
       throw err;
     }
     this.pending.push(entry);
-    if (this.pending.length >= this.batchSize) this.flush(this.connect());
+    if (this.pending.length >= this.batch.capacity) this.flush(this.connect());
   }
 
   /**
@@ -100,7 +95,7 @@ export class EntryDeleter {
     const batch = this.pending;
     if (batch.length === 0) return;
     this.pending = [];
-    const w = this.writer;
+    const w = this.batch.writer;
     if (this.signal?.aborted) {
       w.reset();
       for (const e of batch) this.settle(e, -1);
@@ -109,15 +104,9 @@ export class EntryDeleter {
     const first = this.firstSeq;
     const barrier = (first + batch.length) >>> 0;
     this.firstSeq = (barrier + 1) >>> 0;
-    const errnos = this.errnos;
-    errnos.fill(0, 0, batch.length);
+    let errnos: Int32Array;
     try {
-      writeBarrier(w, barrier);
-      assertNoFlush(w.buf, w.length);
-      conn.send(w.buf, w.length);
-      collectErrors(conn, first, batch.length, barrier, "conntrack delete", (i, errno) => {
-        errnos[i] = errno;
-      });
+      errnos = this.batch.send(conn, first, batch.length, barrier, "conntrack delete", assertNoFlush);
     } catch (err) {
       // Whether the kernel acted on this batch is unknown: each of its entries failed, with the reason.
       const errno = batchErrno(err);
@@ -149,4 +138,19 @@ export class EntryDeleter {
     }
     this.onOutcome?.(entry, outcome);
   }
+}
+
+/** Classify the kernel's answer to one DELETE (0: deleted). */
+export function outcomeOf(errno: number): "deleted" | "gone" | "failed" {
+  if (errno === 0) return "deleted";
+  return errno === Errno.ENOENT ? "gone" : "failed";
+}
+
+/** A failure record for `entry`. */
+export function failureOf(entry: ConntrackEntry, errno: number): ConntrackFailure {
+  const message =
+    errno === Errno.EPERM
+      ? "deleting conntrack entries needs CAP_NET_ADMIN in the entry's network namespace"
+      : `${errnoName(errno)} (${describeErrno(errno)})`;
+  return { entry, errno, code: errnoName(errno), message };
 }

@@ -1,18 +1,17 @@
 /** The errors the conntrack library throws for bad input. */
-import { SockdiagError } from "../sys/errors.js";
+import { sockdiagError } from "../sys/errors.js";
 
 /** ConntrackQueryError: a conntrack query that is wrong (bad address, port, protocol). Nothing was sent. */
-export class ConntrackQueryError extends SockdiagError {
-  override readonly name = "ConntrackQueryError";
-  override readonly code = "ERR_SOCKDIAG_CONNTRACK_QUERY";
+export class ConntrackQueryError extends sockdiagError(
+  "ConntrackQueryError",
+  "ERR_SOCKDIAG_CONNTRACK_QUERY",
+) {
   /** The query field at fault, e.g. "reply.src". */
-  readonly field: string;
+  declare readonly field: string;
   /** The offending value as given. */
-  readonly value: string;
+  declare readonly value: string;
   constructor(field: string, value: unknown, detail: string) {
-    super(`invalid conntrack ${field} "${String(value)}": ${detail}`);
-    this.field = field;
-    this.value = String(value);
+    super(`invalid conntrack ${field} "${String(value)}": ${detail}`, { field, value: String(value) });
   }
 }
 
@@ -20,9 +19,10 @@ export class ConntrackQueryError extends SockdiagError {
  * EmptySelectionError: deleteConntrack was asked to delete with a selection that names no address,
  * port, zone or mark — every entry of the protocol would go. Refused unless `all: true` says so.
  */
-export class EmptySelectionError extends SockdiagError {
-  override readonly name = "EmptySelectionError";
-  override readonly code = "ERR_SOCKDIAG_CONNTRACK_EMPTY_SELECTION";
+export class EmptySelectionError extends sockdiagError(
+  "EmptySelectionError",
+  "ERR_SOCKDIAG_CONNTRACK_EMPTY_SELECTION",
+) {
   constructor() {
     super(
       "refusing to delete conntrack entries with an empty selection (no address, port, zone or mark): pass all: true to mean every entry",

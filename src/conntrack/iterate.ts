@@ -1,14 +1,9 @@
 /** iterateConntrack / listConntrack: the read half of the conntrack library. */
 import type { ConntrackEntry } from "../ctnl/index.js";
+import type { ConntrackNote } from "../report.js";
 import { type NamespaceFailure, recordOrThrow, targetsOf } from "../sockets/targets.js";
 import { type ConntrackPlan, type ConntrackQuery, planConntrack } from "./query.js";
 import { ConntrackScan, ConntrackUnavailableError } from "./scan.js";
-
-/** A namespace where conntrack could not be asked (no nfnetlink / ctnetlink): a note, not a failure. */
-export interface ConntrackNote {
-  netns: string;
-  message: string;
-}
 
 /**
  * ConntrackIteration is the stream of entries of a query. With `netns: "all"`, a namespace that
@@ -61,8 +56,9 @@ export class ConntrackIteration implements Iterable<ConntrackEntry> {
   }
 }
 
-export function noteOf(label: string | undefined, err: Error): ConntrackNote {
-  return { netns: label ?? "(host)", message: err.message };
+/** The note for a namespace without conntrack. */
+export function noteOf(label: string | undefined, error: ConntrackUnavailableError): ConntrackNote {
+  return { netns: label ?? "(host)", error, note: "no-conntrack" };
 }
 
 /**

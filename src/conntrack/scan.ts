@@ -20,7 +20,7 @@ import {
 import { DumpCursor, MessageWriter, type NetlinkConnection, NetlinkError } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
 import type { Target } from "../sockets/targets.js";
-import { Errno, SockdiagError, SysError } from "../sys/errors.js";
+import { Errno, SysError, sockdiagError } from "../sys/errors.js";
 import type { ConntrackPlan } from "./query.js";
 
 /** Told each matching entry; `buf` and `tuple` are valid only during the call. */
@@ -30,11 +30,12 @@ export type EntryVisitor = (entry: ConntrackEntry, buf: Buffer, tuple: TupleSpan
  * ConntrackUnavailableError: this namespace or kernel has no conntrack to ask (nfnetlink or
  * nf_conntrack_netlink missing). Reported as a note: no table means no entry to delete.
  */
-export class ConntrackUnavailableError extends SockdiagError {
-  override readonly name = "ConntrackUnavailableError";
-  override readonly code = "ERR_SOCKDIAG_CONNTRACK_UNAVAILABLE";
+export class ConntrackUnavailableError extends sockdiagError(
+  "ConntrackUnavailableError",
+  "ERR_SOCKDIAG_CONNTRACK_UNAVAILABLE",
+) {
   constructor(netns: string, cause: Error) {
-    super(`${netns}: no conntrack here (${cause.message})`, { cause });
+    super(`${netns}: no conntrack here (${cause.message})`, undefined, cause);
   }
 }
 

@@ -109,3 +109,79 @@ export function canonicalIPv6(text: string): string | undefined {
   const words = parseIPv6(text);
   return words && formatIPv6(...words);
 }
+
+/** Remembered addresses per side of a run of sockets: a small table, indexed by a hash of the words. */
+const SLOTS = 128;
+const SLOT_SHIFT = 25; // 32 - log2(SLOTS): the top bits of a multiplicative hash
+const GOLDEN = 0x9e3779b1 | 0;
+
+/**
+ * AddressTexts formats the addresses of a run of sockets (one dump, one chunk), remembering the
+ * text of the last few addresses met on each side: the sockets of one namespace share a handful of
+ * local and remote addresses, so listing 100,000 of them builds few strings. A slot keeps one
+ * address; a different one with the same hash replaces it.
+ */
+export class AddressTexts {
+  readonly #src = new AddressTable();
+  readonly #dst = new AddressTable();
+
+  /** The text of the address at `view[at]` (IPv4: one word; IPv6: four), as a socket's `src`. */
+  src(view: DataView, at: number, v6: boolean): string {
+    return this.#src.text(view, at, v6);
+  }
+
+  /** The same for a socket's `dst`. */
+  dst(view: DataView, at: number, v6: boolean): string {
+    return this.#dst.text(view, at, v6);
+  }
+}
+
+/** The text of the address at `view[at]`, formatted anew. */
+export function addressText(view: DataView, at: number, v6: boolean): string {
+  if (!v6) return formatIPv4(view.getUint32(at));
+  return formatIPv6(
+    view.getUint32(at),
+    view.getUint32(at + 4),
+    view.getUint32(at + 8),
+    view.getUint32(at + 12),
+  );
+}
+
+class AddressTable {
+  readonly #v4Words = new Int32Array(SLOTS);
+  readonly #v4Texts = new Array<string>(SLOTS).fill("");
+  readonly #v6Words = new Int32Array(4 * SLOTS);
+  readonly #v6Texts = new Array<string>(SLOTS).fill("");
+
+  text(view: DataView, at: number, v6: boolean): string {
+    const w0 = view.getInt32(at);
+    if (!v6) {
+      const slot = Math.imul(w0, GOLDEN) >>> SLOT_SHIFT;
+      const known = this.#v4Texts[slot]!;
+      if (known !== "" && this.#v4Words[slot] === w0) return known;
+      const text = formatIPv4(w0 >>> 0);
+      this.#v4Words[slot] = w0;
+      this.#v4Texts[slot] = text;
+      return text;
+    }
+    const w1 = view.getInt32(at + 4);
+    const w2 = view.getInt32(at + 8);
+    const w3 = view.getInt32(at + 12);
+    const slot =
+      Math.imul(w0 ^ Math.imul(w1 ^ Math.imul(w2 ^ Math.imul(w3, GOLDEN), GOLDEN), GOLDEN), GOLDEN) >>>
+      SLOT_SHIFT;
+    const words = this.#v6Words;
+    const texts = this.#v6Texts;
+    const known = texts[slot]!;
+    const k = 4 * slot;
+    if (known !== "" && words[k] === w0 && words[k + 1] === w1 && words[k + 2] === w2 && words[k + 3] === w3)
+      return known;
+    const text = formatIPv6(w0 >>> 0, w1 >>> 0, w2 >>> 0, w3 >>> 0);
+    words[k] = w0;
+    words[k + 1] = w1;
+    words[k + 2] = w2;
+    words[k + 3] = w3;
+    texts[slot] = text;
+    return text;
+  }
+}

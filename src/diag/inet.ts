@@ -4,8 +4,8 @@
  * attributes, decoded into an InetSocket.
  */
 import {
-  type AttributeReader,
   DecodeError,
+  DecodeScratch,
   type MessageWriter,
   NLM_F_ACK,
   NLM_F_DUMP,
@@ -13,6 +13,7 @@ import {
   putU32LE,
 } from "../netlink/index.js";
 import { IPPROTO_RAW } from "../sys/socket.js";
+import type { AddressTexts } from "./address.js";
 import {
   AF_INET,
   AF_INET6,
@@ -33,21 +34,13 @@ import {
   SOCK_DESTROY,
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";
+import { INET_DIAG_MSG_LEN, InetSocket } from "./inet-socket.js";
 import { decodeSkMemInfo } from "./meminfo.js";
-import { DecodeScratch } from "./scratch.js";
-import {
-  type AddressTexts,
-  INET_DIAG_MSG_LEN,
-  type InetProtocol,
-  InetSocket,
-  type SocketNetns,
-} from "./socket.js";
+import type { InetProtocol, SocketNetns } from "./socket.js";
 import { decodeTcpInfo } from "./tcpinfo.js";
 
 /** sizeof(struct inet_diag_req_v2). */
 export const INET_DIAG_REQ_V2_LEN = 56;
-/** sizeof(struct inet_diag_sockid). */
-export const INET_DIAG_SOCKID_LEN = 48;
 
 /** The fields of struct inet_diag_req_v2 a dump needs. */
 export interface InetDumpRequest {
@@ -161,21 +154,23 @@ export function decodeInetDiagMsg(
   if (len < INET_DIAG_MSG_LEN || o < 0 || o + len > buf.length) {
     throw new DecodeError("inet_diag_msg", o, `${len} bytes, needs ${INET_DIAG_MSG_LEN}`);
   }
-  const scratch = options.scratch ?? new DecodeScratch();
-  const s = new InetSocket(scratch.view(buf), o, options.protocol, options.netns, options.texts, len);
+  const { scratch } = options;
+  const view = scratch ? scratch.view(buf) : new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const s = new InetSocket(view, o, options.protocol, options.netns, options.texts, len);
   if (options.attributes && len > INET_DIAG_MSG_LEN)
-    decodeInetAttributes(scratch.attrs, buf, o + INET_DIAG_MSG_LEN, o + len, s);
+    decodeInetAttributes(scratch ?? new DecodeScratch(), view, buf, o + INET_DIAG_MSG_LEN, o + len, s);
   return s;
 }
 
 function decodeInetAttributes(
-  reader: AttributeReader,
+  scratch: DecodeScratch,
+  view: DataView,
   buf: Buffer,
   start: number,
   end: number,
   s: InetSocket,
 ): void {
-  const a = reader.reset(buf, start, end, "inet_diag_msg attributes");
+  const a = scratch.attrs.reset(buf, start, end, "inet_diag_msg attributes");
   while (a.next()) {
     switch (a.type) {
       case INET_DIAG_MEMINFO:
@@ -212,7 +207,7 @@ function decodeInetAttributes(
         s.mark = a.u32();
         break;
       case INET_DIAG_CGROUP_ID:
-        s.cgroupId = a.u64();
+        if (a.need(8)) s.cgroupId = scratch.cgroupId(view, a.offset);
         break;
       case INET_DIAG_SKV6ONLY:
         s.v6only = a.u8() !== 0;

@@ -2,7 +2,13 @@
  * unix_diag wire formats (/usr/include/linux/unix_diag.h): struct unix_diag_req, and
  * struct unix_diag_msg with its attributes decoded into a UnixSocket.
  */
-import { DecodeError, type MessageWriter, NLM_F_DUMP, NLM_F_REQUEST } from "../netlink/index.js";
+import {
+  DecodeError,
+  DecodeScratch,
+  type MessageWriter,
+  NLM_F_DUMP,
+  NLM_F_REQUEST,
+} from "../netlink/index.js";
 import {
   AF_UNIX,
   SOCK_DIAG_BY_FAMILY,
@@ -16,8 +22,7 @@ import {
   UNIX_DIAG_VFS,
 } from "./constants.js";
 import { decodeSkMemInfo } from "./meminfo.js";
-import { DecodeScratch } from "./scratch.js";
-import { UnixSocket, type UnixType } from "./socket.js";
+import { UnixSocket, type UnixType } from "./unix-socket.js";
 
 /** sizeof(struct unix_diag_req). */
 export const UNIX_DIAG_REQ_LEN = 24;
@@ -62,7 +67,8 @@ export function decodeUnixDiagMsg(
   }
   const type = TYPES[buf[o + 1]!];
   if (!type) throw new DecodeError("unix_diag_msg", o + 1, `unknown socket type ${buf[o + 1]}`);
-  const s = new UnixSocket(type, buf[o + 2]!, buf.readUInt32LE(o + 4), buf.readBigUInt64LE(o + 8));
+  const cookie = scratch.view(buf).getBigUint64(o + 8, true);
+  const s = new UnixSocket(type, buf[o + 2]!, buf.readUInt32LE(o + 4), cookie);
   const a = scratch.attrs.reset(buf, o + UNIX_DIAG_MSG_LEN, o + len, "unix_diag_msg attributes");
   while (a.next()) {
     switch (a.type) {

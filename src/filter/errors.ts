@@ -2,31 +2,25 @@
  * Errors of the filter layer: a filter that does not parse, and a parsed filter naming something
  * (an interface, a cgroup) that does not exist where it is compiled.
  */
-import { SockdiagError } from "../sys/errors.js";
+import { sockdiagError } from "../sys/errors.js";
 
 /**
  * FilterSyntaxError is a filter text (or structured filter) that is not valid ss syntax. It names the whole
  * `input`, the offending `word` and its `position` (index into `input`); the message quotes the input
  * with a caret line under the word. Parsing never throws anything else.
  */
-export class FilterSyntaxError extends SockdiagError {
-  override readonly name = "FilterSyntaxError";
-  override readonly code = "ERR_SOCKDIAG_FILTER_SYNTAX";
+export class FilterSyntaxError extends sockdiagError("FilterSyntaxError", "ERR_SOCKDIAG_FILTER_SYNTAX") {
   /** The whole filter text. */
-  readonly input: string;
+  declare readonly input: string;
   /** The offending word ("" when the filter ended too early). */
-  readonly word: string;
+  declare readonly word: string;
   /** Index of `word` in `input` (`input.length` when the filter ended too early). */
-  readonly position: number;
+  declare readonly position: number;
   /** What is wrong, without the quoted input. */
-  readonly reason: string;
+  declare readonly reason: string;
 
   constructor(reason: string, input: string, word: string, position: number) {
-    super(`${reason}\n${caretLines(input, position, word.length)}`);
-    this.reason = reason;
-    this.input = input;
-    this.word = word;
-    this.position = position;
+    super(`${reason}\n${caretLines(input, position, word.length)}`, { reason, input, word, position });
   }
 }
 
@@ -34,18 +28,14 @@ export class FilterSyntaxError extends SockdiagError {
  * FilterResolveError is a filter word that parsed but names nothing where the filter is compiled:
  * an interface unknown in the socket's network namespace, a cgroup path that is not a cgroup v2.
  */
-export class FilterResolveError extends SockdiagError {
-  override readonly name = "FilterResolveError";
-  override readonly code = "ERR_SOCKDIAG_FILTER_RESOLVE";
+export class FilterResolveError extends sockdiagError("FilterResolveError", "ERR_SOCKDIAG_FILTER_RESOLVE") {
   /** What could not be resolved. */
-  readonly kind: "device" | "cgroup";
+  declare readonly kind: "device" | "cgroup";
   /** The word as the filter gave it. */
-  readonly word: string;
+  declare readonly word: string;
 
   constructor(kind: "device" | "cgroup", word: string, detail: string) {
-    super(`cannot resolve ${kind} "${word}": ${detail}`);
-    this.kind = kind;
-    this.word = word;
+    super(`cannot resolve ${kind} "${word}": ${detail}`, { kind, word });
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * compilePredicate: a filter tree to a JS function over InetSocket, run on every socket the kernel sends
  * (the kernel program may be absent or a superset). A call allocates nothing and formats nothing: it
- * compares the address words (src0..src3, dst0..dst3) with masks computed once here.
+ * compares the address words (srcWord, dstWord) with masks computed once here.
  *
  * Meaning — ss's, where ss's two evaluators agree. ss runs its bytecode in the kernel and then its
  * run_ssfilter in user space, and shows a socket only when both accept it. They disagree on:
@@ -100,8 +100,11 @@ function hostPredicate(node: HostCond): SocketPredicate {
   const port = node.port ?? -1;
   const match = node.prefix ? addressMatch(node.prefix) : anyAddress;
   if (node.side === "src")
-    return (s) => (port < 0 || s.sport === port) && match(s.family, s.src0, s.src1, s.src2, s.src3);
-  return (s) => (port < 0 || s.dport === port) && match(s.family, s.dst0, s.dst1, s.dst2, s.dst3);
+    return (s) =>
+      (port < 0 || s.sport === port) &&
+      match(s.family, s.srcWord(0), s.srcWord(1), s.srcWord(2), s.srcWord(3));
+  return (s) =>
+    (port < 0 || s.dport === port) && match(s.family, s.dstWord(0), s.dstWord(1), s.dstWord(2), s.dstWord(3));
 }
 
 function portPredicate(node: PortCond): SocketPredicate {

@@ -26,8 +26,8 @@ import {
   setsockoptInt,
   socket,
 } from "../sys/socket.js";
-import { NETLINK_CAP_ACK, SOL_NETLINK } from "./constants.js";
 import { NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
+import { NETLINK_CAP_ACK, SOL_NETLINK } from "./message.js";
 
 /**
  * NetlinkConnection is what a request needs from a netlink socket: sequence numbers, a write, and

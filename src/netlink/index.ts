@@ -1,15 +1,13 @@
-export { AttributeReader } from "./attributes.js";
+export { type NetlinkConnection, type NetlinkOptions, NetlinkSocket } from "./connection.js";
+export { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
 export {
   BARRIER_BYTES,
   batchCapacity,
   batchErrno,
   collectAcks,
   collectErrors,
+  DumpCursor,
+  ErrorsOnlyBatch,
   writeBarrier,
-} from "./batch.js";
-export { type NetlinkConnection, type NetlinkOptions, NetlinkSocket } from "./connection.js";
-export * from "./constants.js";
-export { DumpCursor } from "./dump.js";
-export { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
-export { MessageReader } from "./reader.js";
-export { MessageWriter, putU32LE } from "./writer.js";
+} from "./exchange.js";
+export * from "./message.js";

@@ -1,10 +1,14 @@
 /**
  * create(): a new, unpinned network namespace, optionally with its loopback interface up.
  */
-import { collectAcks } from "../netlink/batch.js";
-import { NLM_F_ACK, NLM_F_REQUEST, NLMSG_HDRLEN } from "../netlink/constants.js";
-import { NetlinkError } from "../netlink/errors.js";
-import { MessageWriter } from "../netlink/writer.js";
+import {
+  collectAcks,
+  MessageWriter,
+  NetlinkError,
+  NLM_F_ACK,
+  NLM_F_REQUEST,
+  NLMSG_HDRLEN,
+} from "../netlink/index.js";
 import { ifNameToIndex } from "../sys/socket.js";
 import { openNetlinkIn, runIn, threadNetns } from "./enter.js";
 import { NetnsError } from "./errors.js";

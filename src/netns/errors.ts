@@ -6,7 +6,7 @@
  */
 import { constants } from "node:os";
 import type { NetlinkError } from "../netlink/errors.js";
-import { Errno, SockdiagError, SysError } from "../sys/errors.js";
+import { Errno, SysError, sockdiagError } from "../sys/errors.js";
 
 /** What the OS or the kernel answered when a namespace operation failed. */
 export type NetnsCause = SysError | NetlinkError;
@@ -29,19 +29,16 @@ function capabilityHint(cause: NetnsCause): string {
  * NetnsError is a failed operation on one network namespace. `netns` is the name or path the caller
  * gave (a directory for a directory that could not be read); `cause` is the OS error, if any.
  */
-export class NetnsError extends SockdiagError {
-  override readonly name: string = "NetnsError";
-  override readonly code: string = "ERR_SOCKDIAG_NETNS";
+export class NetnsError extends sockdiagError<string, string>("NetnsError", "ERR_SOCKDIAG_NETNS") {
   /** The namespace (name or path) the operation was about. */
-  readonly netns: string;
+  declare readonly netns: string;
   /** The system call or kernel answer that failed, when there was one. */
-  override readonly cause: NetnsCause | undefined;
+  declare readonly cause: NetnsCause | undefined;
 
-  constructor(netns: string, what: string, cause?: NetnsCause) {
+  /** `fields`: a subclass's own typed fields. */
+  constructor(netns: string, what: string, cause?: NetnsCause, fields?: object) {
     const why = cause ? `: ${cause.message}${capabilityHint(cause)}` : "";
-    super(`netns ${JSON.stringify(netns)}: ${what}${why}`);
-    this.netns = netns;
-    this.cause = cause;
+    super(`netns ${JSON.stringify(netns)}: ${what}${why}`, { ...fields, netns }, cause);
   }
 }
 
@@ -95,14 +92,12 @@ const KIND_TEXT: Record<NotANetnsKind, string> = {
 export class NotANetnsError extends NetnsError {
   override readonly name = "NotANetnsError";
   override readonly code = "ERR_SOCKDIAG_NOT_A_NETNS";
-  readonly kind: NotANetnsKind;
+  declare readonly kind: NotANetnsKind;
   /** What it is instead: "a plain file", "a directory", "a special file", "a mnt namespace", ... */
-  readonly actual: string;
+  declare readonly actual: string;
 
   constructor(netns: string, kind: NotANetnsKind, actual = KIND_TEXT[kind]) {
-    super(netns, `not a network namespace: it is ${actual}`);
-    this.kind = kind;
-    this.actual = actual;
+    super(netns, `not a network namespace: it is ${actual}`, undefined, { kind, actual });
   }
 }
 
@@ -154,15 +149,11 @@ export class NetnsRestoreError extends NetnsError {
   override readonly name = "NetnsRestoreError";
   override readonly code = "ERR_SOCKDIAG_NETNS_RESTORE";
   /** The namespace the thread is stuck in. */
-  readonly entered: string;
+  declare readonly entered: string;
 
   constructor(netns: string, entered: string, cause: NetnsCause | undefined, detail?: string) {
-    super(
-      netns,
-      `FATAL: cannot return the thread here from ${JSON.stringify(entered)}${detail ?? ""}`,
-      cause,
-    );
-    this.entered = entered;
+    const what = `FATAL: cannot return the thread here from ${JSON.stringify(entered)}${detail ?? ""}`;
+    super(netns, what, cause, { entered });
   }
 }
 
@@ -171,14 +162,11 @@ export class NetnsPoisonedError extends NetnsError {
   override readonly name = "NetnsPoisonedError";
   override readonly code = "ERR_SOCKDIAG_NETNS_POISONED";
   /** The failed restore that poisoned the layer. */
-  readonly restoreError: NetnsRestoreError;
+  declare readonly restoreError: NetnsRestoreError;
 
   constructor(restoreError: NetnsRestoreError) {
-    super(
-      restoreError.netns,
-      `namespace operations are disabled since a failed restore left this thread in the wrong namespace (${restoreError.message})`,
-    );
-    this.restoreError = restoreError;
+    const what = `namespace operations are disabled since a failed restore left this thread in the wrong namespace (${restoreError.message})`;
+    super(restoreError.netns, what, undefined, { restoreError });
   }
 }
 

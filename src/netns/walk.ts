@@ -9,13 +9,16 @@
  * opening it — a device node or FIFO dropped into a pin directory is never opened.
  */
 import { readdirSync, type Stats, statSync } from "node:fs";
+import type { SockdiagError } from "../sys/errors.js";
 import { threadNetns } from "./enter.js";
 import {
   fsError,
   NetnsError,
+  type NetnsNote,
   NetnsNotFoundError,
   NetnsUnreadableError,
   NotANetnsError,
+  netnsNote,
   PinDirectoryNotFoundError,
   sysErrorOf,
 } from "./errors.js";
@@ -25,24 +28,60 @@ import { NETNS_RUN_DIR } from "./pinned.js";
 import { type NetnsRef, walkLabel } from "./ref.js";
 
 /**
- * NetnsIteration is a re-iterable sequence of namespaces with the errors met so far. Each pass starts
- * a fresh walk and clears `errors`. Handles it yields are lent: each is closed when the loop moves
- * on, breaks or throws — call `netns.dup()` to keep one.
+ * Why a namespace was passed over without that being a failure: a NetnsNote (it vanished, may not
+ * be inspected, its pin holds no namespace), or "no-conntrack" (it has no conntrack to ask).
+ */
+export type NamespaceNote = NetnsNote | "no-conntrack";
+
+/**
+ * NamespaceFailure: one namespace that failed — or, with a `note`, was passed over without that
+ * being a failure — while the others went on. Every walk, listing, destroy, conntrack run and
+ * termination reports namespaces in this shape.
+ */
+export interface NamespaceFailure {
+  /** The namespace's label (pinned name, "pid:N", path; "(host)" for the caller's own). */
+  netns: string;
+  /** What went wrong, with its `code` and `cause`. */
+  error: SockdiagError;
+  /** Set when the failure is worth telling but is no failure of the run. */
+  note?: NamespaceNote;
+}
+
+/** A namespace-walk error as a NamespaceFailure, with its note when it is no failure. */
+export function namespaceFailureOf(error: NetnsError): NamespaceFailure {
+  const note = netnsNote(error);
+  return note ? { netns: error.netns, error, note } : { netns: error.netns, error };
+}
+
+/** Where the walk puts each failure it meets. */
+interface FailureSink {
+  push(error: NetnsError): void;
+}
+
+/**
+ * NetnsIteration is a re-iterable sequence of namespaces with the failures met so far. Each pass
+ * starts a fresh walk and clears `errors`. Handles it yields are lent: each is closed when the loop
+ * moves on, breaks or throws — call `netns.dup()` to keep one.
  */
 export class NetnsIteration<T> implements Iterable<T> {
-  /** Failures met so far in the current pass; readable inside the loop and after it. */
-  readonly errors: NetnsError[] = [];
-  readonly #walk: (errors: NetnsError[]) => Iterator<T>;
+  /** Failures (and notes) met so far in the current pass; readable inside the loop and after it. */
+  readonly errors: NamespaceFailure[] = [];
+  readonly #walk: (errors: FailureSink) => Iterator<T>;
+  readonly #sink: FailureSink = {
+    push: (error) => {
+      this.errors.push(namespaceFailureOf(error));
+    },
+  };
 
-  /** `walk` yields the entries and pushes every failure onto the array it is given. */
-  constructor(walk: (errors: NetnsError[]) => Iterator<T>) {
+  /** `walk` yields the entries and pushes every failure into the sink it is given. */
+  constructor(walk: (errors: FailureSink) => Iterator<T>) {
     this.#walk = walk;
   }
 
   [Symbol.iterator](): Iterator<T> {
     threadNetns.assertUsable();
     this.errors.length = 0;
-    return this.#walk(this.errors);
+    return this.#walk(this.#sink);
   }
 }
 
@@ -94,7 +133,8 @@ interface Sighting {
  * the loop starts, then opens one namespace per step through the first of its paths that still
  * leads to it. A namespace held only by a descriptor or a non-main thread is invisible to it.
  * Failures — an unreadable directory, an entry that is no namespace, a namespace that vanished or
- * that may not be inspected — go to `errors` (netnsNote tells which are no failure).
+ * that may not be inspected — go to `errors` as NamespaceFailures (a `note` marks those that are
+ * no failure).
  */
 export function walkNetns(options: WalkOptions = {}): NetnsIteration<NetnsEntry> {
   return new NetnsIteration((errors) => walk(options, errors));
@@ -106,7 +146,7 @@ export function walkNetns(options: WalkOptions = {}): NetnsIteration<NetnsEntry>
  */
 export const HOST_NETNS_NAME = "(host)";
 
-function* walk(options: WalkOptions, errors: NetnsError[]): Generator<NetnsEntry> {
+function* walk(options: WalkOptions, errors: FailureSink): Generator<NetnsEntry> {
   const host = options.host ?? "found";
   const self = host === "found" ? undefined : current();
   try {
@@ -137,7 +177,7 @@ function* walk(options: WalkOptions, errors: NetnsError[]): Generator<NetnsEntry
 }
 
 /** Every namespace the pins (and processes) lead to, in the order first seen. */
-function scan(options: WalkOptions, errors: NetnsError[]): Map<string, Sighting> {
+function scan(options: WalkOptions, errors: FailureSink): Map<string, Sighting> {
   const seen = new Map<string, Sighting>();
   const sighting = (st: Stats): Sighting => {
     const key = `${st.dev}:${st.ino}`;
@@ -188,7 +228,7 @@ interface Candidate {
 }
 
 /** The entries of each pin directory (default: NETNS_RUN_DIR); a failure to list one is recorded. */
-function* pinCandidates(dirs: readonly string[] | undefined, errors: NetnsError[]): Generator<Candidate> {
+function* pinCandidates(dirs: readonly string[] | undefined, errors: FailureSink): Generator<Candidate> {
   for (const dir of dirs ?? [NETNS_RUN_DIR]) {
     let names: string[];
     try {
@@ -207,7 +247,7 @@ function* pinCandidates(dirs: readonly string[] | undefined, errors: NetnsError[
 }
 
 /** The numeric entries of /proc, ascending. */
-function processes(errors: NetnsError[]): number[] {
+function processes(errors: FailureSink): number[] {
   try {
     return readdirSync("/proc")
       .filter((e) => /^\d+$/.test(e))
@@ -225,7 +265,7 @@ function processes(errors: NetnsError[]): number[] {
  * reused by a process elsewhere. A namespace with no live path left is gone: the failure of its
  * last pin is recorded (vanished, or what the pin is now), a process that exited is not.
  */
-function openSighting(s: Sighting, errors: NetnsError[]): NetNS | undefined {
+function openSighting(s: Sighting, errors: FailureSink): NetNS | undefined {
   let failure: NetnsError | undefined;
   for (const [path, pid] of s.paths) {
     try {
@@ -256,13 +296,13 @@ export interface PinnedNetns {
 /**
  * allNetns iterates the namespaces pinned in `options.netnsDirs`, in directory order then name order,
  * each namespace once even when pinned under several paths (the first path wins). An unreadable
- * directory, an entry that is not a namespace, or one removed while iterating becomes a NetnsError
- * on `errors` and the walk goes on.
+ * directory, an entry that is not a namespace, or one removed while iterating becomes a
+ * NamespaceFailure on `errors` and the walk goes on.
  *
  * @example
  * const all = allNetns({ netnsDirs: ["/run/netns", "/var/run/cilium/netns"] });
  * for (const { name, netns } of all) console.log(name, netns.id);
- * for (const err of all.errors) console.error(err.message);
+ * for (const { netns, error } of all.errors) console.error(netns, error.message);
  */
 export function allNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<PinnedNetns> {
   return new NetnsIteration(function* (errors) {
@@ -291,7 +331,7 @@ export interface DiscoveredNetns {
  * discoverNetns finds the namespaces pinned in `options.netnsDirs` (default [NETNS_RUN_DIR]) and those of
  * every process in /proc, with the pids in each and its pinned names, each once. Processes that
  * exit meanwhile are skipped; other failures (EACCES on another user's process without
- * CAP_SYS_PTRACE, a bad pin) are recorded on `errors`.
+ * CAP_SYS_PTRACE, a bad pin) are recorded on `errors` as NamespaceFailures.
  */
 export function discoverNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<DiscoveredNetns> {
   return new NetnsIteration(function* (errors) {

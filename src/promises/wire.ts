@@ -6,10 +6,9 @@
  * Plain-data items (conntrack entries) ride in the same chunks as structured-clone values, so every
  * stream shares one chunking and back-pressure path.
  */
+import { AddressTexts } from "../diag/address.js";
 import { decodeInetDiagMsg } from "../diag/inet.js";
-import { DecodeScratch } from "../diag/scratch.js";
 import {
-  AddressTexts,
   INET_DIAG_MSG_LEN,
   type InetProtocol,
   InetSocket,
@@ -17,6 +16,7 @@ import {
   type SocketNetns,
   UnixSocket,
 } from "../diag/socket.js";
+import { DecodeScratch } from "../netlink/index.js";
 import { PROTOCOL_NAMES } from "../sockets/index.js";
 
 /** What a chunk carries: sockets, or plain data objects (cloned as they are). */

@@ -8,8 +8,8 @@ import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import type { NetlinkConnection } from "../netlink/index.js";
 import { current, NetNS, openNetlinkIn, reopenNetns } from "../netns/index.js";
-import { SockdiagError } from "../sys/errors.js";
-import { addReport, type DestroyReport, emptyReport } from "./destroy-report.js";
+import { addReport, emptyReport, type NamespacedDestroyReport } from "../report.js";
+import { sockdiagError } from "../sys/errors.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper } from "./dump.js";
 import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./errors.js";
@@ -17,13 +17,7 @@ import type { NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { type InetSocketFields, revive } from "./revive.js";
 import { Scan } from "./scan.js";
-import {
-  checkNetnsDirs,
-  isNamespaceScoped,
-  type NamespaceFailure,
-  recordOrThrow,
-  targetsOf,
-} from "./targets.js";
+import { checkNetnsDirs, isNamespaceScoped, recordOrThrow, targetsOf } from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {
@@ -53,25 +47,15 @@ export interface DestroyQuery extends NamespacedQuery {
   signal?: AbortSignalLike;
 }
 
-/** A destroy report that also says which namespaces could not be visited (netns "all"). */
-export interface NamespacedDestroyReport extends DestroyReport {
-  namespaceFailures: NamespaceFailure[];
-}
-
 /**
  * PredicateError: the caller's predicate threw (`cause`), which ends a destroy run. `report` holds
  * what was done before, balanced: the sockets queued but not sent are `skipped` (stops ECANCELED).
  */
-export class PredicateError extends SockdiagError {
-  override readonly name = "PredicateError";
-  override readonly code = "ERR_SOCKDIAG_PREDICATE";
-  constructor(
-    readonly report: NamespacedDestroyReport,
-    cause: unknown,
-  ) {
-    super(`the destroy predicate threw: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-    });
+export class PredicateError extends sockdiagError("PredicateError", "ERR_SOCKDIAG_PREDICATE") {
+  declare readonly report: NamespacedDestroyReport;
+  constructor(report: NamespacedDestroyReport, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(`the destroy predicate threw: ${why}`, { report }, cause);
   }
 }
 
@@ -259,14 +243,10 @@ export function destroySocket(
 }
 
 /** DestroyError: the kernel refused to destroy a socket. */
-export class DestroyError extends SockdiagError {
-  override readonly name = "DestroyError";
-  constructor(
-    readonly errno: number,
-    /** The errno name the kernel answered, e.g. "EPERM". */
-    override readonly code: string,
-    message: string,
-  ) {
-    super(`cannot destroy socket: ${code}: ${message}`);
+export class DestroyError extends sockdiagError<"DestroyError", string>("DestroyError", "") {
+  declare readonly errno: number;
+  /** `code` is the errno name the kernel answered, e.g. "EPERM". */
+  constructor(errno: number, code: string, message: string) {
+    super(`cannot destroy socket: ${code}: ${message}`, { errno, code });
   }
 }

@@ -14,27 +14,13 @@
  * others are answered ENOENT while they live on. settle() re-lists them, and destroys again those
  * still there, until none is left or a round destroys none.
  */
+
+import { INET_PROTOCOLS } from "../diag/constants.js";
 import { writeDestroyRequest } from "../diag/inet.js";
-import { INET_PROTOCOLS } from "../diag/protocols.js";
 import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
-import {
-  BARRIER_BYTES,
-  batchCapacity,
-  batchErrno,
-  collectErrors,
-  MessageWriter,
-  type NetlinkConnection,
-  writeBarrier,
-} from "../netlink/index.js";
-import { Errno, errnoName } from "../sys/errors.js";
-import {
-  type DestroyFailure,
-  type DestroyOutcome,
-  type DestroyReport,
-  destroyErrorMessage,
-  emptyReport,
-  stopScope,
-} from "./destroy-report.js";
+import { batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
+import { type DestroyFailure, type DestroyOutcome, type DestroyReport, emptyReport } from "../report.js";
+import { describeErrno, Errno, errnoName } from "../sys/errors.js";
 import { AbortError, type AbortSignalLike } from "./errors.js";
 
 /** Requests per write, by default. */
@@ -57,17 +43,14 @@ export type OutcomeListener = (socket: Socket, outcome: DestroyOutcome, failure?
  */
 export class Destroyer {
   readonly report: DestroyReport;
-  private readonly writer: MessageWriter;
+  private readonly batch: ErrorsOnlyBatch;
   private pending: InetSocket[] = [];
-  /** The errno answered for each request of the batch in flight (0: no answer, success). */
-  private readonly errnos: Int32Array;
   /** Sockets answered ENOENT and not re-listed yet: gone, or shadowed by a twin (see settle). */
   private doubtful = new Map<bigint, InetSocket>();
   private readonly stoppedProtocols = new Set<Protocol>();
   private stoppedAll = false;
   /** Protocols that have had one destroy answered: the first of each goes alone, as a probe. */
   private readonly probed = new Set<Protocol>();
-  private readonly batchSize: number;
 
   /**
    * `connect` gives the netlink socket (in the sockets' namespace; the caller owns it) for batches
@@ -82,10 +65,8 @@ export class Destroyer {
     private readonly onOutcome?: OutcomeListener,
     private readonly signal?: AbortSignalLike,
   ) {
-    this.batchSize = batchCapacity(queueBytes, batchSize);
+    this.batch = new ErrorsOnlyBatch(queueBytes, batchSize, REQUEST_BYTES);
     this.report = emptyReport(false);
-    this.writer = new MessageWriter(Buffer.alloc(this.batchSize * REQUEST_BYTES + BARRIER_BYTES));
-    this.errnos = new Int32Array(this.batchSize);
   }
 
   /** Queue `socket` for destruction; a full batch is sent at once. */
@@ -101,7 +82,7 @@ export class Destroyer {
       return;
     }
     this.pending.push(socket);
-    if (this.pending.length >= this.batchSize) this.flush(this.connect());
+    if (this.pending.length >= this.batch.capacity) this.flush(this.connect());
   }
 
   /**
@@ -194,7 +175,7 @@ export class Destroyer {
   }
 
   private send(conn: NetlinkConnection, batch: readonly InetSocket[]): void {
-    const w = this.writer.reset();
+    const w = this.batch.writer.reset();
     const firstSeq = conn.nextSeq();
     for (let i = 0; i < batch.length; i++) {
       const s = batch[i]!;
@@ -206,15 +187,9 @@ export class Destroyer {
         false,
       );
     }
-    const barrier = conn.nextSeq();
-    writeBarrier(w, barrier);
-    const errnos = this.errnos;
-    errnos.fill(0, 0, batch.length);
+    let errnos: Int32Array;
     try {
-      conn.send(w.buf, w.length);
-      collectErrors(conn, firstSeq, batch.length, barrier, "destroy", (index, errno) => {
-        errnos[index] = errno;
-      });
+      errnos = this.batch.send(conn, firstSeq, batch.length, conn.nextSeq(), "destroy");
     } catch (err) {
       // Whether the kernel acted on this batch is unknown: each of its sockets failed, with the reason.
       for (const s of batch) this.fail(s, batchErrno(err));
@@ -257,4 +232,26 @@ export class Destroyer {
       this.report.stops.push({ protocol, code: errnoName(errno), reason: message });
     }
   }
+}
+
+/** The explanation of an errno answered to SOCK_DESTROY for `protocol`. */
+export function destroyErrorMessage(errno: number, protocol: Protocol): string {
+  if (errno === Errno.EPERM)
+    return "destroying sockets needs CAP_NET_ADMIN in the socket's network namespace";
+  if (errno === Errno.EOPNOTSUPP) {
+    return protocol !== "unix" && INET_PROTOCOLS[protocol].destroyable
+      ? "this kernel cannot destroy sockets (built without CONFIG_INET_DIAG_DESTROY)"
+      : `the kernel cannot destroy ${protocol} sockets (no SOCK_DESTROY handler for this protocol)`;
+  }
+  return `${errnoName(errno)} (${describeErrno(errno)})`;
+}
+
+/**
+ * Whether an answer means further attempts are pointless: EPERM holds for the whole namespace,
+ * EOPNOTSUPP for the protocol (or the whole kernel).
+ */
+export function stopScope(errno: number): "all" | "protocol" | undefined {
+  if (errno === Errno.EPERM) return "all";
+  if (errno === Errno.EOPNOTSUPP) return "protocol";
+  return undefined;
 }

@@ -3,12 +3,13 @@
  * The receive buffer and the request buffer are reused; each receive chunk is copied once, and
  * each socket costs one object reading its fields from that copy.
  */
+import { AddressTexts } from "../diag/address.js";
+import { INET_PROTOCOLS } from "../diag/constants.js";
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
-import { INET_PROTOCOLS } from "../diag/protocols.js";
-import { DecodeScratch } from "../diag/scratch.js";
-import { AddressTexts, type InetSocket, type Socket, type SocketNetns } from "../diag/socket.js";
+import type { InetSocket, Socket, SocketNetns } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import {
+  DecodeScratch,
   DumpCursor,
   MessageWriter,
   type NetlinkConnection,

@@ -1,14 +1,5 @@
-export { PROTOCOL_NAMES } from "../diag/protocols.js";
-export {
-  DestroyError,
-  type DestroyQuery,
-  type DestroySocketOptions,
-  destroyInSteps,
-  destroySocket,
-  destroySockets,
-  type NamespacedDestroyReport,
-  PredicateError,
-} from "./destroy.js";
+export { PROTOCOL_NAMES } from "../diag/constants.js";
+export { type NamespaceFailure, namespaceFailureOf } from "../netns/index.js";
 export {
   addCounts,
   countOutcome,
@@ -18,7 +9,17 @@ export {
   type DestroyReport,
   type DestroyStop,
   emptyCounts,
-} from "./destroy-report.js";
+  type NamespacedDestroyReport,
+} from "../report.js";
+export {
+  DestroyError,
+  type DestroyQuery,
+  type DestroySocketOptions,
+  destroyInSteps,
+  destroySocket,
+  destroySockets,
+  PredicateError,
+} from "./destroy.js";
 export {
   AbortError,
   type AbortSignalLike,
@@ -40,4 +41,4 @@ export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
 export type { InetSocketFields } from "./revive.js";
-export { checkNetnsDirs, type NamespaceFailure, type NetnsSelector, namespaceFailureOf } from "./targets.js";
+export { checkNetnsDirs, type NetnsSelector } from "./targets.js";

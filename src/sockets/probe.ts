@@ -5,8 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { release } from "node:os";
-import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
-import { familyNumber, PROTOCOL_NAMES } from "../diag/protocols.js";
+import { familyNumber, NETLINK_SOCK_DIAG, PROTOCOL_NAMES } from "../diag/constants.js";
 import { InetSocket, type Protocol } from "../diag/socket.js";
 import { NetlinkSocket } from "../netlink/index.js";
 import { create, current, runIn } from "../netns/index.js";

@@ -10,7 +10,7 @@ import {
   isProtocol,
   PROTOCOL_NAMES,
   unixShow,
-} from "../diag/protocols.js";
+} from "../diag/constants.js";
 import type { Extension, InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
 import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
 import { QueryError } from "./errors.js";

@@ -8,27 +8,19 @@ import { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } 
 import {
   fromLabel,
   isFatalNetnsError,
+  type NamespaceFailure,
   type NetNS,
   NetnsError,
-  type NetnsNote,
   type NetnsRef,
-  netnsNote,
   walkNetns,
 } from "../netns/index.js";
 import { type SockdiagError, SysError } from "../sys/errors.js";
 import { QueryError } from "./errors.js";
 
+export type { NamespaceFailure };
+
 /** A namespace selector: a handle, a pinned name, a path (anything with "/"), or "all". */
 export type NetnsSelector = NetNS | string;
-
-/** Where a multi-namespace run failed in one namespace; the others went on. */
-export interface NamespaceFailure {
-  /** The namespace's label (pinned name, "pid:N", or path). */
-  netns: string;
-  error: SockdiagError;
-  /** Set when the failure is worth telling but is no failure of the run (see NetnsNote). */
-  note?: NetnsNote;
-}
 
 /** Options for selecting namespaces with "all". */
 export interface NamespaceSourceOptions {
@@ -121,8 +113,7 @@ function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure
   const found = walkNetns({ netnsDirs: options.netnsDirs, processes: true, host: "first" });
   let reported = 0;
   const report = () => {
-    for (; reported < found.errors.length; reported++)
-      failures.push(namespaceFailureOf(found.errors[reported]!));
+    for (; reported < found.errors.length; reported++) failures.push(found.errors[reported]!);
   };
   for (const entry of found) {
     report();
@@ -131,12 +122,6 @@ function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure
       : { netns: entry.netns, ref: entry.ref, label: entry.ref.label };
   }
   report();
-}
-
-/** A namespace-walk error as a NamespaceFailure, with its note when it is no failure. */
-export function namespaceFailureOf(error: NetnsError): NamespaceFailure {
-  const note = netnsNote(error);
-  return note ? { netns: error.netns, error, note } : { netns: error.netns, error };
 }
 
 /**

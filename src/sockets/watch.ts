@@ -5,6 +5,8 @@
  * groups, and poll(2) says which have news. The messages carry struct inet_diag_msg and an
  * INET_DIAG_PROTOCOL attribute naming the protocol.
  */
+
+import { AddressTexts } from "../diag/address.js";
 import {
   INET_DIAG_PROTOCOL,
   NETLINK_SOCK_DIAG,
@@ -15,15 +17,8 @@ import {
   SOCK_DIAG_BY_FAMILY,
 } from "../diag/constants.js";
 import { decodeInetDiagMsg } from "../diag/inet.js";
-import { DecodeScratch } from "../diag/scratch.js";
-import {
-  AddressTexts,
-  INET_DIAG_MSG_LEN,
-  type InetFamily,
-  type InetSocket,
-  type SocketNetns,
-} from "../diag/socket.js";
-import { AttributeReader, MessageReader, type NetlinkSocket } from "../netlink/index.js";
+import { INET_DIAG_MSG_LEN, type InetFamily, type InetSocket, type SocketNetns } from "../diag/socket.js";
+import { AttributeReader, DecodeScratch, MessageReader, type NetlinkSocket } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
 import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
 import { QueryError } from "./errors.js";

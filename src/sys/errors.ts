@@ -36,7 +36,7 @@ export const Errno = {
  * SockdiagError is the base of every error sockdiag throws or reports. `code` is stable: branch on
  * it, never on the message. For a failed system call or a kernel answer it is the errno name
  * ("EPERM", as Node's system errors say); otherwise an "ERR_SOCKDIAG_*" name per kind. `cause`
- * keeps the error underneath, when there is one.
+ * keeps the error underneath, when there is one. Subclasses extend `sockdiagError(name, code)`.
  */
 export abstract class SockdiagError extends Error {
   abstract readonly code: string;
@@ -48,14 +48,30 @@ export abstract class SockdiagError extends Error {
 }
 
 /**
+ * The base class of one kind of SockdiagError, with its `name` and `code` declared once. Its
+ * constructor takes the message, the subclass's typed fields (declared with `declare readonly` in
+ * the subclass, and set here as own properties, which JSON and the promises API carry), and the
+ * `cause`. A field named `code` overrides the fixed one, for errors whose code is an errno name.
+ */
+export function sockdiagError<const N extends string, const C extends string>(name: N, code: C) {
+  abstract class Declared extends SockdiagError {
+    override readonly name: N = name;
+    override readonly code: C = code;
+    constructor(message: string, fields?: object, cause?: unknown) {
+      super(message, cause === undefined ? undefined : { cause });
+      if (fields) Object.assign(this, fields);
+    }
+  }
+  return Declared;
+}
+
+/**
  * ForeignError: an exception that came from outside sockdiag — a caller's callback or collaborator
  * — reported (not thrown) in a result. `cause` is what was thrown.
  */
-export class ForeignError extends SockdiagError {
-  override readonly name = "ForeignError";
-  override readonly code = "ERR_SOCKDIAG_FOREIGN";
+export class ForeignError extends sockdiagError("ForeignError", "ERR_SOCKDIAG_FOREIGN") {
   constructor(cause: unknown) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    super(cause instanceof Error ? cause.message : String(cause), undefined, cause);
   }
 }
 
@@ -68,22 +84,16 @@ export function asSockdiagError(err: unknown): SockdiagError {
  * SysError is a failed system call: which call, and the errno the kernel returned.
  * Every OS failure in sockdiag surfaces as this type (or wraps it), never as a bare number.
  */
-export class SysError extends SockdiagError {
-  override readonly name = "SysError";
+export class SysError extends sockdiagError<"SysError", string>("SysError", "") {
   /** The errno number, e.g. 1. */
-  readonly errno: number;
-  /** The errno name, e.g. "EPERM". */
-  override readonly code: string;
-  /** The system call that failed, e.g. "setns". */
-  readonly syscall: string;
+  declare readonly errno: number;
+  /** The system call that failed, e.g. "setns". The errno name ("EPERM") is `code`. */
+  declare readonly syscall: string;
 
   constructor(syscall: string, errno: number, detail?: string) {
     const code = errnoName(errno);
     const what = detail ? `${syscall}(${detail})` : syscall;
-    super(`${what} failed: ${code} (${describeErrno(errno)})`);
-    this.errno = errno;
-    this.code = code;
-    this.syscall = syscall;
+    super(`${what} failed: ${code} (${describeErrno(errno)})`, { errno, code, syscall });
   }
 }
 

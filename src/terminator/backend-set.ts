@@ -7,25 +7,10 @@ import { canonicalIPv6 } from "../diag/address.js";
 import type { InetFamily, InetProtocol, Socket } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
 import type { StructuredFilter } from "../filter/structured.js";
-import type { DestroyCounts, DestroyQuery } from "../sockets/index.js";
+import type { BackendName, BackendProtocol } from "../report.js";
+import type { DestroyQuery } from "../sockets/index.js";
 import { QueryError } from "../sockets/index.js";
-import {
-  type Backend,
-  type BackendProtocol,
-  checkBackend,
-  checkBackendObject,
-  type ParsedBackend,
-} from "./backend.js";
-
-/** Counts of one backend, namespace or run: matched = destroyed + gone + failed + skipped. */
-export type Tally = DestroyCounts;
-
-/** A backend as a report names it: canonical address text, port and protocol. */
-export interface BackendName {
-  address: string;
-  port: number;
-  protocol: BackendProtocol;
-}
+import { type Backend, checkBackend, checkBackendObject, type ParsedBackend } from "./backend.js";
 
 const PROTOCOLS: readonly BackendProtocol[] = ["udp", "tcp", "any"];
 

@@ -5,9 +5,10 @@
 
 import { isIPv4, isIPv6 } from "node:net";
 import { formatIPv4, isV4Mapped, parseIPv6 } from "../diag/address.js";
-import { SockdiagError } from "../sys/errors.js";
+import type { BackendProtocol } from "../report.js";
+import { sockdiagError } from "../sys/errors.js";
 
-export type BackendProtocol = "udp" | "tcp" | "any";
+export type { BackendProtocol };
 
 /** A backend to terminate connections to. */
 export interface Backend {
@@ -17,14 +18,10 @@ export interface Backend {
 }
 
 /** AddressError: a backend address or port that is not valid; names the offending text. */
-export class AddressError extends SockdiagError {
-  override readonly name = "AddressError";
-  override readonly code = "ERR_SOCKDIAG_ADDRESS";
-  constructor(
-    readonly input: string,
-    detail: string,
-  ) {
-    super(`invalid backend "${input}": ${detail}`);
+export class AddressError extends sockdiagError("AddressError", "ERR_SOCKDIAG_ADDRESS") {
+  declare readonly input: string;
+  constructor(input: string, detail: string) {
+    super(`invalid backend "${input}": ${detail}`, { input });
   }
 }
 

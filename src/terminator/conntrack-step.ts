@@ -17,9 +17,9 @@ import {
   deleteConntrack,
   emptyConntrackTally,
 } from "../conntrack/index.js";
+import { type BackendName, countOutcome } from "../report.js";
 import type { NetnsSelector } from "../sockets/index.js";
 import type { SockdiagError } from "../sys/errors.js";
-import type { BackendName } from "./backend-set.js";
 
 /** Deletes the entries of a query: the conntrack library by default; tests inject faults here. */
 export type ConntrackDeleter = (query: DeleteConntrackQuery) => ConntrackDeleteReport;
@@ -75,7 +75,7 @@ export function conntrackStep(
   });
   const onOutcome = (entry: ConntrackEntry, outcome: ConntrackOutcome, failure?: ConntrackFailure) => {
     const i = index.get(`${entry.reply.src} ${entry.reply.sport}`);
-    if (i !== undefined) count(result.backends[i]!, outcome, failure);
+    if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
   };
   const report = deleter({
     protocol: "udp",
@@ -94,13 +94,6 @@ export function conntrackStep(
   const failure = report.namespaceFailures[0];
   if (failure) result.error = failure.error;
   const note = report.notes[0];
-  if (note) result.note = note.message;
+  if (note) result.note = note.error.message;
   return result;
-}
-
-function count(t: ConntrackTally, outcome: ConntrackOutcome, failure?: ConntrackFailure): void {
-  t.matched++;
-  if (outcome === "failed") {
-    if (failure) t.failed.push(failure);
-  } else if (outcome !== "matched") t[outcome]++;
 }

@@ -1,14 +1,16 @@
-export type { ConntrackTally } from "../conntrack/index.js";
-export { AddressError, type Backend, type BackendProtocol, parseBackend } from "./backend.js";
-export type { BackendName, Tally } from "./backend-set.js";
-export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
 export type {
+  BackendName,
+  BackendProtocol,
   BackendResult,
   BatchNamespaceResult,
   BatchTerminationReport,
+  ConntrackTally,
   NamespaceResult,
+  Tally,
   TerminationReport,
-} from "./report.js";
+} from "../report.js";
+export { AddressError, type Backend, parseBackend } from "./backend.js";
+export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
 export type { NamespaceEntry, NamespaceSource } from "./sources.js";
 export {
   BackendTerminator,

@@ -4,7 +4,7 @@
  * source's own exception from ending the run unreported.
  */
 
-import { isFatalNetnsError, type NetNS, walkNetns } from "../netns/index.js";
+import { isFatalNetnsError, type NamespaceFailure, type NetNS, walkNetns } from "../netns/index.js";
 import { ForeignError } from "../sys/errors.js";
 
 /** One namespace a terminator visits. */
@@ -14,11 +14,11 @@ export interface NamespaceEntry {
 }
 
 /**
- * A source of namespaces: iterable, with the errors met while iterating (like allNetns()). The
+ * A source of namespaces: iterable, with the failures met while iterating (like allNetns()). The
  * caller's own namespace is visited apart (includeHost): a source should not repeat it.
  */
 export interface NamespaceSource extends Iterable<NamespaceEntry> {
-  readonly errors: readonly Error[];
+  readonly errors: readonly NamespaceFailure[];
 }
 
 /** `err` as an Error: a thrown non-Error is wrapped (ForeignError). */

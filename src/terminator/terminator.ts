@@ -10,7 +10,15 @@
 
 import { addConntrackTally, emptyConntrackTally } from "../conntrack/index.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
-import { isFatalNetnsError, NetnsError } from "../netns/index.js";
+import { isFatalNetnsError } from "../netns/index.js";
+import {
+  type BatchNamespaceResult,
+  type BatchTerminationReport,
+  type NamespaceResult,
+  type ReportCommon,
+  singleReport,
+  type TerminationReport,
+} from "../report.js";
 import {
   AbortError,
   type AbortSignalLike,
@@ -27,21 +35,12 @@ import {
   type NamespacedDestroyReport,
   type NamespaceFailure,
   type NetnsSelector,
-  namespaceFailureOf,
   PredicateError,
 } from "../sockets/index.js";
 import { asSockdiagError } from "../sys/errors.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
 import { type ConntrackDeleter, conntrackStep } from "./conntrack-step.js";
-import type {
-  BatchNamespaceResult,
-  BatchTerminationReport,
-  NamespaceResult,
-  ReportCommon,
-  TerminationReport,
-} from "./report.js";
-import { singleReport } from "./report.js";
 import { asError, defaultSource, guarded, type NamespaceSource } from "./sources.js";
 
 /**
@@ -213,11 +212,10 @@ export class BackendTerminator {
       if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
     }
-    const errors = [...(source?.errors ?? []), ...broken];
-    run.report.sourceErrors = errors.map(
-      (e): NamespaceFailure =>
-        e instanceof NetnsError ? namespaceFailureOf(e) : { netns: "(source)", error: asSockdiagError(e) },
-    );
+    run.report.sourceErrors = [
+      ...(source?.errors ?? []),
+      ...broken.map((e): NamespaceFailure => ({ netns: "(source)", error: asSockdiagError(e) })),
+    ];
     for (const f of run.report.sourceErrors)
       this.log(run.report, "warn", "namespace source error", { error: f.error.message });
   }

@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { EntryDeleter } from "../../src/conntrack/deleter.js";
-import type { ConntrackOutcome } from "../../src/conntrack/report.js";
 import { type ConntrackEntry, EntryDecoder, FlushGuardError } from "../../src/ctnl/index.js";
 import { NetlinkTimeoutError } from "../../src/netlink/index.js";
+import type { ConntrackOutcome } from "../../src/report.js";
 import { Errno, SysError } from "../../src/sys/errors.js";
 import { A, be32, entryPayload, nfgenmsg, T, type TestEntry, tuple } from "../ctnl/ct-layout.js";
 import { nlattr, nlmsg } from "../diag/layout.js";
@@ -163,7 +163,7 @@ test("a batch is checked again as a whole before it is sent", () => {
   const deleter = new EntryDeleter(() => conn, conn.receiveQueueBytes);
   feed(deleter, 2);
   // Corrupt the queued bytes where the second DELETE's tuple begins: the send-time check must catch it.
-  const w = (deleter as unknown as { writer: { buf: Buffer; length: number } }).writer;
+  const w = (deleter as unknown as { batch: { writer: { buf: Buffer; length: number } } }).batch.writer;
   const second = w.buf.indexOf(nfgenmsg(2), w.buf.indexOf(nfgenmsg(2)) + 4);
   w.buf.writeUInt16LE(A.MARK, second + 4 + 2);
   assert.throws(() => deleter.flush(conn), FlushGuardError);

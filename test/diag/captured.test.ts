@@ -28,8 +28,8 @@ describe("captured inet_diag_msg: connected UDP over IPv4 (inet-udp4.hex)", () =
     assert.equal(s.sport, 46844);
     assert.equal(s.dst, "127.0.0.1");
     assert.equal(s.dport, 49570);
-    assert.deepEqual([s.src0, s.src1, s.src2, s.src3], [0x7f000001, 0, 0, 0]);
-    assert.deepEqual([s.dst0, s.dst1, s.dst2, s.dst3], [0x7f000001, 0, 0, 0]);
+    assert.deepEqual([s.srcWord(0), s.srcWord(1), s.srcWord(2), s.srcWord(3)], [0x7f000001, 0, 0, 0]);
+    assert.deepEqual([s.dstWord(0), s.dstWord(1), s.dstWord(2), s.dstWord(3)], [0x7f000001, 0, 0, 0]);
     assert.equal(s.ifindex, 0);
     assert.equal(s.cookieLo, 342815);
     assert.equal(s.cookieHi, 0);

@@ -76,8 +76,8 @@ describe("decodeInetDiagMsg: struct inet_diag_msg", () => {
     assert.equal(s.retrans, 3);
     assert.equal(s.sport, 0x1234);
     assert.equal(s.dport, 0xabcd);
-    assert.deepEqual([s.src0, s.src1, s.src2, s.src3], [0x20010db8, 0, 0, 1]);
-    assert.deepEqual([s.dst0, s.dst1, s.dst2, s.dst3], [0, 0, 0xffff, 0x0a000002]);
+    assert.deepEqual([s.srcWord(0), s.srcWord(1), s.srcWord(2), s.srcWord(3)], [0x20010db8, 0, 0, 1]);
+    assert.deepEqual([s.dstWord(0), s.dstWord(1), s.dstWord(2), s.dstWord(3)], [0, 0, 0xffff, 0x0a000002]);
     assert.equal(s.src, "2001:db8::1");
     assert.equal(s.dst, "::ffff:10.0.0.2");
     assert.equal(s.dstIPv4, 0x0a000002);

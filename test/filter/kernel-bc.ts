@@ -43,8 +43,8 @@ export interface BcEntry {
 export function entryOf(s: InetSocket, portLocked: boolean): BcEntry {
   return {
     family: s.family === "inet" ? AF_INET : AF_INET6,
-    saddr: [s.src0 >>> 0, s.src1 >>> 0, s.src2 >>> 0, s.src3 >>> 0],
-    daddr: [s.dst0 >>> 0, s.dst1 >>> 0, s.dst2 >>> 0, s.dst3 >>> 0],
+    saddr: [s.srcWord(0) >>> 0, s.srcWord(1) >>> 0, s.srcWord(2) >>> 0, s.srcWord(3) >>> 0],
+    daddr: [s.dstWord(0) >>> 0, s.dstWord(1) >>> 0, s.dstWord(2) >>> 0, s.dstWord(3) >>> 0],
     sport: s.sport,
     dport: s.dport,
     ifindex: s.ifindex,

@@ -34,7 +34,10 @@ export function referenceMatch(node: FilterNode, r: ReferenceSocket, env: Refere
       const port = node.side === "src" ? s.sport : s.dport;
       if (node.port !== undefined && node.port !== port) return false;
       if (!node.prefix) return true;
-      const words = node.side === "src" ? [s.src0, s.src1, s.src2, s.src3] : [s.dst0, s.dst1, s.dst2, s.dst3];
+      const words =
+        node.side === "src"
+          ? [s.srcWord(0), s.srcWord(1), s.srcWord(2), s.srcWord(3)]
+          : [s.dstWord(0), s.dstWord(1), s.dstWord(2), s.dstWord(3)];
       return addressMatches(s.family, words, node.prefix);
     }
     case "port": {

@@ -59,7 +59,17 @@ describe("allNetns()", { skip: rootOnly() }, () => {
     assert.deepEqual(yielded, ["a-good", "e-good", "x-good"]);
     // Pins are looked at (stat) when the walk starts, opened one per step.
     assert.deepEqual(errorsSeen, [2, 3, 4], "errors are readable while the loop runs");
-    const errs = all.errors;
+    // Each failure in the one NamespaceFailure shape: the namespace, the error object, a note.
+    assert.deepEqual(
+      all.errors.map((f) => [f.netns === (f.error as NetnsError).netns, f.note]),
+      [
+        [true, undefined],
+        [true, "dangling-symlink"],
+        [true, "plain-file"],
+        [true, "vanished"],
+      ],
+    );
+    const errs = all.errors.map((f) => f.error as NetnsError);
     assert.equal(errs.length, 4);
     assert.ok(errs[0] instanceof NetnsNotFoundError && errs[0].netns === missing, "missing directory");
     assert.ok(
@@ -166,8 +176,8 @@ describe("discoverNetns()", { skip: rootOnly() }, () => {
         entries.find((e) => e.ino === home.ino)?.pids.includes(process.pid),
         "our own namespace, with us in it",
       );
-      for (const err of found.errors)
-        assert.ok(!err.netns.startsWith(pins.dir), `no error about our pins: ${err.message}`);
+      for (const f of found.errors)
+        assert.ok(!f.netns.startsWith(pins.dir), `no error about our pins: ${f.error.message}`);
     } finally {
       child.kill();
       await once(child, "exit");

@@ -18,7 +18,6 @@ import {
   NetnsError,
   NetnsNotFoundError,
   NotANetnsError,
-  netnsNote,
   reopenNetns,
   walkNetns,
 } from "../../src/netns/index.js";
@@ -56,7 +55,10 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
         ["d-good"],
       );
       assert.deepEqual(
-        all.errors.map((e) => [e.netns, e.name, (e as NotANetnsError).kind, e.cause?.code]),
+        all.errors.map(({ netns, error }) => {
+          const e = error as NotANetnsError;
+          return [netns, e.name, e.kind, e.cause?.code];
+        }),
         [
           ["a-device", "NotANetnsError", "special-file", undefined],
           ["b-link-to-device", "NotANetnsError", "special-file", undefined],
@@ -88,7 +90,7 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
         ["c-good"],
       );
       assert.deepEqual(
-        all.errors.map((e) => [e.netns, netnsNote(e)]),
+        all.errors.map((f) => [f.netns, f.note]),
         [
           // Looked at while scanning: the symlink, then the directory; opened after: the plain file.
           ["b-dangling", "dangling-symlink"],
@@ -96,8 +98,8 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
           ["a-plain", "plain-file"],
         ],
       );
-      assert.match(all.errors[0]!.message, /dangling symlink/);
-      assert.match(all.errors[2]!.message, /plain file/);
+      assert.match(all.errors[0]!.error.message, /dangling symlink/);
+      assert.match(all.errors[2]!.error.message, /plain file/);
     } finally {
       sub.dispose();
     }

@@ -12,7 +12,8 @@ import type {
   ConntrackEntry,
   DeleteConntrackQuery,
 } from "../../src/conntrack/index.js";
-import { emptyReport } from "../../src/sockets/destroy-report.js";
+import { ConntrackUnavailableError } from "../../src/conntrack/scan.js";
+import { emptyReport } from "../../src/report.js";
 import type { DestroyQuery } from "../../src/sockets/index.js";
 import { ForeignError } from "../../src/sys/errors.js";
 import { BackendTerminator, type ConntrackDeleter } from "../../src/terminator/index.js";
@@ -147,7 +148,13 @@ test("a conntrack failure is the namespace's conntrackError and makes the run no
   assert.equal(r2.ok, false);
 
   const noted = recording([], {
-    notes: [{ netns: "(host)", message: "(host): no conntrack here (EOPNOTSUPP)" }],
+    notes: [
+      {
+        netns: "(host)",
+        error: new ConntrackUnavailableError("(host)", new Error("EOPNOTSUPP")),
+        note: "no-conntrack",
+      },
+    ],
   });
   const r3 = new BackendTerminator({
     hostOnly: true,

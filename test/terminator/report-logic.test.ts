@@ -7,7 +7,13 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { current, NetnsNotFoundError, NotANetnsError } from "../../src/netns/index.js";
+import {
+  current,
+  type NetnsError,
+  NetnsNotFoundError,
+  NotANetnsError,
+  namespaceFailureOf,
+} from "../../src/netns/index.js";
 import type { DestroyReport, NamespaceFailure } from "../../src/sockets/index.js";
 import { ForeignError } from "../../src/sys/errors.js";
 import {
@@ -35,9 +41,9 @@ function answer(
 }
 
 /** A source of `names`, each lent a handle of our own namespace, with `errors` met on the way. */
-function source(names: string[], errors: Error[] = []): () => NamespaceSource {
+function source(names: string[], errors: NetnsError[] = []): () => NamespaceSource {
   return () => ({
-    errors,
+    errors: errors.map(namespaceFailureOf),
     *[Symbol.iterator]() {
       for (const name of names) {
         using netns = current();

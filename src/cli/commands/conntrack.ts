@@ -74,7 +74,7 @@ function list(query: ConntrackQuery, values: ParsedValues): number {
   const entries: ConntrackEntry[] = [];
   for (const e of it) entries.push(e);
   writeOut(render(entries, values, query.netns === "all"));
-  for (const n of it.notes) process.stderr.write(`sockdiag: note: ${n.message}\n`);
+  for (const n of it.notes) process.stderr.write(`sockdiag: note: ${n.error.message}\n`);
   reportNamespaceFailures(it.failures);
   return anyRealFailure(it.failures) ? EXIT_FAILED : EXIT_OK;
 }
@@ -106,7 +106,7 @@ function remove(query: ConntrackQuery, values: ParsedValues): number {
     writeOut(render(shown, values, query.netns === "all"));
     process.stderr.write(formatReport(report));
   }
-  for (const n of report.notes) process.stderr.write(`sockdiag: note: ${n.message}\n`);
+  for (const n of report.notes) process.stderr.write(`sockdiag: note: ${n.error.message}\n`);
   reportNamespaceFailures(report.namespaceFailures);
   return report.failed.length > 0 || anyRealFailure(report.namespaceFailures) ? EXIT_FAILED : EXIT_OK;
 }

@@ -1,6 +1,6 @@
 /** `sockdiag netns ls`: the network namespaces on this machine, pinned or in use by a process. */
 import { current, discoverNetns, HOST_NETNS_NAME } from "../../netns/index.js";
-import { iterateSockets, namespaceFailureOf, PROTOCOL_NAMES } from "../../sockets/index.js";
+import { iterateSockets, PROTOCOL_NAMES } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand, renderHelp } from "../options.js";
 import { writeOut } from "../output.js";
 import { anyRealFailure, reportNamespaceFailures } from "../report.js";
@@ -80,7 +80,7 @@ export function runNetns(argv: readonly string[]): number {
         "\n",
     );
   }
-  const failures = found.errors.map(namespaceFailureOf);
+  const failures = found.errors;
   reportNamespaceFailures(failures);
   return rows.some((r) => r.error) || anyRealFailure(failures) ? EXIT_FAILED : EXIT_OK;
 }
