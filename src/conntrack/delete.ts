@@ -7,7 +7,7 @@ import type { ConntrackEntry } from "../ctnl/index.js";
 import type { NetlinkConnection } from "../netlink/index.js";
 import { addConntrackTally, type ConntrackDeleteReport, emptyConntrackReport } from "../report.js";
 import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
-import { isNamespaceScoped, recordOrThrow, targetsOf } from "../sockets/targets.js";
+import { isNamespaceScoped, recordOrThrow, targetsOf } from "../sockets/query.js";
 import { DEFAULT_CT_BATCH_SIZE, EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
 import { EmptySelectionError } from "./errors.js";
 import { noteOf } from "./iterate.js";

@@ -11,13 +11,11 @@ import { current, NetNS, openNetlinkIn, reopenNetns } from "../netns/index.js";
 import { addReport, emptyReport, type NamespacedDestroyReport } from "../report.js";
 import { sockdiagError } from "../sys/errors.js";
 import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
-import { Dumper } from "./dump.js";
+import { Dumper, Scan } from "./dump.js";
 import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./errors.js";
 import type { NamespacedQuery } from "./iterate.js";
-import { planQuery } from "./query.js";
+import { checkNetnsDirs, isNamespaceScoped, planQuery, recordOrThrow, targetsOf } from "./query.js";
 import { type InetSocketFields, revive } from "./revive.js";
-import { Scan } from "./scan.js";
-import { checkNetnsDirs, isNamespaceScoped, recordOrThrow, targetsOf } from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {

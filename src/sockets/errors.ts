@@ -3,8 +3,8 @@
  * a capability) so that the CLI can print it as is and map it to an exit code in one place.
  */
 import type { Protocol, Socket } from "../diag/socket.js";
+import type { NamespaceFailure } from "../netns/index.js";
 import { sockdiagError } from "../sys/errors.js";
-import type { NamespaceFailure } from "./targets.js";
 
 /** QueryError: the query itself is wrong (unknown protocol, state or extension name). Nothing was sent. */
 export class QueryError extends sockdiagError("QueryError", "ERR_SOCKDIAG_QUERY") {
