@@ -4,7 +4,7 @@
  */
 import type { Protocol, Socket } from "../diag/socket.js";
 import type { NamespaceFailure } from "../netns/index.js";
-import { sockdiagError } from "../sys/errors.js";
+import { type AbortSignalLike, sockdiagError } from "../sys/errors.js";
 
 /** QueryError: the query itself is wrong (unknown protocol, state or extension name). Nothing was sent. */
 export class QueryError extends sockdiagError("QueryError", "ERR_SOCKDIAG_QUERY") {
@@ -52,11 +52,7 @@ export class NamespacesFailedError extends sockdiagError(
   }
 }
 
-/** What a long call watches to stop early: an AbortSignal, or anything with its `aborted` flag. */
-export interface AbortSignalLike {
-  readonly aborted: boolean;
-  readonly reason?: unknown;
-}
+export type { AbortSignalLike };
 
 /**
  * AbortError: the caller's signal aborted a call. Requests already sent were finished first; `report`
