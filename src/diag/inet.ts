@@ -41,8 +41,6 @@ import { decodeTcpInfo } from "./tcpinfo.js";
 
 /** sizeof(struct inet_diag_req_v2). */
 export const INET_DIAG_REQ_V2_LEN = 56;
-/** sizeof(struct inet_diag_sockid). */
-export const INET_DIAG_SOCKID_LEN = 48;
 
 /** The fields of struct inet_diag_req_v2 a dump needs. */
 export interface InetDumpRequest {
