@@ -11,6 +11,7 @@ import { writeInetDumpRequest } from "../src/diag/inet.js";
 import { align4, MessageWriter, NLMSG_DONE, NLMSG_ERROR } from "../src/netlink/index.js";
 import { fromPath, openNetlinkIn } from "../src/netns/index.js";
 import { listSockets } from "../src/sockets/index.js";
+import { cliProcesses } from "./cli.js";
 import { fmt, recordGoal, row, timeFn, timeProcesses } from "./measure.js";
 import { CLI, udpScene } from "./scene.js";
 
@@ -71,25 +72,7 @@ export async function benchList(): Promise<string[]> {
       recordGoal(`${label} line, per socket`, (json * 1000) / sockets.length, 2, "us");
     }
 
-    out.push("", "  whole processes, stdout to /dev/null (medians of 7 rounds, one of each per round)");
-    const [ss, ls, lsj, node, help, version] = timeProcesses([
-      ["ss", "-N", name, "-uan"],
-      [process.execPath, CLI, "ls", "-N", name, "-u", "-a"],
-      [process.execPath, CLI, "ls", "-N", name, "-u", "-a", "-j"],
-      [process.execPath, "-e", "0"],
-      [process.execPath, CLI, "--help"],
-      [process.execPath, CLI, "--version"],
-    ]) as [number, number, number, number, number, number];
-    out.push(row("ss -uan", fmt.ms(ss), fmt.rate(TOTAL, ss)));
-    out.push(row("sockdiag ls -u -a", fmt.ms(ls), `${fmt.ratio(ls, ss)} ss (goal <= 1.1)`));
-    out.push(row("sockdiag ls -u -a -j", fmt.ms(lsj), `${fmt.ratio(lsj, ss)} ss (goal <= 1.2)`));
-    recordGoal("ls -u -a / ss -uan, whole processes", ls / ss, 1.1);
-    recordGoal("ls -u -a -j / ss -uan, whole processes", lsj / ss, 1.2);
-    out.push(row("node -e 0 (Node's own start-up)", fmt.ms(node)));
-    out.push(
-      row("sockdiag --help (start-up, no kernel work)", fmt.ms(help), `node -e 0 + ${fmt.ms(help - node)}`),
-    );
-    out.push(row("sockdiag --version", fmt.ms(version), `node -e 0 + ${fmt.ms(version - node)}`));
+    out.push("", ...cliProcesses(name, TOTAL));
 
     out.push(
       "",

@@ -60,6 +60,23 @@ export class AsciiWriter {
     return this.copy(this.buf, at, len);
   }
 
+  /** Start recording `span` here: what is appended until end(span) is the span. */
+  begin(span: Span): this {
+    span.at = this.pos;
+    return this;
+  }
+
+  /** End recording `span`. */
+  end(span: Span): this {
+    span.len = this.pos - span.at;
+    return this;
+  }
+
+  /** Append again the bytes of a span recorded in this writer (and not cleared since). */
+  repeat(span: Span): this {
+    return this.again(span.at, span.len);
+  }
+
   /** Append the `len` bytes of `src` at `at` (`src` may be this writer's own buffer). */
   copy(src: Uint8Array, at: number, len: number): this {
     this.ensure(len);
@@ -142,6 +159,15 @@ export class AsciiWriter {
     this.buf.copy(bigger, 0, 0, this.pos);
     this.buf = bigger;
   }
+}
+
+/**
+ * Span: where bytes written earlier in an AsciiWriter are, for a line that repeats part of the
+ * previous one to copy them instead of formatting its fields anew.
+ */
+export class Span {
+  at = 0;
+  len = 0;
 }
 
 /** Constant text as bytes, encoded once for AsciiWriter.raw. */

@@ -7,7 +7,7 @@
 import type { InetSocket, Socket } from "../diag/socket.js";
 import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
-import { AsciiWriter, ascii } from "./ascii.js";
+import { AsciiWriter, ascii, Span } from "./ascii.js";
 import { timerOf } from "./timers.js";
 
 /** Bytes per write to stdout. */
@@ -151,15 +151,12 @@ class HeadTexts {
 class JsonSpans {
   /** The previous socket written by inetJson in this chunk. */
   previous: InetSocket | undefined;
-  // '{"netns":...,"sport":'
-  headAt = 0;
-  headLen = 0;
-  // ',"dst":"...","dport":'
-  dstAt = 0;
-  dstLen = 0;
-  // ',"uid":...,"expires":N'
-  tailAt = 0;
-  tailLen = 0;
+  /** '{"netns":...,"sport":' */
+  readonly head = new Span();
+  /** ',"dst":"...","dport":' */
+  readonly dst = new Span();
+  /** ',"uid":...,"expires":N' */
+  readonly tail = new Span();
 }
 
 /** JSON.stringify(s) of an inet socket without attributes, less its closing brace. */
@@ -174,19 +171,11 @@ function inetJson(out: AsciiWriter, s: InetSocket, heads: HeadTexts, spans: Json
     s.family === p.family &&
     s.netns?.label === p.netns?.label
   )
-    out.again(spans.headAt, spans.headLen);
-  else {
-    spans.headAt = out.length;
-    out.raw(heads.of(s)).text(s.src).raw(K.sport);
-    spans.headLen = out.length - spans.headAt;
-  }
+    out.repeat(spans.head);
+  else out.begin(spans.head).raw(heads.of(s)).text(s.src).raw(K.sport).end(spans.head);
   out.uint(s.sport);
-  if (p && s.dst === p.dst) out.again(spans.dstAt, spans.dstLen);
-  else {
-    spans.dstAt = out.length;
-    out.raw(K.dst).text(s.dst).raw(K.dport);
-    spans.dstLen = out.length - spans.dstAt;
-  }
+  if (p && s.dst === p.dst) out.repeat(spans.dst);
+  else out.begin(spans.dst).raw(K.dst).text(s.dst).raw(K.dport).end(spans.dst);
   out.uint(s.dport);
   out.raw(K.ifindex).uint(s.ifindex);
   out.raw(K.cookie);
@@ -203,15 +192,14 @@ function inetJson(out: AsciiWriter, s: InetSocket, heads: HeadTexts, spans: Json
     s.retrans === p.retrans &&
     s.expires === p.expires
   )
-    out.again(spans.tailAt, spans.tailLen);
+    out.repeat(spans.tail);
   else {
-    spans.tailAt = out.length;
+    out.begin(spans.tail);
     out.raw(K.uid).uint(s.uid);
     out.raw(K.rqueue).uint(s.rqueue);
     out.raw(K.wqueue).uint(s.wqueue);
     out.raw(K.timer).uint(s.timer);
     out.raw(K.retrans).uint(s.retrans);
-    out.raw(K.expires).uint(s.expires);
-    spans.tailLen = out.length - spans.tailAt;
+    out.raw(K.expires).uint(s.expires).end(spans.tail);
   }
 }

@@ -7,7 +7,7 @@ import type { InetSocket, Socket } from "../diag/socket.js";
 import type { StateName } from "../diag/states.js";
 import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
-import { AsciiWriter, digits } from "./ascii.js";
+import { AsciiWriter, digits, Span } from "./ascii.js";
 import type { SocketSource } from "./json.js";
 import type { Display } from "./select.js";
 import { timerText } from "./timers.js";
@@ -46,6 +46,12 @@ const COLON = 58;
 const NEWLINE = 10;
 const STAR = 42;
 
+/**
+ * The table's first buffer: room for ~250,000 rows at once. Its pages cost nothing until written;
+ * growing it by copies, or writing into many smaller buffers, costs a large listing ~5-10 %.
+ */
+const CAPACITY = 16 << 20;
+
 /** Per row: the byte lengths of its cells (HEADERS' order) and of its detail text. */
 const CELLS = HEADERS.length;
 const STRIDE = CELLS + 1;
@@ -68,7 +74,7 @@ function endpointWidth(s: InetSocket, host: string, port: number): number {
  * are copied from the previous row instead of being formatted again.
  */
 export class TableWriter {
-  private readonly out = new AsciiWriter(1 << 16);
+  private readonly out = new AsciiWriter(CAPACITY);
   private lengths = new Int32Array(STRIDE * 1024);
   private rows = 0;
   private readonly widths: number[];
@@ -138,9 +144,9 @@ export class TableWriter {
       id === netid(p) &&
       (!this.options.netnsColumn || label === (p.netns?.label ?? HOST_NETNS_NAME))
     )
-      out.again(spans.headAt, spans.headLen);
+      out.repeat(spans.head);
     else {
-      spans.headAt = out.length;
+      out.begin(spans.head);
       if (this.options.netnsColumn) cell(out, label, widths[0]!);
       cell(out, id, widths[1]!);
       cell(out, state, widths[2]!);
@@ -150,26 +156,18 @@ export class TableWriter {
         .char(32)
         .spaces(widths[4]! - lengths[r + 4]!)
         .uint(s.wqueue)
-        .char(32);
-      spans.headLen = out.length - spans.headAt;
+        .char(32)
+        .end(spans.head);
     }
     out.spaces(widths[5]! - lengths[r + 5]!);
     if (s.family === "unix") out.text(local).char(32).text(peer);
     else {
       const inet = p && p.family === s.family ? (p as InetSocket) : undefined;
-      if (inet && s.src === inet.src) out.again(spans.localAt, spans.localLen);
-      else {
-        spans.localAt = out.length;
-        host(out, s, s.src);
-        spans.localLen = out.length - spans.localAt;
-      }
+      if (inet && s.src === inet.src) out.repeat(spans.local);
+      else host(out.begin(spans.local), s, s.src).end(spans.local);
       port(out, s.sport).char(32);
-      if (inet && s.dst === inet.dst && s.dport === inet.dport) out.again(spans.peerAt, spans.peerLen);
-      else {
-        spans.peerAt = out.length;
-        port(host(out, s, s.dst), s.dport);
-        spans.peerLen = out.length - spans.peerAt;
-      }
+      if (inet && s.dst === inet.dst && s.dport === inet.dport) out.repeat(spans.peer);
+      else port(host(out.begin(spans.peer), s, s.dst), s.dport).end(spans.peer);
     }
     lengths[r + DETAILS] = 0;
     if (this.wantsDetails) {
@@ -201,23 +199,22 @@ export class TableWriter {
     const written = this.out.bytes();
     if (stale === 0) chunks.push(written);
     else {
-      const { bytes, end } = this.padAgain(written, stale);
-      chunks.push(bytes, written.subarray(end));
+      const { padded, end } = this.padAgain(written, stale);
+      chunks.push(padded, written.subarray(end));
     }
     return chunks;
   }
 
   /**
-   * The first `count` rows of `src` padded to the final widths, and where they end in `src`. A run
-   * of rows padded to the same widths has its cells at the same places in each row: the spaces a
-   * grown column needs go at one place per column (after a left-aligned cell's padding, before a
-   * right-aligned one's), and the bytes between those places are copied whole.
+   * The first `count` rows of `src` padded to the final widths, and where they end in `src`. A run of rows padded to the same widths has its cells at the same places in each row:
+   * the spaces a grown column needs go at one place per column (after a left-aligned cell's
+   * padding, before a right-aligned one's), and the bytes between those places are copied whole.
    */
-  private padAgain(src: Buffer, count: number): { bytes: Buffer; end: number } {
+  private padAgain(src: Buffer, count: number): { padded: Buffer; end: number } {
     const { lengths, widths, runs, first } = this;
-    const out = new AsciiWriter(count * (widths.reduce((a, b) => a + b + 1, 0) + 1));
+    const out = new AsciiWriter(src.length);
     let p = 0;
-    for (let run = 0; runs[run]!.row < count; run++) {
+    for (let row = 0, run = 0; row < count; run++) {
       const old = runs[run]!.widths;
       // Where spaces go in each row of the run (offsets from the row's start), and how many.
       const places: number[] = [];
@@ -231,28 +228,28 @@ export class TableWriter {
         cellsEnd += old[c]! + 1;
       }
       const peerExtra = widths[PEER]! - old[PEER]!;
-      for (let row = runs[run]!.row; row < runs[run + 1]!.row; row++) {
+      for (const end = runs[run + 1]!.row; row < end; row++) {
         const r = row * STRIDE;
         const peer = lengths[r + PEER]!;
         const detail = lengths[r + DETAILS]!;
-        let from = p;
+        let at = p;
         for (let i = 0; i < places.length; i++) {
-          out.copy(src, from, p + places[i]! - from).spaces(extra[i]!);
-          from = p + places[i]!;
+          out.copy(src, at, p + places[i]! - at).spaces(extra[i]!);
+          at = p + places[i]!;
         }
         p += cellsEnd + peer;
         if (detail > 0) {
           // The peer cell is padded only before details: the place after its padding.
           p += old[PEER]! - peer;
-          out.copy(src, from, p - from).spaces(peerExtra);
-          from = p;
+          out.copy(src, at, p - at).spaces(peerExtra);
+          at = p;
           p += detail;
         }
         p++; // the newline
-        out.copy(src, from, p - from);
+        out.copy(src, at, p - at);
       }
     }
-    return { bytes: out.bytes(), end: p };
+    return { padded: out.bytes(), end: p };
   }
 }
 
@@ -271,15 +268,12 @@ export function renderTable(sockets: SocketSource, options: TableOptions): Buffe
  */
 class RowSpans {
   previous: Socket | undefined;
-  // The Netns, Netid, State, Recv-Q and Send-Q cells, padded.
-  headAt = 0;
-  headLen = 0;
-  // The local host text (bracketed for IPv6).
-  localAt = 0;
-  localLen = 0;
-  // The whole peer endpoint, host and port.
-  peerAt = 0;
-  peerLen = 0;
+  /** The Netns, Netid, State, Recv-Q and Send-Q cells, padded. */
+  readonly head = new Span();
+  /** The local host text (bracketed for IPv6). */
+  readonly local = new Span();
+  /** The whole peer endpoint, host and port. */
+  readonly peer = new Span();
 }
 
 /** A left-aligned cell and its separating space. */

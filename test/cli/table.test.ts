@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { renderTable } from "../../src/cli/table.js";
-import type { InetSocket } from "../../src/diag/socket.js";
+import { InetSocket } from "../../src/diag/socket.js";
 import { repeatingInetSockets } from "./repeating-sockets.js";
 
 const display = { options: false, extended: false, memory: false, info: false, processes: false };
@@ -100,4 +100,26 @@ test("rows written before a column grew are padded again to its final width", ()
     ),
     { numRuns: 500 },
   );
+});
+
+test("30,000 rows, the last widening a column: every row is padded again to it", () => {
+  const socket = (i: number, rqueue: number) =>
+    InetSocket.build({
+      family: "inet",
+      protocol: "udp",
+      // Neighbours share their head, local host and peer: rows copy them from the previous one.
+      stateCode: i < 20_000 ? 1 : 7,
+      sport: 1024 + (i % 60000),
+      dport: 53,
+      srcWords: [0x7f000001 + Math.floor(i / 1000)],
+      dstWords: [0x7f00000a],
+      cookie: BigInt(i),
+      inode: i,
+      rqueue,
+    });
+  const sockets = Array.from({ length: 30_000 }, (_, i) => socket(i, i === 29_999 ? 12_345_678 : 0));
+  for (const header of [true, false]) {
+    const text = renderTable(sockets, { display, header, netnsColumn: false }).toString();
+    assert.equal(text, referenceTable(sockets, header, false, false));
+  }
 });

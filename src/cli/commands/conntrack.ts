@@ -3,6 +3,7 @@
  * delete them like `conntrack -D` — exactly, in batches, in any namespace, refusing an empty
  * selection unless told --all.
  */
+
 import {
   type ConntrackDeleteReport,
   type ConntrackEntry,
@@ -17,6 +18,7 @@ import { writeOut } from "../output.js";
 import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+import type { Command } from "./index.js";
 
 export const CONNTRACK: CommandSpec = {
   name: "conntrack",
@@ -199,3 +201,6 @@ function endpoint(
   into[addr] = address;
   if (m?.[2] !== undefined) into[port] = Number(m[2]);
 }
+
+/** The command as the dispatcher runs it. */
+export const command: Command = { spec: CONNTRACK, run: runConntrack };

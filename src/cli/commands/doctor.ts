@@ -1,8 +1,10 @@
 /** `sockdiag doctor`: what this kernel and these privileges allow, as a checklist. */
+
 import { type ProbeItem, probe } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
 import { EXIT_FAILED, EXIT_OK } from "../usage.js";
+import type { Command } from "./index.js";
 
 export const DOCTOR: CommandSpec = {
   name: "doctor",
@@ -34,3 +36,6 @@ export function runDoctor(argv: readonly string[]): number {
   }
   return essential.every((i) => i.ok) ? EXIT_OK : EXIT_FAILED;
 }
+
+/** The command as the dispatcher runs it. */
+export const command: Command = { spec: DOCTOR, run: runDoctor };

@@ -23,60 +23,39 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "ls",
     summary: "List sockets",
-    load: async () => {
-      const m = await import("./ls.js");
-      return { spec: m.LS, run: m.runLs };
-    },
+    load: () => import("./ls.js").then((m) => m.command),
   },
   {
     name: "kill",
     summary: "Destroy the sockets that match",
-    load: async () => {
-      const m = await import("./kill.js");
-      return { spec: m.KILL, run: m.runKill };
-    },
+    load: () => import("./kill.js").then((m) => m.command),
   },
   {
     name: "terminate-backend",
     summary:
       "Destroy every connected socket whose destination is one of the backends IP:PORT, in the host and every pinned network namespace",
-    load: async () => {
-      const m = await import("./terminate-backend.js");
-      return { spec: m.TERMINATE_BACKEND, run: m.runTerminateBackend };
-    },
+    load: () => import("./terminate-backend.js").then((m) => m.command),
   },
   {
     name: "conntrack",
     summary: "List (ls) or delete (rm) connection-tracking entries, in this namespace or others",
-    load: async () => {
-      const m = await import("./conntrack.js");
-      return { spec: m.CONNTRACK, run: m.runConntrack };
-    },
+    load: () => import("./conntrack.js").then((m) => m.command),
   },
   {
     name: "watch",
     summary: "Print sockets as the kernel frees them (ss -E), until interrupted",
-    load: async () => {
-      const m = await import("./watch.js");
-      return { spec: m.WATCH, run: m.runWatch };
-    },
+    load: () => import("./watch.js").then((m) => m.command),
   },
   {
     name: "netns",
     summary:
       "List network namespaces: pinned name, path, inode, the processes in each, and its socket count.",
-    load: async () => {
-      const m = await import("./netns.js");
-      return { spec: m.NETNS, run: m.runNetns };
-    },
+    load: () => import("./netns.js").then((m) => m.command),
   },
   {
     name: "doctor",
     summary: "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces.",
-    load: async () => {
-      const m = await import("./doctor.js");
-      return { spec: m.DOCTOR, run: m.runDoctor };
-    },
+    load: () => import("./doctor.js").then((m) => m.command),
   },
 ];
 

@@ -1,4 +1,5 @@
 /** `sockdiag kill [SELECT] FILTER`: destroy the selected sockets (SOCK_DESTROY), as ss -K does. */
+
 import { setImmediate } from "node:timers/promises";
 import type { Protocol } from "../../diag/socket.js";
 import {
@@ -14,6 +15,7 @@ import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { type Selection, selectionFromArgs, selectOptions } from "../select.js";
 import { OutputError } from "../stdout.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+import type { Command } from "./index.js";
 
 /** The flag that lets kill run without a FILTER: unmistakable, unlike -a (every state). */
 export const DESTROY_ALL = "destroy-all";
@@ -148,3 +150,6 @@ async function drive(
     throw err;
   }
 }
+
+/** The command as the dispatcher runs it. */
+export const command: Command = { spec: KILL, run: runKill };

@@ -1,4 +1,5 @@
 /** `sockdiag ls [SELECT] [FILTER]`: list sockets, as ss does, as a table or JSON. */
+
 import type { Protocol, Socket } from "../../diag/socket.js";
 import { HOST_NETNS_NAME } from "../../netns/index.js";
 import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
@@ -9,6 +10,7 @@ import { selectionFromArgs, selectOptions } from "../select.js";
 import { formatSummary, summarise } from "../summary.js";
 import { TableWriter } from "../table.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+import type { Command } from "./index.js";
 import { DESTROY_ALL, destroySelected, KILL_PROTOCOLS } from "./kill.js";
 
 /**
@@ -94,3 +96,6 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
   reportNamespaceFailures(iteration.failures);
   return anyRealFailure(iteration.failures) ? EXIT_FAILED : EXIT_OK;
 }
+
+/** The command as the dispatcher runs it. */
+export const command: Command = { spec: LS, run: runLs };

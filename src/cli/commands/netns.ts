@@ -1,4 +1,5 @@
 /** `sockdiag netns ls`: the network namespaces on this machine, pinned or in use by a process. */
+
 import { current, discoverNetns, HOST_NETNS_NAME } from "../../netns/index.js";
 import { iterateSockets, PROTOCOL_NAMES } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand, renderHelp } from "../options.js";
@@ -6,6 +7,7 @@ import { writeOut } from "../output.js";
 import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { NETNS_DIR_OPTION } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from "../usage.js";
+import type { Command } from "./index.js";
 
 export const NETNS: CommandSpec = {
   name: "netns",
@@ -84,3 +86,6 @@ export function runNetns(argv: readonly string[]): number {
   reportNamespaceFailures(failures);
   return rows.some((r) => r.error) || anyRealFailure(failures) ? EXIT_FAILED : EXIT_OK;
 }
+
+/** The command as the dispatcher runs it. */
+export const command: Command = { spec: NETNS, run: runNetns };

@@ -3,6 +3,7 @@
  * that went away, in the host and in every pinned namespace (or the namespaces chosen), in one pass
  * for all the backends, and report per namespace and per backend.
  */
+
 import { fromName, fromPath, type NetNS } from "../../netns/index.js";
 import {
   type BackendProtocol,
@@ -23,6 +24,7 @@ import { writeOut } from "../output.js";
 import { destroyReportJson } from "../report.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+import type { Command } from "./index.js";
 
 export const TERMINATE_BACKEND: CommandSpec = {
   name: "terminate-backend",
@@ -183,3 +185,6 @@ function describeSockets(n: NamespaceResult): string {
   if (first) parts.push(`(${first.code}: ${first.message})`);
   return parts.join("  ");
 }
+
+/** The command as the dispatcher runs it. */
+export const command: Command = { spec: TERMINATE_BACKEND, run: runTerminateBackend };

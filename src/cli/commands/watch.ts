@@ -2,6 +2,7 @@
  * `sockdiag watch [-t] [-u] [-4|-6] [-N NAME | --all-netns] [-j|--ndjson] [FILTER]`: print each
  * socket as the kernel frees it (ss -E), until interrupted; SIGINT and SIGTERM end it with status 0.
  */
+
 import type { InetFamily } from "../../diag/socket.js";
 import { SocketWatch } from "../../sockets/watch.js";
 import { type CommandSpec, parseCommand } from "../options.js";
@@ -9,6 +10,7 @@ import { formatFromArgs, renderSockets, writeOut } from "../output.js";
 import { reportNamespaceFailures } from "../report.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
 import { EXIT_OK } from "../usage.js";
+import type { Command } from "./index.js";
 
 export const WATCH: CommandSpec = {
   name: "watch",
@@ -78,3 +80,6 @@ export async function runWatch(argv: readonly string[]): Promise<number> {
   }
   return EXIT_OK;
 }
+
+/** The command as the dispatcher runs it. */
+export const command: Command = { spec: WATCH, run: runWatch };
