@@ -7,8 +7,8 @@ import type { ConntrackEntry } from "../ctnl/index.js";
 import type { NetlinkConnection } from "../netlink/index.js";
 import { addConntrackTally, type ConntrackDeleteReport, emptyConntrackReport } from "../report.js";
 import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
-import { isNamespaceScoped, recordOrThrow, targetsOf } from "../sockets/targets.js";
-import { DEFAULT_CT_BATCH_SIZE, EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
+import { isNamespaceScoped, recordOrThrow, targetsOf } from "../sockets/query.js";
+import { EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
 import { EmptySelectionError } from "./errors.js";
 import { noteOf } from "./iterate.js";
 import { type ConntrackQuery, planConntrack } from "./query.js";
@@ -79,13 +79,11 @@ function deleteIn(scan: ConntrackScan, query: DeleteConntrackQuery, total: Connt
   };
   const deleter = query.dryRun
     ? undefined
-    : new EntryDeleter(
-        connect,
-        scan.conn.receiveQueueBytes,
-        query.batchSize ?? DEFAULT_CT_BATCH_SIZE,
+    : new EntryDeleter(connect, scan.conn.receiveQueueBytes, {
+        batchSize: query.batchSize,
         onOutcome,
-        query.signal,
-      );
+        signal: query.signal,
+      });
   const report = deleter?.report ?? emptyConntrackReport(true);
   try {
     scan.each((entry, buf, tuple) => {

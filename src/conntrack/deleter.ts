@@ -13,14 +13,14 @@ import {
   type TupleSpan,
   writeDeleteRequest,
 } from "../ctnl/index.js";
-import { batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
+import { type BatchOptions, batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
 import {
   type ConntrackFailure,
   type ConntrackOutcome,
   type ConntrackReport,
   emptyConntrackReport,
 } from "../report.js";
-import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
+import { AbortError } from "../sockets/errors.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
 
 /** Requests per write, by default. */
@@ -49,11 +49,9 @@ export class EntryDeleter {
   constructor(
     private readonly connect: () => NetlinkConnection,
     queueBytes: number,
-    batchSize = DEFAULT_CT_BATCH_SIZE,
-    private readonly onOutcome?: EntryOutcomeListener,
-    private readonly signal?: AbortSignalLike,
+    private readonly options: BatchOptions<EntryOutcomeListener> = {},
   ) {
-    this.batch = new ErrorsOnlyBatch(queueBytes, batchSize, REQUEST_BYTES);
+    this.batch = new ErrorsOnlyBatch(queueBytes, options.batchSize ?? DEFAULT_CT_BATCH_SIZE, REQUEST_BYTES);
   }
 
   /**
@@ -96,10 +94,10 @@ export class EntryDeleter {
     if (batch.length === 0) return;
     this.pending = [];
     const w = this.batch.writer;
-    if (this.signal?.aborted) {
+    if (this.options.signal?.aborted) {
       w.reset();
       for (const e of batch) this.settle(e, -1);
-      throw new AbortError(this.signal);
+      throw new AbortError(this.options.signal);
     }
     const first = this.firstSeq;
     const barrier = (first + batch.length) >>> 0;
@@ -123,7 +121,7 @@ export class EntryDeleter {
     const r = this.report;
     if (errno === -1) {
       r.skipped++;
-      this.onOutcome?.(entry, "skipped");
+      this.options.onOutcome?.(entry, "skipped");
       return;
     }
     const outcome = outcomeOf(errno);
@@ -133,10 +131,10 @@ export class EntryDeleter {
       const failure = failureOf(entry, errno);
       r.failed.push(failure);
       if (errno === Errno.EPERM) this.stopped = true;
-      this.onOutcome?.(entry, outcome, failure);
+      this.options.onOutcome?.(entry, outcome, failure);
       return;
     }
-    this.onOutcome?.(entry, outcome);
+    this.options.onOutcome?.(entry, outcome);
   }
 }
 

@@ -1,7 +1,7 @@
 /** iterateConntrack / listConntrack: the read half of the conntrack library. */
 import type { ConntrackEntry } from "../ctnl/index.js";
 import type { ConntrackNote } from "../report.js";
-import { type NamespaceFailure, recordOrThrow, targetsOf } from "../sockets/targets.js";
+import { type NamespaceFailure, recordOrThrow, targetsOf } from "../sockets/query.js";
 import { type ConntrackPlan, type ConntrackQuery, planConntrack } from "./query.js";
 import { ConntrackScan, ConntrackUnavailableError } from "./scan.js";
 

@@ -16,7 +16,7 @@ import {
   type TupleFilter,
 } from "../ctnl/index.js";
 import { formatIPv6, parseIPv6 } from "../diag/address.js";
-import type { NamespaceSourceOptions, NetnsSelector } from "../sockets/targets.js";
+import type { NamespaceSourceOptions, NetnsSelector } from "../sockets/query.js";
 import { ConntrackQueryError } from "./errors.js";
 
 /** Fields of one tuple to select by: exact addresses and ports. */

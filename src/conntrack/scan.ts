@@ -19,7 +19,7 @@ import {
 } from "../ctnl/index.js";
 import { DumpCursor, MessageWriter, type NetlinkConnection, NetlinkError } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
-import type { Target } from "../sockets/targets.js";
+import type { Target } from "../sockets/query.js";
 import { Errno, SysError, sockdiagError } from "../sys/errors.js";
 import type { ConntrackPlan } from "./query.js";
 

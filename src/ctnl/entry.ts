@@ -6,40 +6,7 @@
 import { formatIPv4, formatIPv6 } from "../diag/address.js";
 import { AttributeReader, DecodeError } from "../netlink/index.js";
 import { be16, be32 } from "./attributes.js";
-import {
-  AF_INET,
-  AF_INET6,
-  CTA_ID,
-  CTA_IP_V4_DST,
-  CTA_IP_V4_SRC,
-  CTA_IP_V6_DST,
-  CTA_IP_V6_SRC,
-  CTA_MARK,
-  CTA_PROTO_DST_PORT,
-  CTA_PROTO_ICMP_CODE,
-  CTA_PROTO_ICMP_ID,
-  CTA_PROTO_ICMP_TYPE,
-  CTA_PROTO_ICMPV6_CODE,
-  CTA_PROTO_ICMPV6_ID,
-  CTA_PROTO_ICMPV6_TYPE,
-  CTA_PROTO_NUM,
-  CTA_PROTO_SRC_PORT,
-  CTA_PROTOINFO,
-  CTA_PROTOINFO_TCP,
-  CTA_PROTOINFO_TCP_STATE,
-  CTA_STATUS,
-  CTA_TIMEOUT,
-  CTA_TUPLE_IP,
-  CTA_TUPLE_ORIG,
-  CTA_TUPLE_PROTO,
-  CTA_TUPLE_REPLY,
-  CTA_TUPLE_ZONE,
-  CTA_USE,
-  CTA_ZONE,
-  NFGENMSG_LEN,
-  STATUS_NAMES,
-  TCP_CONNTRACK_NAMES,
-} from "./constants.js";
+import * as ct from "./constants.js";
 import { protocolName } from "./protocols.js";
 
 /** One direction of a connection: addresses, and the protocol's ports or ICMP fields. */
@@ -62,25 +29,25 @@ export interface ConntrackEntry {
   /** Protocol name ("udp", "tcp", "icmp", ...; "unknown" for others) and number. */
   protocol: string;
   protocolNumber: number;
-  /** The tuple of the first packet (CTA_TUPLE_ORIG) and of the answers (CTA_TUPLE_REPLY). */
+  /** The tuple of the first packet (ct.CTA_TUPLE_ORIG) and of the answers (ct.CTA_TUPLE_REPLY). */
   original: ConntrackTuple;
   reply: ConntrackTuple;
   /** The TCP state ("ESTABLISHED", "TIME_WAIT", ...), for TCP entries only. */
   state?: string;
-  /** CTA_STATUS bits, and their names ("SEEN_REPLY", "ASSURED", "DST_NAT", ...). */
+  /** ct.CTA_STATUS bits, and their names ("SEEN_REPLY", "ASSURED", "DST_NAT", ...). */
   status: number;
   flags: string[];
   /** Seconds left before the entry expires. */
   timeout: number;
   mark: number;
   zone: number;
-  /** The kernel's id of the entry (CTA_ID): a new entry reusing the tuple has another. */
+  /** The kernel's id of the entry (ct.CTA_ID): a new entry reusing the tuple has another. */
   id: number;
-  /** Reference count (CTA_USE), as conntrack -L prints it. */
+  /** Reference count (ct.CTA_USE), as conntrack -L prints it. */
   use: number;
 }
 
-/** Where the decoded message's CTA_TUPLE_ORIG attribute lies (header included). */
+/** Where the decoded message's ct.CTA_TUPLE_ORIG attribute lies (header included). */
 export interface TupleSpan {
   offset: number;
   length: number;
@@ -103,13 +70,13 @@ export class EntryDecoder {
    * DecodeError when it is malformed or lacks its tuples.
    */
   decode(buf: Buffer, offset: number, length: number, netns?: string): ConntrackEntry {
-    if (length < NFGENMSG_LEN) throw new DecodeError("nfgenmsg", offset, `${length} bytes, needs 4`);
+    if (length < ct.NFGENMSG_LEN) throw new DecodeError("nfgenmsg", offset, `${length} bytes, needs 4`);
     const af = buf[offset]!;
-    if (af !== AF_INET && af !== AF_INET6)
-      throw new DecodeError("nfgenmsg", offset, `address family ${af} is not AF_INET or AF_INET6`);
+    if (af !== ct.AF_INET && af !== ct.AF_INET6)
+      throw new DecodeError("nfgenmsg", offset, `address family ${af} is not ct.AF_INET or ct.AF_INET6`);
     const entry: ConntrackEntry = {
       netns,
-      family: af === AF_INET ? "inet" : "inet6",
+      family: af === ct.AF_INET ? "inet" : "inet6",
       protocol: "",
       protocolNumber: 0,
       original: EMPTY_TUPLE,
@@ -123,38 +90,27 @@ export class EntryDecoder {
       use: 0,
     };
     this.origTuple.length = 0;
-    const r = this.top.reset(buf, offset + NFGENMSG_LEN, offset + length, "ctnetlink message");
+    const r = this.top.reset(buf, offset + ct.NFGENMSG_LEN, offset + length, "ctnetlink message");
     while (r.next()) {
       switch (r.type) {
-        case CTA_TUPLE_ORIG:
+        case ct.CTA_TUPLE_ORIG:
           entry.original = this.readTuple(r, entry);
           this.origTuple.offset = r.offset - 4;
           this.origTuple.length = r.length + 4;
           break;
-        case CTA_TUPLE_REPLY:
+        case ct.CTA_TUPLE_REPLY:
           entry.reply = this.readTuple(r, entry);
           break;
-        case CTA_STATUS:
-          entry.status = be32(r);
-          break;
-        case CTA_TIMEOUT:
-          entry.timeout = be32(r);
-          break;
-        case CTA_MARK:
-          entry.mark = be32(r);
-          break;
-        case CTA_ID:
-          entry.id = be32(r);
-          break;
-        case CTA_USE:
-          entry.use = be32(r);
-          break;
-        case CTA_ZONE:
+        case ct.CTA_ZONE:
           entry.zone = be16(r);
           break;
-        case CTA_PROTOINFO:
+        case ct.CTA_PROTOINFO:
           this.readProtoinfo(r, entry);
           break;
+        default: {
+          const field = U32_FIELDS[r.type];
+          if (field) entry[field] = be32(r);
+        }
       }
     }
     if (r.error) throw r.error;
@@ -168,9 +124,9 @@ export class EntryDecoder {
     const t: ConntrackTuple = { src: "", dst: "" };
     const r = this.tuple.reset(outer.buf, outer.offset, outer.offset + outer.length, "conntrack tuple");
     while (r.next()) {
-      if (r.type === CTA_TUPLE_IP) this.readIp(r, t);
-      else if (r.type === CTA_TUPLE_PROTO) this.readProto(r, t, entry);
-      else if (r.type === CTA_TUPLE_ZONE && entry.zone === 0) entry.zone = be16(r);
+      if (r.type === ct.CTA_TUPLE_IP) this.readIp(r, t);
+      else if (r.type === ct.CTA_TUPLE_PROTO) this.readProto(r, t, entry);
+      else if (r.type === ct.CTA_TUPLE_ZONE && entry.zone === 0) entry.zone = be16(r);
     }
     if (r.error) throw r.error;
     if (t.src === "" || t.dst === "")
@@ -179,50 +135,40 @@ export class EntryDecoder {
   }
 
   private readIp(outer: AttributeReader, t: ConntrackTuple): void {
-    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "CTA_TUPLE_IP");
+    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "ct.CTA_TUPLE_IP");
     while (r.next()) {
-      switch (r.type) {
-        case CTA_IP_V4_SRC:
-          t.src = ipv4(r);
-          break;
-        case CTA_IP_V4_DST:
-          t.dst = ipv4(r);
-          break;
-        case CTA_IP_V6_SRC:
-          t.src = ipv6(r);
-          break;
-        case CTA_IP_V6_DST:
-          t.dst = ipv6(r);
-          break;
-      }
+      if (r.type === ct.CTA_IP_V4_SRC || r.type === ct.CTA_IP_V6_SRC)
+        t.src = r.type === ct.CTA_IP_V4_SRC ? ipv4(r) : ipv6(r);
+      else if (r.type === ct.CTA_IP_V4_DST || r.type === ct.CTA_IP_V6_DST)
+        t.dst = r.type === ct.CTA_IP_V4_DST ? ipv4(r) : ipv6(r);
     }
     if (r.error) throw r.error;
   }
 
   private readProto(outer: AttributeReader, t: ConntrackTuple, entry: ConntrackEntry): void {
-    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "CTA_TUPLE_PROTO");
+    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "ct.CTA_TUPLE_PROTO");
     while (r.next()) {
       switch (r.type) {
-        case CTA_PROTO_NUM:
+        case ct.CTA_PROTO_NUM:
           entry.protocolNumber = r.u8();
           entry.protocol = protocolName(entry.protocolNumber);
           break;
-        case CTA_PROTO_SRC_PORT:
+        case ct.CTA_PROTO_SRC_PORT:
           t.sport = be16(r);
           break;
-        case CTA_PROTO_DST_PORT:
+        case ct.CTA_PROTO_DST_PORT:
           t.dport = be16(r);
           break;
-        case CTA_PROTO_ICMP_ID:
-        case CTA_PROTO_ICMPV6_ID:
+        case ct.CTA_PROTO_ICMP_ID:
+        case ct.CTA_PROTO_ICMPV6_ID:
           t.icmpId = be16(r);
           break;
-        case CTA_PROTO_ICMP_TYPE:
-        case CTA_PROTO_ICMPV6_TYPE:
+        case ct.CTA_PROTO_ICMP_TYPE:
+        case ct.CTA_PROTO_ICMPV6_TYPE:
           t.icmpType = r.u8();
           break;
-        case CTA_PROTO_ICMP_CODE:
-        case CTA_PROTO_ICMPV6_CODE:
+        case ct.CTA_PROTO_ICMP_CODE:
+        case ct.CTA_PROTO_ICMPV6_CODE:
           t.icmpCode = r.u8();
           break;
       }
@@ -231,14 +177,14 @@ export class EntryDecoder {
   }
 
   private readProtoinfo(outer: AttributeReader, entry: ConntrackEntry): void {
-    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "CTA_PROTOINFO");
+    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "ct.CTA_PROTOINFO");
     while (r.next()) {
-      if (r.type !== CTA_PROTOINFO_TCP) continue;
-      const d = this.deepest.reset(r.buf, r.offset, r.offset + r.length, "CTA_PROTOINFO_TCP");
+      if (r.type !== ct.CTA_PROTOINFO_TCP) continue;
+      const d = this.deepest.reset(r.buf, r.offset, r.offset + r.length, "ct.CTA_PROTOINFO_TCP");
       while (d.next()) {
-        if (d.type === CTA_PROTOINFO_TCP_STATE) {
+        if (d.type === ct.CTA_PROTOINFO_TCP_STATE) {
           const s = d.u8();
-          entry.state = TCP_CONNTRACK_NAMES[s] ?? `STATE_${s}`;
+          entry.state = ct.TCP_CONNTRACK_NAMES[s] ?? `STATE_${s}`;
         }
       }
       if (d.error) throw d.error;
@@ -248,6 +194,15 @@ export class EntryDecoder {
 }
 
 const EMPTY_TUPLE: ConntrackTuple = Object.freeze({ src: "", dst: "" });
+
+/** The entry's big-endian u32 fields, by their top-level attribute type. */
+const U32_FIELDS: Readonly<Partial<Record<number, "status" | "timeout" | "mark" | "id" | "use">>> = {
+  [ct.CTA_STATUS]: "status",
+  [ct.CTA_TIMEOUT]: "timeout",
+  [ct.CTA_MARK]: "mark",
+  [ct.CTA_ID]: "id",
+  [ct.CTA_USE]: "use",
+};
 
 function ipv4(r: AttributeReader): string {
   return r.need(4) ? formatIPv4(r.buf.readUInt32BE(r.offset)) : "";
@@ -263,6 +218,7 @@ function ipv6(r: AttributeReader): string {
 /** The names of the status bits set in `status`, lowest bit first. */
 export function statusFlags(status: number): string[] {
   const names: string[] = [];
-  for (let bit = 0; bit < STATUS_NAMES.length; bit++) if (status & (1 << bit)) names.push(STATUS_NAMES[bit]!);
+  for (let bit = 0; bit < ct.STATUS_NAMES.length; bit++)
+    if (status & (1 << bit)) names.push(ct.STATUS_NAMES[bit]!);
   return names;
 }

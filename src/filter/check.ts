@@ -1,4 +1,8 @@
 /**
+ * Filter input, checked: prepareFilter takes a filter in any form a query accepts (ss text, argv
+ * words, a tree, an object) to a checked tree, and checkFilterTree checks a tree handed in by a
+ * program.
+ *
  * checkFilterTree: a filter tree handed in by a program (not parsed here) checked node by node
  * before anything compiles it — a missing child, an unknown node type or a side spelled "dest"
  * is a FilterSyntaxError naming the node's path, never a TypeError from deep inside a compiler.
@@ -13,7 +17,9 @@
 import { parseIPv6 } from "../diag/address.js";
 import type { FilterNode, HostPrefix } from "./ast.js";
 import { FilterSyntaxError } from "./errors.js";
+import { parseFilter } from "./parser.js";
 import { parseIPv4 } from "./prefix.js";
+import { filterFromObject, type StructuredFilter } from "./structured.js";
 
 /** The deepest tree the compilers are given, after balancing (the text parser allows 100 groups). */
 export const MAX_FILTER_DEPTH = 256;
@@ -189,4 +195,61 @@ function depthOf(root: FilterNode): number {
       stack.push([node.left, depth + 1], [node.right, depth + 1]);
   }
   return max;
+}
+
+/** A filter as a query accepts it: ss's text (one string or argv words), a parsed tree, or an object. */
+export type FilterInput = string | readonly string[] | FilterNode | StructuredFilter;
+
+/** A filter checked and ready to compile; `undefined` tree = no filter. */
+export interface PreparedFilter {
+  tree: FilterNode | undefined;
+  /** Whether to compile a kernel program at all. */
+  kernel: boolean;
+  /** Whether the predicate reads attributes (mark, cgroup id) that must be decoded. */
+  needsAttributes: boolean;
+}
+
+/**
+ * Parse and check a filter; throws FilterSyntaxError before anything is sent — also for a tree
+ * with a malformed node, and for an input of another type than FilterInput's (naming it).
+ */
+export function prepareFilter(input: FilterInput | undefined, kernel: boolean): PreparedFilter {
+  const parsed = toTree(input);
+  const tree = parsed && checkFilterTree(parsed);
+  return { tree, kernel, needsAttributes: tree ? readsAttributes(tree) : false };
+}
+
+function toTree(input: FilterInput | undefined): FilterNode | undefined {
+  if (input === undefined) return undefined;
+  if (typeof input === "string") return parseFilter(input);
+  if (Array.isArray(input)) {
+    const bad = input.findIndex((w) => typeof w !== "string");
+    if (bad >= 0) throw new FilterSyntaxError(`filter word ${bad} is not a string`, "filter", "filter", 0);
+    return parseFilter(input as readonly string[]);
+  }
+  if (typeof input !== "object" || input === null)
+    throw new FilterSyntaxError(
+      `a filter is text, words, a filter tree or an object, not ${input === null ? "null" : typeof input}`,
+      "filter",
+      "filter",
+      0,
+    );
+  // Anything with a `type` is meant as a tree: checkFilterTree names what is wrong with it.
+  if ("type" in input) return input as FilterNode;
+  return filterFromObject(input as StructuredFilter);
+}
+
+function readsAttributes(node: FilterNode): boolean {
+  switch (node.type) {
+    case "fwmark":
+    case "cgroup":
+      return true;
+    case "and":
+    case "or":
+      return readsAttributes(node.left) || readsAttributes(node.right);
+    case "not":
+      return readsAttributes(node.operand);
+    default:
+      return false;
+  }
 }

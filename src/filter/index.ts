@@ -19,17 +19,26 @@ export type {
   Side,
 } from "./ast.js";
 export {
+  checkFilterTree,
+  type FilterInput,
+  MAX_FILTER_DEPTH,
+  type PreparedFilter,
+  prepareFilter,
+} from "./check.js";
+export {
   type BytecodeOptions,
+  type CompiledFilter,
   compileBytecode,
+  compileIn,
+  compilePredicate,
   type OmittableCondition,
   programUsesMark,
-} from "./bytecode.js";
-export { checkFilterTree, MAX_FILTER_DEPTH } from "./check.js";
+  type SocketPredicate,
+} from "./compile.js";
 export { type FilterEnv, readEphemeralPorts, resolveCgroupPath } from "./env.js";
 export { FilterResolveError, FilterSyntaxError } from "./errors.js";
 export { formatFilter } from "./format.js";
 export { type ParseOptions, parseFilter } from "./parser.js";
-export { compilePredicate, type SocketPredicate } from "./predicate.js";
 export {
   builtinServices,
   loadServices,

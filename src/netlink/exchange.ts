@@ -4,7 +4,7 @@
  * sequence number, answered by the kernel in order: either every request asks for an ack
  * (collectAcks), or only failures are answered and a final barrier marks the end (ErrorsOnlyBatch).
  */
-import { Errno, SysError } from "../sys/errors.js";
+import { type AbortSignalLike, Errno, SysError } from "../sys/errors.js";
 import type { NetlinkConnection } from "./connection.js";
 import { NetlinkError, NetlinkTimeoutError } from "./errors.js";
 import {
@@ -262,4 +262,14 @@ export class ErrorsOnlyBatch {
     });
     return errnos;
   }
+}
+
+/** How a batcher built on ErrorsOnlyBatch goes about it. */
+export interface BatchOptions<Listener> {
+  /** Requests per write, at most (fewer when the receive queue could not hold their failures). */
+  batchSize?: number | undefined;
+  /** Told each item's outcome as soon as it is known. */
+  onOutcome?: Listener | undefined;
+  /** Checked before every write: once aborted, nothing more is sent. */
+  signal?: AbortSignalLike | undefined;
 }

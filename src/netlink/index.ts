@@ -2,6 +2,7 @@ export { type NetlinkConnection, type NetlinkOptions, NetlinkSocket } from "./co
 export { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
 export {
   BARRIER_BYTES,
+  type BatchOptions,
   batchCapacity,
   batchErrno,
   collectAcks,

@@ -10,14 +10,12 @@ import type { NetlinkConnection } from "../netlink/index.js";
 import { current, NetNS, openNetlinkIn, reopenNetns } from "../netns/index.js";
 import { addReport, emptyReport, type NamespacedDestroyReport } from "../report.js";
 import { sockdiagError } from "../sys/errors.js";
-import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
-import { Dumper } from "./dump.js";
+import { Destroyer, type OutcomeListener } from "./destroyer.js";
+import { Dumper, Scan } from "./dump.js";
 import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./errors.js";
 import type { NamespacedQuery } from "./iterate.js";
-import { planQuery } from "./query.js";
+import { checkNetnsDirs, isNamespaceScoped, planQuery, recordOrThrow, targetsOf } from "./query.js";
 import { type InetSocketFields, revive } from "./revive.js";
-import { Scan } from "./scan.js";
-import { checkNetnsDirs, isNamespaceScoped, recordOrThrow, targetsOf } from "./targets.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
 export interface DestroyQuery extends NamespacedQuery {
@@ -144,13 +142,7 @@ function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRep
   };
   const destroyer = dryRun
     ? undefined
-    : new Destroyer(
-        connect,
-        scan.conn.receiveQueueBytes,
-        query.batchSize ?? DEFAULT_BATCH_SIZE,
-        onOutcome,
-        signal,
-      );
+    : new Destroyer(connect, scan.conn.receiveQueueBytes, { batchSize: query.batchSize, onOutcome, signal });
   const report = destroyer?.report ?? emptyReport(true);
   const visit = (s: Socket) => {
     if (predicate && !approves(predicate, s)) return;
@@ -228,7 +220,7 @@ export function destroySocket(
       );
   }
   using conn = openNetlinkIn(listed, NETLINK_SOCK_DIAG);
-  const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
+  const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, { batchSize: 1 });
   destroyer.add(socket);
   destroyer.flush(conn);
   if (socket.family !== "unix") {

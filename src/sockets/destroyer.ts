@@ -18,10 +18,10 @@
 import { INET_PROTOCOLS } from "../diag/constants.js";
 import { writeDestroyRequest } from "../diag/inet.js";
 import type { InetSocket, Protocol, Socket } from "../diag/socket.js";
-import { batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
+import { type BatchOptions, batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
 import { type DestroyFailure, type DestroyOutcome, type DestroyReport, emptyReport } from "../report.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
-import { AbortError, type AbortSignalLike } from "./errors.js";
+import { AbortError } from "./errors.js";
 
 /** Requests per write, by default. */
 export const DEFAULT_BATCH_SIZE = 512;
@@ -61,11 +61,9 @@ export class Destroyer {
   constructor(
     private readonly connect: () => NetlinkConnection,
     queueBytes: number,
-    batchSize = DEFAULT_BATCH_SIZE,
-    private readonly onOutcome?: OutcomeListener,
-    private readonly signal?: AbortSignalLike,
+    private readonly options: BatchOptions<OutcomeListener> = {},
   ) {
-    this.batch = new ErrorsOnlyBatch(queueBytes, batchSize, REQUEST_BYTES);
+    this.batch = new ErrorsOnlyBatch(queueBytes, options.batchSize ?? DEFAULT_BATCH_SIZE, REQUEST_BYTES);
     this.report = emptyReport(false);
   }
 
@@ -92,7 +90,7 @@ export class Destroyer {
    */
   flush(conn: NetlinkConnection = this.connect()): void {
     while (this.pending.length > 0) {
-      if (this.signal?.aborted) this.abort();
+      if (this.options.signal?.aborted) this.abort();
       let n = 1;
       if (this.probed.has(this.pending[0]!.protocol)) {
         while (n < this.pending.length && this.probed.has(this.pending[n]!.protocol)) n++;
@@ -128,7 +126,7 @@ export class Destroyer {
       this.doubtful = new Map();
       for (const s of asked.values()) {
         this.report.gone++;
-        this.onOutcome?.(s, "gone");
+        this.options.onOutcome?.(s, "gone");
       }
       if (!progress) {
         for (const s of still) this.fail(s, Errno.ENOENT, SHADOWED_MESSAGE);
@@ -169,9 +167,9 @@ export class Destroyer {
 
   /** Stop before the next write because the caller's signal aborted: stop(), then AbortError goes up. */
   abort(): never {
-    const reason: unknown = this.signal?.reason;
+    const reason: unknown = this.options.signal?.reason;
     this.stop("ABORT_ERR", reason instanceof Error ? reason.message : "aborted by the caller's signal");
-    throw new AbortError(this.signal);
+    throw new AbortError(this.options.signal);
   }
 
   private send(conn: NetlinkConnection, batch: readonly InetSocket[]): void {
@@ -204,14 +202,14 @@ export class Destroyer {
 
   private skip(socket: Socket): void {
     this.report.skipped++;
-    this.onOutcome?.(socket, "skipped");
+    this.options.onOutcome?.(socket, "skipped");
   }
 
   private answer(socket: InetSocket, errno: number): void {
     this.probed.add(socket.protocol);
     if (errno === 0) {
       this.report.destroyed++;
-      this.onOutcome?.(socket, "destroyed");
+      this.options.onOutcome?.(socket, "destroyed");
     } else if (errno === Errno.ENOENT) {
       this.doubtful.set(socket.cookie, socket);
     } else {
@@ -222,7 +220,7 @@ export class Destroyer {
   private fail(socket: Socket, errno: number, message = destroyErrorMessage(errno, socket.protocol)): void {
     const failure = { socket, errno, code: errnoName(errno), message };
     this.report.failed.push(failure);
-    this.onOutcome?.(socket, "failed", failure);
+    this.options.onOutcome?.(socket, "failed", failure);
     const scope = stopScope(errno);
     if (!scope) return;
     if (scope === "all") this.stoppedAll = true;

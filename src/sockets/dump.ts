@@ -1,13 +1,15 @@
 /**
- * Dumps: sock_diag dump requests on an open connection, their answers decoded socket by socket.
- * The receive buffer and the request buffer are reused; each receive chunk is copied once, and
- * each socket costs one object reading its fields from that copy.
+ * Dumps: sock_diag dump requests on an open connection, their answers decoded socket by socket,
+ * and Scan, one namespace's part of a query (its connection and its compiled filter). The receive
+ * buffer and the request buffer are reused; each receive chunk is copied once, and each socket
+ * costs one object reading its fields from that copy.
  */
 import { AddressTexts } from "../diag/address.js";
-import { INET_PROTOCOLS } from "../diag/constants.js";
+import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
 import type { InetSocket, Socket, SocketNetns } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
+import { compileIn } from "../filter/index.js";
 import {
   DecodeScratch,
   DumpCursor,
@@ -16,9 +18,10 @@ import {
   NetlinkError,
   NetlinkProtocolError,
 } from "../netlink/index.js";
+import { openNetlinkIn } from "../netns/index.js";
 import { Errno } from "../sys/errors.js";
 import { UnsupportedProtocolError } from "./errors.js";
-import type { InetDump, QueryPlan } from "./query.js";
+import type { InetDump, QueryPlan, Target } from "./query.js";
 
 /** Per-dump options beyond the request itself. */
 export interface DumpOptions {
@@ -203,4 +206,43 @@ function skippable(plan: QueryPlan, err: unknown): boolean {
   if (!plan.ignoreUnsupported || !(err instanceof UnsupportedProtocolError)) return false;
   plan.unsupported.add(err.protocol);
   return true;
+}
+
+/**
+ * Scan: one namespace's part of a query — a netlink socket opened there, and the filter compiled
+ * there (its `dev` names and port range are that namespace's). Listing and destroying both start
+ * from one.
+ */
+export class Scan implements Disposable {
+  readonly conn: NetlinkConnection;
+  readonly dumper: Dumper;
+  readonly options: DumpOptions;
+
+  /** Open the socket in `target` and compile `plan`'s filter there. The caller closes the scan. */
+  constructor(
+    readonly target: Target,
+    readonly plan: QueryPlan,
+  ) {
+    this.conn = openNetlinkIn(target.netns, NETLINK_SOCK_DIAG);
+    try {
+      this.dumper = new Dumper(this.conn);
+      this.options = {
+        attributes: plan.attributes,
+        netns: target.ref,
+        ...compileIn(plan.filter, target.netns),
+      };
+    } catch (err) {
+      this.conn.close();
+      throw err;
+    }
+  }
+
+  /** Another netlink socket in the same namespace; the caller owns it. */
+  openAnother(): NetlinkConnection {
+    return openNetlinkIn(this.target.netns, NETLINK_SOCK_DIAG);
+  }
+
+  [Symbol.dispose](): void {
+    this.conn.close();
+  }
 }

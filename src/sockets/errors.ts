@@ -3,8 +3,8 @@
  * a capability) so that the CLI can print it as is and map it to an exit code in one place.
  */
 import type { Protocol, Socket } from "../diag/socket.js";
-import { sockdiagError } from "../sys/errors.js";
-import type { NamespaceFailure } from "./targets.js";
+import type { NamespaceFailure } from "../netns/index.js";
+import { type AbortSignalLike, sockdiagError } from "../sys/errors.js";
 
 /** QueryError: the query itself is wrong (unknown protocol, state or extension name). Nothing was sent. */
 export class QueryError extends sockdiagError("QueryError", "ERR_SOCKDIAG_QUERY") {
@@ -52,11 +52,7 @@ export class NamespacesFailedError extends sockdiagError(
   }
 }
 
-/** What a long call watches to stop early: an AbortSignal, or anything with its `aborted` flag. */
-export interface AbortSignalLike {
-  readonly aborted: boolean;
-  readonly reason?: unknown;
-}
+export type { AbortSignalLike };
 
 /**
  * AbortError: the caller's signal aborted a call. Requests already sent were finished first; `report`

@@ -39,6 +39,11 @@ export {
 } from "./iterate.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
-export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
+export {
+  checkNetnsDirs,
+  EXTENSION_NAMES,
+  type NetnsSelector,
+  type SocketQuery,
+  statesFromWords,
+} from "./query.js";
 export type { InetSocketFields } from "./revive.js";
-export { checkNetnsDirs, type NetnsSelector } from "./targets.js";

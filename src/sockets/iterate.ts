@@ -2,17 +2,19 @@
  * iterateSockets / listSockets: the read half of the sockets library.
  */
 import type { InetSocket, Protocol, Socket, UnixSocket } from "../diag/socket.js";
+import { Scan } from "./dump.js";
 import { NamespacesFailedError } from "./errors.js";
-import { planQuery, type QueryPlan, type SocketQuery } from "./query.js";
-import { Scan } from "./scan.js";
 import {
   checkNetnsDirs,
   type NamespaceFailure,
   type NamespaceSourceOptions,
   type NetnsSelector,
+  planQuery,
+  type QueryPlan,
   recordOrThrow,
+  type SocketQuery,
   targetsOf,
-} from "./targets.js";
+} from "./query.js";
 
 /** A query plus where to run it. */
 export interface NamespacedQuery extends SocketQuery, NamespaceSourceOptions {

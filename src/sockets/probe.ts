@@ -122,7 +122,7 @@ function probeDestroy(): ProbeItem {
     connect(fd, addr);
     const s = ownSocket(fd, addr);
     using conn = NetlinkSocket.open(NETLINK_SOCK_DIAG);
-    const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, 1);
+    const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, { batchSize: 1 });
     destroyer.add(s);
     destroyer.flush(conn);
     const failure = destroyer.report.failed[0];

@@ -18,18 +18,18 @@ import {
 } from "../diag/constants.js";
 import { decodeInetDiagMsg } from "../diag/inet.js";
 import { INET_DIAG_MSG_LEN, type InetFamily, type InetSocket, type SocketNetns } from "../diag/socket.js";
+import { compileIn, type FilterInput, prepareFilter } from "../filter/index.js";
 import { AttributeReader, DecodeScratch, MessageReader, type NetlinkSocket } from "../netlink/index.js";
 import { openNetlinkIn } from "../netns/index.js";
 import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
 import { QueryError } from "./errors.js";
-import { compileIn, type FilterInput, prepareFilter } from "./filtering.js";
 import {
   type NamespaceFailure,
   type NamespaceSourceOptions,
   type NetnsSelector,
   recordOrThrow,
   targetsOf,
-} from "./targets.js";
+} from "./query.js";
 
 /** What to watch. */
 export interface WatchQuery extends NamespaceSourceOptions {

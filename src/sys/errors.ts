@@ -75,6 +75,12 @@ export class ForeignError extends sockdiagError("ForeignError", "ERR_SOCKDIAG_FO
   }
 }
 
+/** What a long call watches to stop early: an AbortSignal, or anything with its `aborted` flag. */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+}
+
 /** `err` as a SockdiagError: itself, or wrapped in ForeignError. */
 export function asSockdiagError(err: unknown): SockdiagError {
   return err instanceof SockdiagError ? err : new ForeignError(err);

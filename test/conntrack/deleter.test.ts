@@ -56,12 +56,10 @@ function expectedDelete(seq: number, i: number): Buffer {
 
 function deleterOn(conn: FakeNetlink, batchSize = 1024) {
   const outcomes: ConntrackOutcome[] = [];
-  const deleter = new EntryDeleter(
-    () => conn,
-    conn.receiveQueueBytes,
+  const deleter = new EntryDeleter(() => conn, conn.receiveQueueBytes, {
     batchSize,
-    (_e, o) => outcomes.push(o),
-  );
+    onOutcome: (_e, o) => outcomes.push(o),
+  });
   return { deleter, outcomes };
 }
 
@@ -100,7 +98,7 @@ test("one write of errors-only DELETEs with the listed tuples and ids, then a ba
 test("a full batch goes at once on the connection `connect` gives; the rest on flush's", () => {
   const first = new FakeNetlink();
   const second = new FakeNetlink();
-  const deleter = new EntryDeleter(() => first, first.receiveQueueBytes, 4);
+  const deleter = new EntryDeleter(() => first, first.receiveQueueBytes, { batchSize: 4 });
   feed(deleter, 6);
   assert.equal(deletes(first.sent).length, 4);
   deleter.flush(second);

@@ -85,12 +85,10 @@ function destroyAll(
   listedAgain: () => readonly InetSocket[] = () => [],
 ) {
   const outcomes: [number, string][] = [];
-  const d = new Destroyer(
-    () => conn,
-    conn.receiveQueueBytes,
+  const d = new Destroyer(() => conn, conn.receiveQueueBytes, {
     batchSize,
-    (s, o) => outcomes.push([indexOf(s), o]),
-  );
+    onOutcome: (s, o) => outcomes.push([indexOf(s), o]),
+  });
   let thrown: unknown;
   try {
     for (const s of sockets) d.add(s);
@@ -278,7 +276,7 @@ test("batches are cut at batchSize, and at what the receive queue could hold if 
 
 test("unix sockets are failed with EOPNOTSUPP without a request", () => {
   const conn = kernel(() => 0);
-  const d = new Destroyer(() => conn, conn.receiveQueueBytes, 8);
+  const d = new Destroyer(() => conn, conn.receiveQueueBytes, { batchSize: 8 });
   d.add({ family: "unix", protocol: "unix" } as never);
   d.flush(conn);
   assert.equal(conn.sent.length, 0);
