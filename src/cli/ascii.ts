@@ -3,6 +3,9 @@
  * line. The table of a 100,000-socket listing is written this way, which leaves nothing for the
  * garbage collector but the Buffer itself.
  */
+/** From this many bytes on, a copy is one native call (a flat ~13 ns) instead of a loop (~0.7 ns a byte). */
+const NATIVE_COPY = 24;
+
 export class AsciiWriter {
   private buf: Buffer;
   private pos = 0;
@@ -35,13 +38,7 @@ export class AsciiWriter {
 
   /** Append bytes prepared beforehand (constant text: see `ascii`). */
   raw(bytes: Uint8Array): this {
-    const n = bytes.length;
-    this.ensure(n);
-    const buf = this.buf;
-    let pos = this.pos;
-    for (let i = 0; i < n; i++) buf[pos++] = bytes[i]!;
-    this.pos = pos;
-    return this;
+    return this.copy(bytes, 0, bytes.length);
   }
 
   /** Append `n` spaces (none when n <= 0). */
@@ -60,10 +57,21 @@ export class AsciiWriter {
    * previous one copies it instead of formatting its fields anew.
    */
   again(at: number, len: number): this {
+    return this.copy(this.buf, at, len);
+  }
+
+  /** Append the `len` bytes of `src` at `at` (`src` may be this writer's own buffer). */
+  copy(src: Uint8Array, at: number, len: number): this {
     this.ensure(len);
     const buf = this.buf;
     let pos = this.pos;
-    for (let i = at, end = at + len; i < end; i++) buf[pos++] = buf[i]!;
+    if (len >= NATIVE_COPY) {
+      if (src === buf) buf.copyWithin(pos, at, at + len);
+      else buf.set(at === 0 && len === src.length ? src : src.subarray(at, at + len), pos);
+      this.pos = pos + len;
+      return this;
+    }
+    for (let i = at, end = at + len; i < end; i++) buf[pos++] = src[i]!;
     this.pos = pos;
     return this;
   }
@@ -88,6 +96,21 @@ export class AsciiWriter {
   char(code: number): this {
     this.ensure(1);
     this.buf[this.pos++] = code;
+    return this;
+  }
+
+  /**
+   * Room for `n` more bytes, for a caller that writes them itself from `length` on and then calls
+   * advance(): the buffer to write into (valid until the next append).
+   */
+  reserve(n: number): Buffer {
+    this.ensure(n);
+    return this.buf;
+  }
+
+  /** Mark the bytes up to `end`, written into the buffer reserve() returned, as written. */
+  advance(end: number): this {
+    this.pos = end;
     return this;
   }
 

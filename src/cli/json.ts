@@ -34,50 +34,71 @@ export function stringifyForOutput(value: unknown, space?: number): string {
   return JSON.stringify(value, (key, v) => (key === "netns" && v == null ? HOST_NETNS_NAME : v), space);
 }
 
+/** Sockets to print: an array, or a listing handing its sockets over as they stream in. */
+export interface SocketSource {
+  forEach(sink: (s: Socket) => void): void;
+}
+
 /**
- * Write `sockets` as one JSON array ("json") or one object per line ("ndjson") through `write`,
- * with the `extras` asked for last in each object.
+ * JsonWriter writes sockets as one JSON array ("json") or one object per line ("ndjson") through
+ * `write`, a chunk at a time, with the `extras` asked for last in each object.
  */
+export class JsonWriter {
+  private readonly heads = new HeadTexts();
+  private readonly spans = new JsonSpans();
+  private out = new AsciiWriter(CHUNK + 4096);
+  private first = true;
+
+  constructor(
+    private readonly format: "json" | "ndjson",
+    private readonly write: (chunk: Uint8Array) => void,
+    private readonly extras: JsonExtras = {},
+  ) {}
+
+  add(s: Socket): void {
+    const { out, spans, extras } = this;
+    if (this.format === "json") out.char(this.first ? 91 : 44).char(10); // "[\n" or ",\n"
+    this.first = false;
+    if (s.family === "unix" || s.hasAttributes) {
+      out.text(stringifyForOutput(s).slice(0, -1));
+      spans.previous = undefined;
+    } else inetJson(out, s, this.heads, spans);
+    if (extras.timers && s.family !== "unix") out.text(`,"timer":${JSON.stringify(timerOf(s))}`);
+    if (extras.owners) out.text(`,"owners":${JSON.stringify(extras.owners.get(s.inode) ?? [])}`);
+    out.char(125); // }
+    if (this.format === "ndjson") out.char(10);
+    if (out.length >= CHUNK) {
+      this.write(out.bytes());
+      // Otherwise a fresh buffer per chunk: a write to a pipe may still hold the previous one.
+      if (extras.reuseBuffer) out.clear();
+      else this.out = new AsciiWriter(CHUNK + 4096);
+      spans.previous = undefined;
+    }
+  }
+
+  /** Write the rest (and close the array). */
+  end(): void {
+    if (this.format === "json") this.out.text(this.first ? "[]\n" : "\n]\n");
+    this.write(this.out.bytes());
+  }
+}
+
+/** Write `sockets` through a JsonWriter. */
 export function writeJson(
-  sockets: Iterable<Socket>,
+  sockets: SocketSource,
   format: "json" | "ndjson",
   write: (chunk: Uint8Array) => void,
   extras: JsonExtras = {},
 ): void {
-  const { owners, timers, reuseBuffer } = extras;
-  const labels = new LabelTexts();
-  const words = new Words();
-  const spans = new JsonSpans();
-  let out = new AsciiWriter(CHUNK + 4096);
-  let first = true;
-  for (const s of sockets) {
-    if (format === "json") out.char(first ? 91 : 44).char(10); // "[\n" or ",\n"
-    first = false;
-    if (s.family === "unix" || s.hasAttributes) out.text(stringifyForOutput(s).slice(0, -1));
-    else inetJson(out, s, labels, words, spans);
-    if (timers && s.family !== "unix") out.text(`,"timer":${JSON.stringify(timerOf(s))}`);
-    if (owners) out.text(`,"owners":${JSON.stringify(owners.get(s.inode) ?? [])}`);
-    out.char(125); // }
-    if (format === "ndjson") out.char(10);
-    if (out.length >= CHUNK) {
-      write(out.bytes());
-      // Otherwise a fresh buffer per chunk: a write to a pipe may still hold the previous one.
-      if (reuseBuffer) out.clear();
-      else out = new AsciiWriter(CHUNK + 4096);
-      spans.written = false;
-    }
-  }
-  if (format === "json") out.text(first ? "[]\n" : "\n]\n");
-  write(out.bytes());
+  const writer = new JsonWriter(format, write, extras);
+  sockets.forEach((s) => {
+    writer.add(s);
+  });
+  writer.end();
 }
 
-// The constant parts of an inet socket's JSON, in toJSON's field order.
+// The constant parts of an inet socket's JSON after its head, in toJSON's field order.
 const K = {
-  netns: ascii('{"netns":'),
-  family: ascii(',"family":"'),
-  protocol: ascii('","protocol":"'),
-  state: ascii('","state":"'),
-  src: ascii('","src":"'),
   sport: ascii('","sport":'),
   dst: ascii(',"dst":"'),
   dport: ascii('","dport":'),
@@ -92,87 +113,79 @@ const K = {
   expires: ascii(',"expires":'),
 };
 
-/** Short constant words (families, protocols, states) as bytes, encoded on first use. */
-class Words {
-  private readonly bytes = new Map<string, Uint8Array>();
+/**
+ * The constant start of an inet socket's JSON, '{"netns":…,"family":…,"protocol":…,"state":…,"src":"',
+ * as bytes: a dump repeats one namespace, family and protocol, in a few states.
+ */
+class HeadTexts {
+  private label: string | undefined;
+  private family = "";
+  private protocol = "";
+  private byState = new Map<string, Uint8Array>();
 
-  of(word: string): Uint8Array {
-    let b = this.bytes.get(word);
-    if (!b) {
-      b = ascii(word);
-      this.bytes.set(word, b);
+  of(s: InetSocket): Uint8Array {
+    const label = s.netns?.label;
+    if (label !== this.label || s.family !== this.family || s.protocol !== this.protocol) {
+      this.label = label;
+      this.family = s.family;
+      this.protocol = s.protocol;
+      this.byState = new Map();
     }
-    return b;
+    let head = this.byState.get(s.state);
+    if (!head) {
+      const netns = JSON.stringify(label ?? HOST_NETNS_NAME);
+      head = ascii(
+        `{"netns":${netns},"family":"${s.family}","protocol":"${s.protocol}","state":"${s.state}","src":"`,
+      );
+      this.byState.set(s.state, head);
+    }
+    return head;
   }
 }
 
 /**
- * The spans of the previous socket's JSON that the next one may repeat, in the current chunk:
- * sockets of one dump mostly share their namespace, state and local address, often their remote
- * address, and nearly always their queues and timer fields.
+ * Where, in the current chunk, the previous socket's repeatable spans are: sockets of one dump
+ * mostly share their namespace, state and local address, often their remote address, and nearly
+ * always their queues and timer fields — the next socket copies what it shares with the previous.
  */
 class JsonSpans {
-  /** Whether the spans below are in the current chunk. */
-  written = false;
-  // '{"netns":...,"sport":' for these values.
-  netns: string | undefined;
-  family = "";
-  protocol = "";
-  state = "";
-  src = "";
+  /** The previous socket written by inetJson in this chunk. */
+  previous: InetSocket | undefined;
+  // '{"netns":...,"sport":'
   headAt = 0;
   headLen = 0;
   // ',"dst":"...","dport":'
-  dst = "";
   dstAt = 0;
   dstLen = 0;
   // ',"uid":...,"expires":N'
-  uid = -1;
-  rqueue = 0;
-  wqueue = 0;
-  timer = 0;
-  retrans = 0;
-  expires = 0;
   tailAt = 0;
   tailLen = 0;
 }
 
 /** JSON.stringify(s) of an inet socket without attributes, less its closing brace. */
-function inetJson(out: AsciiWriter, s: InetSocket, labels: LabelTexts, words: Words, spans: JsonSpans): void {
-  const fresh = !spans.written;
-  spans.written = true;
+function inetJson(out: AsciiWriter, s: InetSocket, heads: HeadTexts, spans: JsonSpans): void {
+  const p = spans.previous;
+  spans.previous = s;
   if (
-    !fresh &&
-    s.src === spans.src &&
-    s.netns?.label === spans.netns &&
-    s.state === spans.state &&
-    s.protocol === spans.protocol &&
-    s.family === spans.family
+    p &&
+    s.src === p.src &&
+    s.state === p.state &&
+    s.protocol === p.protocol &&
+    s.family === p.family &&
+    s.netns?.label === p.netns?.label
   )
     out.again(spans.headAt, spans.headLen);
   else {
-    const at = out.length;
-    out.raw(K.netns).text(labels.json(s.netns?.label));
-    out.raw(K.family).raw(words.of(s.family));
-    out.raw(K.protocol).raw(words.of(s.protocol));
-    out.raw(K.state).raw(words.of(s.state));
-    out.raw(K.src).text(s.src).raw(K.sport);
-    spans.netns = s.netns?.label;
-    spans.family = s.family;
-    spans.protocol = s.protocol;
-    spans.state = s.state;
-    spans.src = s.src;
-    spans.headAt = at;
-    spans.headLen = out.length - at;
+    spans.headAt = out.length;
+    out.raw(heads.of(s)).text(s.src).raw(K.sport);
+    spans.headLen = out.length - spans.headAt;
   }
   out.uint(s.sport);
-  if (!fresh && s.dst === spans.dst) out.again(spans.dstAt, spans.dstLen);
+  if (p && s.dst === p.dst) out.again(spans.dstAt, spans.dstLen);
   else {
-    const at = out.length;
+    spans.dstAt = out.length;
     out.raw(K.dst).text(s.dst).raw(K.dport);
-    spans.dst = s.dst;
-    spans.dstAt = at;
-    spans.dstLen = out.length - at;
+    spans.dstLen = out.length - spans.dstAt;
   }
   out.uint(s.dport);
   out.raw(K.ifindex).uint(s.ifindex);
@@ -182,44 +195,23 @@ function inetJson(out: AsciiWriter, s: InetSocket, labels: LabelTexts, words: Wo
   else out.text(s.cookie.toString());
   out.raw(K.inode).uint(s.inode);
   if (
-    !fresh &&
-    s.uid === spans.uid &&
-    s.rqueue === spans.rqueue &&
-    s.wqueue === spans.wqueue &&
-    s.timer === spans.timer &&
-    s.retrans === spans.retrans &&
-    s.expires === spans.expires
+    p &&
+    s.uid === p.uid &&
+    s.rqueue === p.rqueue &&
+    s.wqueue === p.wqueue &&
+    s.timer === p.timer &&
+    s.retrans === p.retrans &&
+    s.expires === p.expires
   )
     out.again(spans.tailAt, spans.tailLen);
   else {
-    const at = out.length;
+    spans.tailAt = out.length;
     out.raw(K.uid).uint(s.uid);
     out.raw(K.rqueue).uint(s.rqueue);
     out.raw(K.wqueue).uint(s.wqueue);
     out.raw(K.timer).uint(s.timer);
     out.raw(K.retrans).uint(s.retrans);
     out.raw(K.expires).uint(s.expires);
-    spans.uid = s.uid;
-    spans.rqueue = s.rqueue;
-    spans.wqueue = s.wqueue;
-    spans.timer = s.timer;
-    spans.retrans = s.retrans;
-    spans.expires = s.expires;
-    spans.tailAt = at;
-    spans.tailLen = out.length - at;
-  }
-}
-
-/** Namespace labels as JSON strings; a listing repeats each for thousands of sockets. */
-class LabelTexts {
-  private last: string | undefined;
-  private lastJson = JSON.stringify(HOST_NETNS_NAME);
-
-  json(label: string | undefined): string {
-    if (label !== this.last) {
-      this.last = label;
-      this.lastJson = JSON.stringify(label ?? HOST_NETNS_NAME);
-    }
-    return this.lastJson;
+    spans.tailLen = out.length - spans.tailAt;
   }
 }

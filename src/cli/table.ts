@@ -1,17 +1,18 @@
 /**
  * The ss-like table: one row per socket, columns padded to their widest cell, and ss's extra
- * detail (-e, -m, -i, -p) after the row. Built for 100,000 rows: cells are computed once, widths
- * in the same pass, and lines are joined into chunks rather than one array per row.
+ * detail (-e, -m, -i, -p) after the row. Built for 100,000 rows streaming in: each row is written
+ * once, as bytes, when its socket comes.
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
 import type { StateName } from "../diag/states.js";
 import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
 import { AsciiWriter, digits } from "./ascii.js";
+import type { SocketSource } from "./json.js";
 import type { Display } from "./select.js";
 import { timerText } from "./timers.js";
 
-const STATE_LABELS: Readonly<Record<StateName, string>> = {
+const STATE_TEXT: Readonly<Record<StateName, string>> = {
   unknown: "UNKNOWN",
   established: "ESTAB",
   "syn-sent": "SYN-SENT",
@@ -27,6 +28,8 @@ const STATE_LABELS: Readonly<Record<StateName, string>> = {
   "new-syn-recv": "NEW-SYN-RECV",
   "bound-inactive": "BOUND-INACTIVE",
 };
+// A Map, not the object: looking up a name not met before does not throw away optimised code.
+const STATE_LABELS = new Map(Object.entries(STATE_TEXT)) as ReadonlyMap<StateName, string>;
 
 const UNIX_NETIDS = { stream: "u_str", dgram: "u_dgr", seqpacket: "u_seq" } as const;
 
@@ -43,169 +46,240 @@ const COLON = 58;
 const NEWLINE = 10;
 const STAR = 42;
 
+/** Per row: the byte lengths of its cells (HEADERS' order) and of its detail text. */
+const CELLS = HEADERS.length;
+const STRIDE = CELLS + 1;
+const DETAILS = CELLS;
+const PEER = CELLS - 1;
+/** The columns padded on the left: Recv-Q, Send-Q, Local Address:Port. */
+const RIGHT_ALIGNED = [false, false, false, true, true, true, false];
+
 /** ss's width of an endpoint: host (bracketed for IPv6), ":", and the port ("*" for 0). */
 function endpointWidth(s: InetSocket, host: string, port: number): number {
   return host.length + (s.family === "inet" ? 1 : 3) + (port === 0 ? 1 : digits(port));
 }
 
 /**
- * Render sockets as ss's table, as bytes to write (empty when there is nothing to print). Every
- * line ends with a newline. Cells are measured in a first pass and written straight into one buffer
- * in a second: no string is built per cell or per line.
+ * TableWriter builds ss's table one socket at a time, so that a listing is rendered while it
+ * streams in and no socket outlives its row. Each row is written at once, padded to the widest
+ * cells so far; the rare rows written before a column grew are padded again by `finish` (columns
+ * start as wide as their headers, and reach their width within the first rows of a dump).
+ * Neighbouring rows mostly share their leading cells and local address, often their peer: those
+ * are copied from the previous row instead of being formatted again.
  */
-export function renderTable(sockets: readonly Socket[], options: TableOptions): Buffer {
-  const n = sockets.length;
-  if (n === 0 && !options.header) return Buffer.alloc(0);
-  // For unix sockets, the whole local and peer cells (inet cells are written from their fields).
-  const locals = new Array<string | undefined>(n);
-  const peers = new Array<string | undefined>(n);
-  const first = options.netnsColumn ? 0 : 1;
-  const widths = HEADERS.map((h) => (options.header ? h.length : 0));
-  for (let i = 0; i < n; i++) {
-    const s = sockets[i]!;
-    let localWidth: number;
-    let peerWidth: number;
-    if (s.family === "unix") {
-      locals[i] = `${s.name ?? "*"} ${s.inode}`;
-      peers[i] = `* ${s.peer ?? 0}`;
-      localWidth = locals[i]!.length;
-      peerWidth = peers[i]!.length;
-    } else {
-      localWidth = endpointWidth(s, s.src, s.sport);
-      peerWidth = endpointWidth(s, s.dst, s.dport);
+export class TableWriter {
+  private readonly out = new AsciiWriter(1 << 16);
+  private lengths = new Int32Array(STRIDE * 1024);
+  private rows = 0;
+  private readonly widths: number[];
+  /** The widths rows were padded to: each from its `row` on, until the next one's. */
+  private readonly runs: { row: number; widths: readonly number[] }[] = [];
+  private readonly first: number;
+  private readonly wantsDetails: boolean;
+  private readonly spans = new RowSpans();
+
+  constructor(private readonly options: TableOptions) {
+    this.widths = HEADERS.map((h) => (options.header ? h.length : 0));
+    this.first = options.netnsColumn ? 0 : 1;
+    const d = options.display;
+    this.wantsDetails = d.options || d.extended || d.memory || d.info || d.processes;
+  }
+
+  /** Add the row of one socket. */
+  add(s: Socket): void {
+    if ((this.rows + 1) * STRIDE > this.lengths.length) {
+      const bigger = new Int32Array(this.lengths.length * 2);
+      bigger.set(this.lengths);
+      this.lengths = bigger;
     }
-    if (options.netnsColumn) widths[0] = Math.max(widths[0]!, (s.netns?.label ?? HOST_NETNS_NAME).length);
-    widths[1] = Math.max(widths[1]!, netid(s).length);
-    widths[2] = Math.max(widths[2]!, STATE_LABELS[s.state].length);
-    widths[3] = Math.max(widths[3]!, digits(s.rqueue));
-    widths[4] = Math.max(widths[4]!, digits(s.wqueue));
-    widths[5] = Math.max(widths[5]!, localWidth);
-    widths[6] = Math.max(widths[6]!, peerWidth);
-  }
-  const lineWidth = widths.reduce((a, b) => a + b + 1, 0);
-  const out = new AsciiWriter((n + 1) * (lineWidth + 1));
-  if (options.header) {
-    const cells = HEADERS.slice(first).map((h, c) => align(h, widths[c + first]!, c + first));
-    out.text(`${cells.join(" ")}${options.display.processes ? " Process" : ""}`.trimEnd()).char(NEWLINE);
-  }
-  const wantsDetails =
-    options.display.options ||
-    options.display.extended ||
-    options.display.memory ||
-    options.display.info ||
-    options.display.processes;
-  const spans = new RowSpans();
-  for (let i = 0; i < n; i++) {
-    const s = sockets[i]!;
-    writeQueues(out, s, options.netnsColumn, widths, spans);
-    let peerWidth: number;
+    const lengths = this.lengths;
+    const r = this.rows * STRIDE;
+    const label = this.options.netnsColumn ? (s.netns?.label ?? HOST_NETNS_NAME) : "";
+    const id = netid(s);
+    const state = STATE_LABELS.get(s.state)!;
+    lengths[r] = label.length;
+    lengths[r + 1] = id.length;
+    lengths[r + 2] = state.length;
+    lengths[r + 3] = digits(s.rqueue);
+    lengths[r + 4] = digits(s.wqueue);
+    // A unix socket's whole local and peer cells (inet cells are written from their fields).
+    let local = "";
+    let peer = "";
     if (s.family === "unix") {
-      out
-        .spaces(widths[5]! - locals[i]!.length)
-        .text(locals[i]!)
-        .char(32)
-        .text(peers[i]!);
-      peerWidth = peers[i]!.length;
+      local = `${s.name ?? "*"} ${s.inode}`;
+      peer = `* ${s.peer ?? 0}`;
+      lengths[r + 5] = local.length;
+      lengths[r + PEER] = peer.length;
     } else {
-      out.spaces(widths[5]! - endpointWidth(s, s.src, s.sport));
-      if (s.src === spans.localHost && s.family === spans.localFamily)
-        out.again(spans.localAt, spans.localLen);
+      lengths[r + 5] = endpointWidth(s, s.src, s.sport);
+      lengths[r + PEER] = endpointWidth(s, s.dst, s.dport);
+    }
+    const widths = this.widths;
+    let grew = this.rows === 0;
+    for (let c = this.first; c < CELLS; c++)
+      if (lengths[r + c]! > widths[c]!) {
+        widths[c] = lengths[r + c]!;
+        grew = true;
+      }
+    if (grew) this.runs.push({ row: this.rows, widths: [...widths] });
+    this.rows++;
+
+    const out = this.out;
+    const spans = this.spans;
+    const p = spans.previous;
+    spans.previous = s;
+    // The previous row's head is this one's when its cells are the same and no column grew.
+    if (
+      !grew &&
+      p &&
+      s.rqueue === p.rqueue &&
+      s.wqueue === p.wqueue &&
+      s.state === p.state &&
+      id === netid(p) &&
+      (!this.options.netnsColumn || label === (p.netns?.label ?? HOST_NETNS_NAME))
+    )
+      out.again(spans.headAt, spans.headLen);
+    else {
+      spans.headAt = out.length;
+      if (this.options.netnsColumn) cell(out, label, widths[0]!);
+      cell(out, id, widths[1]!);
+      cell(out, state, widths[2]!);
+      out
+        .spaces(widths[3]! - lengths[r + 3]!)
+        .uint(s.rqueue)
+        .char(32)
+        .spaces(widths[4]! - lengths[r + 4]!)
+        .uint(s.wqueue)
+        .char(32);
+      spans.headLen = out.length - spans.headAt;
+    }
+    out.spaces(widths[5]! - lengths[r + 5]!);
+    if (s.family === "unix") out.text(local).char(32).text(peer);
+    else {
+      const inet = p && p.family === s.family ? (p as InetSocket) : undefined;
+      if (inet && s.src === inet.src) out.again(spans.localAt, spans.localLen);
       else {
-        const at = out.length;
+        spans.localAt = out.length;
         host(out, s, s.src);
-        spans.localHost = s.src;
-        spans.localFamily = s.family;
-        spans.localAt = at;
-        spans.localLen = out.length - at;
+        spans.localLen = out.length - spans.localAt;
       }
       port(out, s.sport).char(32);
-      peerWidth = endpointWidth(s, s.dst, s.dport);
-      if (s.dst === spans.peerHost && s.dport === spans.peerPort && s.family === spans.peerFamily)
-        out.again(spans.peerAt, spans.peerLen);
+      if (inet && s.dst === inet.dst && s.dport === inet.dport) out.again(spans.peerAt, spans.peerLen);
       else {
-        const at = out.length;
+        spans.peerAt = out.length;
         port(host(out, s, s.dst), s.dport);
-        spans.peerHost = s.dst;
-        spans.peerPort = s.dport;
-        spans.peerFamily = s.family;
-        spans.peerAt = at;
-        spans.peerLen = out.length - at;
+        spans.peerLen = out.length - spans.peerAt;
       }
     }
-    if (wantsDetails)
-      out
-        .spaces(widths[6]! - peerWidth)
-        .text(details(s, options))
-        .trimEnd();
+    lengths[r + DETAILS] = 0;
+    if (this.wantsDetails) {
+      const pad = widths[PEER]! - lengths[r + PEER]!;
+      const at = out.length + pad;
+      out.spaces(pad).text(details(s, this.options)).trimEnd();
+      if (out.length > at) lengths[r + DETAILS] = out.length - at;
+    }
     out.char(NEWLINE);
   }
-  return out.bytes();
+
+  /**
+   * The table as chunks of bytes to write in order (none when there is no row and no header):
+   * every cell padded to its column's widest, numbers and local addresses aligned right as ss
+   * aligns them, every line ending with a newline.
+   */
+  finish(): Uint8Array[] {
+    const { rows, widths, options, first } = this;
+    const chunks: Uint8Array[] = [];
+    if (options.header) {
+      const cells = HEADERS.slice(first).map((h, c) => align(h, widths[c + first]!, c + first));
+      chunks.push(
+        Buffer.from(`${`${cells.join(" ")}${options.display.processes ? " Process" : ""}`.trimEnd()}\n`),
+      );
+    }
+    if (rows === 0) return chunks;
+    // The rows before the last column grew were padded to narrower columns.
+    const stale = this.runs.at(-1)!.row;
+    const written = this.out.bytes();
+    if (stale === 0) chunks.push(written);
+    else {
+      const { bytes, end } = this.padAgain(written, stale);
+      chunks.push(bytes, written.subarray(end));
+    }
+    return chunks;
+  }
+
+  /**
+   * The first `count` rows of `src` padded to the final widths, and where they end in `src`. A run
+   * of rows padded to the same widths has its cells at the same places in each row: the spaces a
+   * grown column needs go at one place per column (after a left-aligned cell's padding, before a
+   * right-aligned one's), and the bytes between those places are copied whole.
+   */
+  private padAgain(src: Buffer, count: number): { bytes: Buffer; end: number } {
+    const { lengths, widths, runs, first } = this;
+    const out = new AsciiWriter(count * (widths.reduce((a, b) => a + b + 1, 0) + 1));
+    let p = 0;
+    for (let run = 0; runs[run]!.row < count; run++) {
+      const old = runs[run]!.widths;
+      // Where spaces go in each row of the run (offsets from the row's start), and how many.
+      const places: number[] = [];
+      const extra: number[] = [];
+      let cellsEnd = 0;
+      for (let c = first; c < PEER; c++) {
+        if (widths[c]! > old[c]!) {
+          places.push(RIGHT_ALIGNED[c] ? cellsEnd : cellsEnd + old[c]!);
+          extra.push(widths[c]! - old[c]!);
+        }
+        cellsEnd += old[c]! + 1;
+      }
+      const peerExtra = widths[PEER]! - old[PEER]!;
+      for (let row = runs[run]!.row; row < runs[run + 1]!.row; row++) {
+        const r = row * STRIDE;
+        const peer = lengths[r + PEER]!;
+        const detail = lengths[r + DETAILS]!;
+        let from = p;
+        for (let i = 0; i < places.length; i++) {
+          out.copy(src, from, p + places[i]! - from).spaces(extra[i]!);
+          from = p + places[i]!;
+        }
+        p += cellsEnd + peer;
+        if (detail > 0) {
+          // The peer cell is padded only before details: the place after its padding.
+          p += old[PEER]! - peer;
+          out.copy(src, from, p - from).spaces(peerExtra);
+          from = p;
+          p += detail;
+        }
+        p++; // the newline
+        out.copy(src, from, p - from);
+      }
+    }
+    return { bytes: out.bytes(), end: p };
+  }
+}
+
+/** Render sockets as ss's table, as bytes to write (empty when there is nothing to print). */
+export function renderTable(sockets: SocketSource, options: TableOptions): Buffer {
+  const table = new TableWriter(options);
+  sockets.forEach((s) => {
+    table.add(s);
+  });
+  return Buffer.concat(table.finish());
 }
 
 /**
- * Where the previous row's repeatable spans were written, and what they held: rows of one dump
- * mostly share their leading cells and local address, often their peer.
+ * Where the previous row's repeatable cells are: rows of one dump mostly share their leading
+ * cells and local address, often their peer — a row copies what it shares with the previous one.
  */
 class RowSpans {
-  // The Netns, Netid, State, Recv-Q and Send-Q cells with their spaces.
-  netns: string | undefined;
-  netid = "";
-  state = "";
-  rqueue = -1;
-  wqueue = -1;
-  queuesAt = 0;
-  queuesLen = 0;
+  previous: Socket | undefined;
+  // The Netns, Netid, State, Recv-Q and Send-Q cells, padded.
+  headAt = 0;
+  headLen = 0;
   // The local host text (bracketed for IPv6).
-  localHost = "";
-  localFamily = "";
   localAt = 0;
   localLen = 0;
   // The whole peer endpoint, host and port.
-  peerHost = "";
-  peerPort = -1;
-  peerFamily = "";
   peerAt = 0;
   peerLen = 0;
-}
-
-/** The row's cells up to the local address: Netns (if shown), Netid, State, Recv-Q, Send-Q. */
-function writeQueues(
-  out: AsciiWriter,
-  s: Socket,
-  netnsColumn: boolean,
-  widths: number[],
-  spans: RowSpans,
-): void {
-  const id = netid(s);
-  if (
-    s.rqueue === spans.rqueue &&
-    s.wqueue === spans.wqueue &&
-    s.state === spans.state &&
-    id === spans.netid &&
-    s.netns?.label === spans.netns
-  ) {
-    out.again(spans.queuesAt, spans.queuesLen);
-    return;
-  }
-  const at = out.length;
-  if (netnsColumn) cell(out, s.netns?.label ?? HOST_NETNS_NAME, widths[0]!);
-  cell(out, id, widths[1]!);
-  cell(out, STATE_LABELS[s.state], widths[2]!);
-  out
-    .spaces(widths[3]! - digits(s.rqueue))
-    .uint(s.rqueue)
-    .char(32);
-  out
-    .spaces(widths[4]! - digits(s.wqueue))
-    .uint(s.wqueue)
-    .char(32);
-  spans.netns = s.netns?.label;
-  spans.netid = id;
-  spans.state = s.state;
-  spans.rqueue = s.rqueue;
-  spans.wqueue = s.wqueue;
-  spans.queuesAt = at;
-  spans.queuesLen = out.length - at;
 }
 
 /** A left-aligned cell and its separating space. */

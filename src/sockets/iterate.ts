@@ -74,21 +74,39 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
     }
   }
 
-  /** Every socket in an array: the same as spreading the iteration, without a generator per socket. */
-  toArray(): S[] {
+  /**
+   * Hand every socket to `sink`, in order: the same as iterating, without a generator step per
+   * socket. An exception of `sink` ends the walk and is thrown as it is (never recorded as a
+   * namespace failure).
+   */
+  forEach(sink: (s: S) => void): void {
     this.failures.length = 0;
-    const out: S[] = [];
-    const push = (s: Socket) => {
-      out.push(s as S);
+    let sinkError: { error: unknown } | undefined;
+    const guarded = (s: Socket) => {
+      try {
+        sink(s as S);
+      } catch (error) {
+        sinkError = { error };
+        throw error;
+      }
     };
     for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
       try {
         using scan = new Scan(target, this.plan);
-        scan.dumper.each(this.plan, scan.options, push);
+        scan.dumper.each(this.plan, scan.options, guarded);
       } catch (err) {
+        if (sinkError) throw sinkError.error;
         recordOrThrow(this.query.netns, target, err, this.failures);
       }
     }
+  }
+
+  /** Every socket in an array: the same as spreading the iteration, without a generator per socket. */
+  toArray(): S[] {
+    const out: S[] = [];
+    this.forEach((s) => {
+      out.push(s);
+    });
     return out;
   }
 }

@@ -45,3 +45,59 @@ test("each row shows its own socket's cells, aligned as ss aligns them", () => {
     { numRuns: 300 },
   );
 });
+
+/** The table as a plain reference writer makes it: every cell padded to its column's widest. */
+function referenceTable(
+  sockets: InetSocket[],
+  header: boolean,
+  netnsColumn: boolean,
+  extended: boolean,
+): string {
+  const titles = ["Netns", "Netid", "State", "Recv-Q", "Send-Q", "Local Address:Port", "Peer Address:Port"];
+  const rows = sockets.map((s) => [
+    s.netns?.label ?? "(host)",
+    s.protocol,
+    LABELS[s.state]!,
+    String(s.rqueue),
+    String(s.wqueue),
+    endpoint(s, s.src, s.sport),
+    endpoint(s, s.dst, s.dport),
+  ]);
+  const first = netnsColumn ? 0 : 1;
+  const widths = titles.map((t, c) => Math.max(header ? t.length : 0, ...rows.map((r) => r[c]!.length)));
+  const line = (cells: string[], details: string) =>
+    `${cells
+      .slice(first)
+      .map((text, i) => {
+        const c = i + first;
+        if (c === 6) return details ? text.padEnd(widths[c]!) : text;
+        return c >= 3 ? text.padStart(widths[c]!) : text.padEnd(widths[c]!);
+      })
+      .join(" ")}${details}`.trimEnd();
+  const lines = rows.map((r, i) => {
+    const s = sockets[i]!;
+    return line(r, extended ? ` uid:${s.uid} ino:${s.inode} sk:${s.cookie.toString(16)}` : "");
+  });
+  if (header) lines.unshift(line(titles, ""));
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
+}
+
+test("rows written before a column grew are padded again to its final width", () => {
+  fc.assert(
+    fc.property(
+      repeatingInetSockets,
+      fc.boolean(),
+      fc.boolean(),
+      fc.boolean(),
+      (sockets, header, netnsColumn, extended) => {
+        const text = renderTable(sockets, {
+          display: { ...display, extended },
+          header,
+          netnsColumn,
+        }).toString();
+        assert.equal(text, referenceTable(sockets, header, netnsColumn, extended));
+      },
+    ),
+    { numRuns: 500 },
+  );
+});

@@ -7,6 +7,7 @@ import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeJson, writeOut } fr
 import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { selectionFromArgs, selectOptions } from "../select.js";
 import { formatSummary, summarise } from "../summary.js";
+import { TableWriter } from "../table.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import { DESTROY_ALL, destroySelected, KILL_PROTOCOLS } from "./kill.js";
 
@@ -65,18 +66,24 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
     // JSON streams: a 100,000-socket listing never holds more than one chunk of lines.
     writeJson(iteration, format, writeOut, { timers: selection.display.options, reuseBuffer: true });
   } else {
-    const sockets: Socket[] = iteration.toArray();
-    const owners = selection.display.processes
-      ? findSocketOwners(new Set(sockets.map((s) => s.inode)))
-      : undefined;
-    writeOut(
-      renderSockets(sockets, format, {
-        display: selection.display,
-        header: !values["no-header"],
-        netnsColumn: selection.query.netns === "all",
-        owners,
-      }),
-    );
+    const table = {
+      display: selection.display,
+      header: !values["no-header"],
+      netnsColumn: selection.query.netns === "all",
+    };
+    if (selection.display.processes) {
+      // Owners are found by inode: every socket must be listed before the first row is made.
+      const sockets: Socket[] = iteration.toArray();
+      const owners = findSocketOwners(new Set(sockets.map((s) => s.inode)));
+      writeOut(renderSockets(sockets, format, { ...table, owners }));
+    } else {
+      // Rows are made as the sockets stream in: no socket outlives its row.
+      const writer = new TableWriter(table);
+      iteration.forEach((s) => {
+        writer.add(s);
+      });
+      writeOut(writer.finish());
+    }
   }
   // With -a the user asked for everything there is: say what this kernel could not list.
   if (values.all)
