@@ -51,6 +51,7 @@ export async function benchList(): Promise<string[]> {
     const lib = timeFn(() => {
       count = listSockets({ netns: path, protocols: ["udp"], families: ["inet"] }).length;
     });
+    recordGoal("listSockets of 100,000 / raw kernel dump, in-process", lib / raw, 1.3);
     out.push(
       row(
         `listSockets in-process (${count} sockets)`,

@@ -100,7 +100,7 @@ const MAX_PROGRAM = 65528;
 /**
  * compileBytecode compiles a filter for INET_DIAG_REQ_BYTECODE. Returns undefined when the kernel need
  * not filter (no filter, or nothing left to send). Throws FilterResolveError for an unknown `dev` or
- * `cgroup`. Whether the program needs CAP_NET_ADMIN: {@link programUsesMark}.
+ * `cgroup`. A program with MARK_COND needs CAP_NET_ADMIN: omit "fwmark" without it.
  */
 export function compileBytecode(
   ast: FilterNode | undefined,
@@ -111,17 +111,6 @@ export function compileBytecode(
   const expr = lower(ast, true, { env: options.env ?? {}, omit });
   if (expr === true) return undefined;
   return serialise(expr === false ? [jump("reject")] : emit(expr));
-}
-
-/** programUsesMark tells whether a program holds a MARK_COND op (refused with EPERM without CAP_NET_ADMIN). */
-export function programUsesMark(program: Buffer): boolean {
-  for (let o = 0; o + 4 <= program.length; ) {
-    if (program[o] === INET_DIAG_BC_MARK_COND) return true;
-    const yes = program[o + 1]!;
-    if (yes === 0) return false;
-    o += yes;
-  }
-  return false;
 }
 
 // ---- lowering: tree -> ops tree, with omitted conditions folded to constants ----

@@ -32,7 +32,6 @@ export {
   compileIn,
   compilePredicate,
   type OmittableCondition,
-  programUsesMark,
   type SocketPredicate,
 } from "./compile.js";
 export { type FilterEnv, readEphemeralPorts, resolveCgroupPath } from "./env.js";

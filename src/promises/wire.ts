@@ -7,7 +7,7 @@
  * stream shares one chunking and back-pressure path.
  */
 import { AddressTexts } from "../diag/address.js";
-import { decodeInetDiagMsg } from "../diag/inet.js";
+import { decodeInetDiagMsg, type InetDecodeOptions } from "../diag/inet.js";
 import {
   INET_DIAG_MSG_LEN,
   type InetProtocol,
@@ -134,24 +134,23 @@ export class ChunkWriter {
 /** Decode every item of `chunk` into `sink`, in order. */
 export function readChunk(chunk: SocketChunk, sink: (item: StreamItem) => void): void {
   const buf = Buffer.from(chunk.buf, 0, chunk.used);
-  const texts = new AddressTexts();
-  const scratch = new DecodeScratch();
+  // One options object for the chunk, its fields set per record: no allocation per socket.
+  const decode: InetDecodeOptions & { netns: SocketNetns | undefined } = {
+    protocol: "udp",
+    attributes: false,
+    netns: undefined,
+    texts: new AddressTexts(),
+    scratch: new DecodeScratch(),
+  };
   for (let o = 0; o < chunk.used; ) {
     const kind = buf[o]!;
-    const protocol = PROTOCOL_NAMES[buf[o + 1]!]!;
     const labelIndex = buf.readUInt16LE(o + 2);
-    const netns = labelIndex === NO_LABEL ? undefined : chunk.labels[labelIndex];
     const n = buf.readUInt32LE(o + 4);
     if (kind === INET) {
-      sink(
-        decodeInetDiagMsg(buf, o + HEADER, n, {
-          protocol: protocol as InetProtocol,
-          attributes: n > INET_DIAG_MSG_LEN,
-          netns,
-          texts,
-          scratch,
-        }),
-      );
+      decode.protocol = PROTOCOL_NAMES[buf[o + 1]!] as InetProtocol;
+      decode.attributes = n > INET_DIAG_MSG_LEN;
+      decode.netns = labelIndex === NO_LABEL ? undefined : chunk.labels[labelIndex];
+      sink(decodeInetDiagMsg(buf, o + HEADER, n, decode));
       o += HEADER + ((n + 3) & ~3);
     } else {
       const value = chunk.values[n]!;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { SocketAddress } from "node:net";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { formatIPv4, formatIPv6, isV4Mapped } from "../../src/diag/address.js";
+import { AddressTexts, formatIPv4, formatIPv6, isV4Mapped } from "../../src/diag/address.js";
 
 /** The four big-endian words of an IPv6 text, parsed by node (not by sockdiag). */
 function words(text: string): [number, number, number, number] {
@@ -121,5 +121,43 @@ describe("formatIPv6 cross-checked on random addresses", () => {
         assert.equal(formatIPv6(0, 0, 0xffff, v4), ntop([0, 0, 0xffff, v4]));
       }),
     );
+  });
+});
+
+describe("AddressTexts", () => {
+  // Pools larger than its 128 slots a side, so that addresses replace each other in a slot.
+  const v4 = fc.integer({ min: 0, max: 0xffffffff });
+  const entry = fc.oneof(
+    v4.map((w) => ({ v6: false, w: [w, 0, 0, 0] })),
+    address.map((w) => ({ v6: true, w })),
+  );
+
+  test("gives every address its own text, whatever came before it, on either side", () => {
+    fc.assert(
+      fc.property(
+        fc.array(entry, { minLength: 300, maxLength: 400 }),
+        fc.array(fc.tuple(fc.nat(), fc.boolean()), { minLength: 1000, maxLength: 2000 }),
+        (pool, picks) => {
+          const texts = new AddressTexts();
+          const view = new DataView(new ArrayBuffer(16));
+          for (const [n, src] of picks) {
+            const { v6, w } = pool[n % pool.length]!;
+            for (let i = 0; i < 4; i++) view.setUint32(4 * i, w[i]!);
+            const want = v6 ? ntop(w) : formatIPv4(w[0]!);
+            assert.equal(src ? texts.src(view, 0, v6) : texts.dst(view, 0, v6), want);
+          }
+        },
+      ),
+      { numRuns: 20 },
+    );
+  });
+
+  test("tells apart an IPv4 address from the IPv6 address whose first word it is", () => {
+    const texts = new AddressTexts();
+    const view = new DataView(new ArrayBuffer(16));
+    view.setUint32(0, 0x7f000001);
+    assert.equal(texts.src(view, 0, false), "127.0.0.1");
+    assert.equal(texts.src(view, 0, true), "7f00:1::");
+    assert.equal(texts.src(view, 0, false), "127.0.0.1");
   });
 });

@@ -8,7 +8,6 @@ import {
   compilePredicate,
   type OmittableCondition,
   parseFilter,
-  programUsesMark,
 } from "../../src/filter/index.js";
 import { compilableTree, hasAutobound, referenceSocket, TEST_ENV, testFilterEnv } from "./arbitraries.js";
 import { auditBytecode, entryOf, runBytecode } from "./kernel-bc.js";
@@ -186,13 +185,6 @@ describe("compileBytecode: against the kernel's audit and interpreter", () => {
       ),
       { numRuns: 1500 },
     );
-  });
-
-  test("programUsesMark finds MARK_COND anywhere", () => {
-    assert.equal(programUsesMark(compile("fwmark 1")!), true);
-    assert.equal(programUsesMark(compile("src 10/8 or not fwmark 1/1")!), true);
-    assert.equal(programUsesMark(compile("src 10/8 or not dev lo")!), false);
-    assert.equal(programUsesMark(compile("src 10/8 or fwmark 1", ["fwmark"]) ?? Buffer.alloc(0)), false);
   });
 
   test("the audit model refuses what the kernel refuses", () => {

@@ -4,7 +4,7 @@
  * accepted (no EINVAL), and the kernel program alone, the JS predicate alone and both together
  * select the same sockets. With `autobound` the predicate alone can only test the port range (sock_diag
  * does not report whether the program bound the port), so there it selects a superset, as
- * src/filter/predicate.ts documents; the kernel decides exactly.
+ * src/filter/compile.ts (compilePredicate) documents; the kernel decides exactly.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

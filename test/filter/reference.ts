@@ -1,6 +1,6 @@
 /**
  * Test-only reference meaning of a filter, written plainly (addresses as 128-bit bigints, no masks
- * precomputed) from the rules documented in src/filter/predicate.ts, so the optimised predicate and the
+ * precomputed) from the rules documented in src/filter/compile.ts (compilePredicate), so the optimised predicate and the
  * compiled bytecode can both be checked against it. It also sees what sock_diag does not report:
  * whether the socket's port was bound by the program (SOCK_BINDPORT_LOCK).
  */

@@ -1,13 +1,14 @@
 /**
  * Batch answers over a fake connection: collectErrors (requests without NLM_F_ACK, then a NOOP
  * barrier) and collectAcks, with answers reordered, interleaved with strays, dropped, or replaced
- * by ENOBUFS. The real kernel's side is in kernel.test.ts and the sockets destroy tests.
+ * by ENOBUFS; and ErrorsOnlyBatch, which both batchers send through. The real kernel's side is in kernel.test.ts and the sockets destroy tests.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   collectAcks,
   collectErrors,
+  ErrorsOnlyBatch,
   MessageWriter,
   NetlinkProtocolError,
   NetlinkTimeoutError,
@@ -153,4 +154,51 @@ test("collectAcks for no request reads nothing", () => {
   const conn = new FakeNetlink();
   collectAcks(conn, 1, 0, "none", () => assert.fail("no ack expected"));
   assert.equal(conn.receives, 0);
+});
+
+/** Write `count` errors-only requests of type 99 into `batch`, numbered from the connection's next. */
+function fill(batch: ErrorsOnlyBatch, conn: FakeNetlink, count: number): number {
+  const w = batch.writer.reset();
+  const first = conn.nextSeq();
+  for (let i = 0; i < count; i++) w.begin(99, NLM_F_REQUEST, i === 0 ? first : conn.nextSeq()).end();
+  return first;
+}
+
+test("ErrorsOnlyBatch sends the requests and one barrier in one write, and returns each request's errno", () => {
+  const conn = new FakeNetlink({ respond: failing(1001, { 1: Errno.EPERM, 3: Errno.ENOENT }) });
+  const batch = new ErrorsOnlyBatch(conn.receiveQueueBytes, 8, 16);
+  const first = fill(batch, conn, 4);
+  const errnos = batch.send(conn, first, 4, conn.nextSeq(), "batch");
+  assert.deepEqual([...errnos.subarray(0, 4)], [0, Errno.EPERM, 0, Errno.ENOENT]);
+  assert.equal(conn.writes.length, 1, "one write");
+  const types = [];
+  for (let o = 0; o < conn.writes[0]!.length; o += conn.writes[0]!.readUInt32LE(o))
+    types.push(conn.writes[0]!.readUInt16LE(o + 4));
+  assert.deepEqual(types, [99, 99, 99, 99, NLMSG_NOOP], "the barrier goes last");
+  // The errnos of an earlier send do not leak into the next one.
+  const again = batch.send(conn, fill(batch, conn, 2), 2, conn.nextSeq(), "batch");
+  assert.deepEqual([...again.subarray(0, 2)], [0, 0]);
+});
+
+test("ErrorsOnlyBatch: a refusing check sends nothing; capacity never exceeds what the queue can answer", () => {
+  const conn = new FakeNetlink({ respond: failing(1001, {}) });
+  const batch = new ErrorsOnlyBatch(conn.receiveQueueBytes, 8, 16);
+  const first = fill(batch, conn, 2);
+  const refuse = () => {
+    throw new NetlinkProtocolError("refused");
+  };
+  assert.throws(() => batch.send(conn, first, 2, conn.nextSeq(), "batch", refuse), NetlinkProtocolError);
+  assert.equal(conn.writes.length, 0);
+  assert.equal(new ErrorsOnlyBatch(4 * 1024, 512, 16).capacity, 4, "4 KiB of queue holds 4 failure answers");
+  assert.equal(new ErrorsOnlyBatch(4 * 1024 * 1024, 512, 16).capacity, 512);
+});
+
+test("ErrorsOnlyBatch passes the connection's failure on (ENOBUFS): the caller cannot know what was done", () => {
+  const conn = new FakeNetlink({ respond: failing(1001, {}), deliver: () => [enobufs()] });
+  const batch = new ErrorsOnlyBatch(conn.receiveQueueBytes, 8, 16);
+  const first = fill(batch, conn, 3);
+  assert.throws(
+    () => batch.send(conn, first, 3, conn.nextSeq(), "batch"),
+    (err: unknown) => err instanceof SysError && err.errno === Errno.ENOBUFS,
+  );
 });
