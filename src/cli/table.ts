@@ -47,10 +47,12 @@ const NEWLINE = 10;
 const STAR = 42;
 
 /**
- * The table's first buffer: room for ~250,000 rows at once. Its pages cost nothing until written;
- * growing it by copies, or writing into many smaller buffers, costs a large listing ~5-10 %.
+ * A whole listing's first buffer: room for ~250,000 rows at once. Its pages cost nothing until
+ * written; growing a small one by copies, or writing into many smaller ones, costs a large listing
+ * ~5-10 %. (Not for small tables made often: each buffer counts whole towards the GC's external
+ * memory.)
  */
-const CAPACITY = 16 << 20;
+export const LISTING_BYTES = 16 << 20;
 
 /** Per row: the byte lengths of its cells (HEADERS' order) and of its detail text. */
 const CELLS = HEADERS.length;
@@ -74,7 +76,7 @@ function endpointWidth(s: InetSocket, host: string, port: number): number {
  * are copied from the previous row instead of being formatted again.
  */
 export class TableWriter {
-  private readonly out = new AsciiWriter(CAPACITY);
+  private readonly out: AsciiWriter;
   private lengths = new Int32Array(STRIDE * 1024);
   private rows = 0;
   private readonly widths: number[];
@@ -84,7 +86,12 @@ export class TableWriter {
   private readonly wantsDetails: boolean;
   private readonly spans = new RowSpans();
 
-  constructor(private readonly options: TableOptions) {
+  /** `capacity`: the bytes of the first buffer (it grows as needed). */
+  constructor(
+    private readonly options: TableOptions,
+    capacity = 1 << 16,
+  ) {
+    this.out = new AsciiWriter(capacity);
     this.widths = HEADERS.map((h) => (options.header ? h.length : 0));
     this.first = options.netnsColumn ? 0 : 1;
     const d = options.display;

@@ -8,7 +8,7 @@ import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeJson, writeOut } fr
 import { anyRealFailure, reportNamespaceFailures } from "../report.js";
 import { selectionFromArgs, selectOptions } from "../select.js";
 import { formatSummary, summarise } from "../summary.js";
-import { TableWriter } from "../table.js";
+import { LISTING_BYTES, TableWriter } from "../table.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
 import { DESTROY_ALL, destroySelected, KILL_PROTOCOLS } from "./kill.js";
@@ -80,7 +80,7 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
       writeOut(renderSockets(sockets, format, { ...table, owners }));
     } else {
       // Rows are made as the sockets stream in: no socket outlives its row.
-      const writer = new TableWriter(table);
+      const writer = new TableWriter(table, LISTING_BYTES);
       iteration.forEach((s) => {
         writer.add(s);
       });
