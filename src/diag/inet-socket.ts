@@ -112,8 +112,8 @@ export class InetSocket implements SocketBase {
     offset: number,
     protocol: InetProtocol,
     netns: SocketNetns | undefined,
-    texts: AddressTexts | undefined,
-    length: number,
+    texts?: AddressTexts,
+    length = INET_DIAG_MSG_LEN,
   ) {
     this.#view = view;
     this.#at = offset;
@@ -155,7 +155,7 @@ export class InetSocket implements SocketBase {
     view.setUint32(WQUEUE, init.wqueue ?? 0, true);
     view.setUint32(UID, init.uid ?? 0, true);
     view.setUint32(INODE, init.inode ?? 0, true);
-    const s = new InetSocket(view, 0, init.protocol, init.netns, undefined, INET_DIAG_MSG_LEN);
+    const s = new InetSocket(view, 0, init.protocol, init.netns);
     if (init.rawProtocol !== undefined) s.rawProtocol = init.rawProtocol;
     return s;
   }
