@@ -1,7 +1,8 @@
 /**
  * inet_diag wire formats (/usr/include/linux/inet_diag.h): struct inet_diag_req_v2 with its
- * struct inet_diag_sockid, written into a caller's MessageWriter, and struct inet_diag_msg with its
- * attributes, decoded into an InetSocket.
+ * struct inet_diag_sockid, written into a caller's MessageWriter; the INET_DIAG_REQ_BYTECODE
+ * program (struct inet_diag_bc_op and the conditions that follow it), laid out from ops; and struct
+ * inet_diag_msg with its attributes, decoded into an InetSocket.
  */
 import {
   DecodeError,
@@ -17,6 +18,13 @@ import type { AddressTexts } from "./address.js";
 import {
   AF_INET,
   AF_INET6,
+  INET_DIAG_BC_AUTO,
+  INET_DIAG_BC_CGROUP_COND,
+  INET_DIAG_BC_D_COND,
+  INET_DIAG_BC_DEV_COND,
+  INET_DIAG_BC_JMP,
+  INET_DIAG_BC_MARK_COND,
+  INET_DIAG_BC_S_COND,
   INET_DIAG_CGROUP_ID,
   INET_DIAG_CONG,
   INET_DIAG_INFO,
@@ -121,6 +129,93 @@ export function writeDestroyRequest(
  */
 function writeSockId(b: Buffer, o: number, s: InetSocket): void {
   b.set(s.idBytes, o);
+}
+
+/**
+ * One struct inet_diag_bc_op and the condition bytes after it. A test that holds goes on to the
+ * next op (`yes` is always the op's own size); one that fails jumps to `no`: another op, past the
+ * end ("accept"), or one op-size beyond it ("reject"). Unconditional jumps are INET_DIAG_BC_JMP ops.
+ */
+export interface BytecodeOp {
+  code: number;
+  payload: Buffer;
+  no: "accept" | "reject" | BytecodeOp;
+}
+
+/** The largest program whose jumps (u16 `no`, up to length + 4) and nlattr length still fit. */
+const MAX_BYTECODE = 65528;
+
+function bytecodeOp(code: number, payload: Buffer): BytecodeOp {
+  return { code, payload, no: "reject" };
+}
+
+function u32Payload(...values: number[]): Buffer {
+  const b = Buffer.alloc(4 * values.length);
+  for (const [i, v] of values.entries()) b.writeUInt32LE(v >>> 0, 4 * i);
+  return b;
+}
+
+/** The conditions of a program, each an op that rejects when its test fails. */
+export const bytecode = {
+  /**
+   * S_COND/D_COND + struct inet_diag_hostcond { u8 family, prefix_len; int port; be32 addr[] }:
+   * `family` 0 (any address), AF_INET or AF_INET6 with its prefix words; `port` -1 for any.
+   */
+  host(
+    side: "src" | "dst",
+    family: number,
+    prefixLength: number,
+    port: number,
+    words: readonly number[],
+  ): BytecodeOp {
+    const inet6 = family === AF_INET6;
+    const b = Buffer.alloc(8 + (inet6 ? 16 : 4));
+    b[0] = family;
+    b[1] = prefixLength;
+    b.writeInt32LE(port, 4);
+    for (let i = 0; i < (inet6 ? 4 : 1); i++) b.writeUInt32BE(words[i] ?? 0, 8 + 4 * i);
+    return bytecodeOp(side === "src" ? INET_DIAG_BC_S_COND : INET_DIAG_BC_D_COND, b);
+  },
+  /** A port comparison (S_GE, S_LE, D_GE, D_LE): the port rides in the `no` field of a second op. */
+  port(code: number, port: number): BytecodeOp {
+    const b = Buffer.alloc(4);
+    b.writeUInt16LE(port, 2);
+    return bytecodeOp(code, b);
+  },
+  dev: (ifindex: number) => bytecodeOp(INET_DIAG_BC_DEV_COND, u32Payload(ifindex)),
+  mark: (mark: number, mask: number) => bytecodeOp(INET_DIAG_BC_MARK_COND, u32Payload(mark, mask)),
+  cgroup(id: bigint): BytecodeOp {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(id);
+    return bytecodeOp(INET_DIAG_BC_CGROUP_COND, b);
+  },
+  /** The socket's port was picked by the kernel (no SOCK_BINDPORT_LOCK). */
+  autobound: () => bytecodeOp(INET_DIAG_BC_AUTO, Buffer.alloc(0)),
+  jump: (no: BytecodeOp["no"]): BytecodeOp => ({ code: INET_DIAG_BC_JMP, payload: Buffer.alloc(0), no }),
+};
+
+/**
+ * Lay `ops` out as an INET_DIAG_REQ_BYTECODE program, resolving each `no` to a byte offset;
+ * undefined when the program is too long for the kernel's u16 jumps.
+ */
+export function layOutBytecode(ops: readonly BytecodeOp[]): Buffer | undefined {
+  const offsets = new Map<BytecodeOp, number>();
+  let length = 0;
+  for (const op of ops) {
+    offsets.set(op, length);
+    length += 4 + op.payload.length;
+  }
+  if (length > MAX_BYTECODE) return undefined;
+  const out = Buffer.alloc(length);
+  for (const op of ops) {
+    const at = offsets.get(op)!;
+    const to = op.no === "accept" ? length : op.no === "reject" ? length + 4 : offsets.get(op.no)!;
+    out[at] = op.code;
+    out[at + 1] = 4 + op.payload.length;
+    out.writeUInt16LE(to - at, at + 2);
+    op.payload.copy(out, at + 4);
+  }
+  return out;
 }
 
 /** How much of an inet_diag_msg to decode. */

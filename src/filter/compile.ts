@@ -9,18 +9,12 @@
 import {
   AF_INET,
   AF_INET6,
-  INET_DIAG_BC_AUTO,
-  INET_DIAG_BC_CGROUP_COND,
-  INET_DIAG_BC_D_COND,
   INET_DIAG_BC_D_GE,
   INET_DIAG_BC_D_LE,
-  INET_DIAG_BC_DEV_COND,
-  INET_DIAG_BC_JMP,
-  INET_DIAG_BC_MARK_COND,
-  INET_DIAG_BC_S_COND,
   INET_DIAG_BC_S_GE,
   INET_DIAG_BC_S_LE,
 } from "../diag/constants.js";
+import { type BytecodeOp, bytecode, layOutBytecode } from "../diag/inet.js";
 import type { InetFamily, InetSocket } from "../diag/socket.js";
 import { type NetNS, runIn } from "../netns/index.js";
 import type { FilterLeaf, FilterNode, HostCond, HostPrefix, PortCond, PortOp } from "./ast.js";
@@ -94,9 +88,6 @@ export interface BytecodeOptions {
   omit?: readonly OmittableCondition[];
 }
 
-/** The largest program whose jumps (u16 `no`, up to length + 4) and nlattr length still fit. */
-const MAX_PROGRAM = 65528;
-
 /**
  * compileBytecode compiles a filter for INET_DIAG_REQ_BYTECODE. Returns undefined when the kernel need
  * not filter (no filter, or nothing left to send). Throws FilterResolveError for an unknown `dev` or
@@ -110,23 +101,14 @@ export function compileBytecode(
   const omit = new Set(options.omit ?? []);
   const expr = lower(ast, true, { env: options.env ?? {}, omit });
   if (expr === true) return undefined;
-  return serialise(expr === false ? [jump("reject")] : emit(expr));
+  return layOutBytecode(expr === false ? [bytecode.jump("reject")] : emit(expr));
 }
 
 // ---- lowering: tree -> ops tree, with omitted conditions folded to constants ----
 
-type Target = "accept" | "reject" | Instr;
-
-/** One inet_diag_bc_op and the bytes that follow it; `yes` is always its own size. */
-interface Instr {
-  code: number;
-  payload: Buffer;
-  no: Target;
-}
-
 /** An ops tree; booleans only stand for whole subtrees, never below an operator. */
 type Expr = boolean | Ops;
-type Ops = Instr | { op: "and" | "or"; left: Ops; right: Ops } | { op: "not"; operand: Ops };
+type Ops = BytecodeOp | { op: "and" | "or"; left: Ops; right: Ops } | { op: "not"; operand: Ops };
 
 interface Lowering {
   env: FilterEnv;
@@ -164,39 +146,30 @@ function leaf(node: FilterLeaf, ctx: Lowering): Expr {
     case "port":
       return portcond(node);
     case "dev":
-      return op(INET_DIAG_BC_DEV_COND, u32(resolveDevice(node, ctx.env)));
+      return bytecode.dev(resolveDevice(node, ctx.env));
     case "fwmark":
-      return op(INET_DIAG_BC_MARK_COND, Buffer.concat([u32(node.mark), u32(node.mask)]));
-    case "cgroup": {
-      const id = Buffer.alloc(8);
-      id.writeBigUInt64LE(resolveCgroup(node.path, ctx.env));
-      return op(INET_DIAG_BC_CGROUP_COND, id);
-    }
+      return bytecode.mark(node.mark, node.mask);
+    case "cgroup":
+      return bytecode.cgroup(resolveCgroup(node.path, ctx.env));
     case "autobound": {
       const [lo, hi] = ephemeralPorts(ctx.env);
-      const range = binary("and", portOp(INET_DIAG_BC_S_GE, lo), portOp(INET_DIAG_BC_S_LE, hi));
-      return binary("and", op(INET_DIAG_BC_AUTO, Buffer.alloc(0)), range);
+      const range = binary("and", bytecode.port(INET_DIAG_BC_S_GE, lo), bytecode.port(INET_DIAG_BC_S_LE, hi));
+      return binary("and", bytecode.autobound(), range);
     }
   }
 }
 
-/** hostcond builds S_COND/D_COND + struct inet_diag_hostcond { u8 family, prefix_len; int port; be32 addr[] }. */
-function hostcond(node: HostCond): Instr {
+function hostcond(node: HostCond): BytecodeOp {
   const p = node.prefix;
-  const words = p ? prefixWords(p) : [0, 0, 0, 0];
-  const inet6 = p?.family === "inet6";
-  const b = Buffer.alloc(8 + (inet6 ? 16 : 4));
-  b[0] = p ? (inet6 ? AF_INET6 : AF_INET) : 0;
-  b[1] = p ? p.prefixLength : 0;
-  b.writeInt32LE(node.port ?? -1, 4);
-  for (let i = 0; i < (inet6 ? 4 : 1); i++) b.writeUInt32BE(words[i]!, 8 + 4 * i);
-  return op(node.side === "src" ? INET_DIAG_BC_S_COND : INET_DIAG_BC_D_COND, b);
+  if (!p) return bytecode.host(node.side, 0, 0, node.port ?? -1, []);
+  const family = p.family === "inet6" ? AF_INET6 : AF_INET;
+  return bytecode.host(node.side, family, p.prefixLength, node.port ?? -1, prefixWords(p));
 }
 
 function portcond(node: PortCond): Expr {
   const src = node.side === "src";
-  const ge = () => portOp(src ? INET_DIAG_BC_S_GE : INET_DIAG_BC_D_GE, node.port);
-  const le = () => portOp(src ? INET_DIAG_BC_S_LE : INET_DIAG_BC_D_LE, node.port);
+  const ge = () => bytecode.port(src ? INET_DIAG_BC_S_GE : INET_DIAG_BC_D_GE, node.port);
+  const le = () => bytecode.port(src ? INET_DIAG_BC_S_LE : INET_DIAG_BC_D_LE, node.port);
   switch (node.op) {
     case "eq":
       return hostcond({ type: "host", side: node.side, port: node.port });
@@ -213,34 +186,13 @@ function portcond(node: PortCond): Expr {
   }
 }
 
-/** portOp builds a port comparison: the port rides in the `no` field of a second op. */
-function portOp(code: number, port: number): Instr {
-  const b = Buffer.alloc(4);
-  b.writeUInt16LE(port, 2);
-  return op(code, b);
-}
-
-function op(code: number, payload: Buffer): Instr {
-  return { code, payload, no: "reject" };
-}
-
-function jump(no: Target): Instr {
-  return { code: INET_DIAG_BC_JMP, payload: Buffer.alloc(0), no };
-}
-
-function u32(value: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(value >>> 0);
-  return b;
-}
-
 // ---- emission: ops tree -> flat instruction list with symbolic jump targets ----
 
-function emit(expr: Ops): Instr[] {
+function emit(expr: Ops): BytecodeOp[] {
   if (!("op" in expr)) return [expr];
   if (expr.op === "not") {
     const a = emit(expr.operand);
-    const j = jump("reject");
+    const j = bytecode.jump("reject");
     retarget(a, "accept", j);
     retarget(a, "reject", "accept");
     return [...a, j];
@@ -251,35 +203,14 @@ function emit(expr: Ops): Instr[] {
     retarget(a, "accept", b[0]!);
     return [...a, ...b];
   }
-  const j = jump("accept");
+  const j = bytecode.jump("accept");
   retarget(a, "reject", b[0]!);
   retarget(a, "accept", j);
   return [...a, j, ...b];
 }
 
-function retarget(fragment: Instr[], from: "accept" | "reject", to: Target): void {
+function retarget(fragment: BytecodeOp[], from: "accept" | "reject", to: BytecodeOp["no"]): void {
   for (const instr of fragment) if (instr.no === from) instr.no = to;
-}
-
-/** serialise lays the ops out and resolves jumps; undefined when the program is over MAX_PROGRAM. */
-function serialise(instrs: Instr[]): Buffer | undefined {
-  const offsets = new Map<Instr, number>();
-  let length = 0;
-  for (const instr of instrs) {
-    offsets.set(instr, length);
-    length += 4 + instr.payload.length;
-  }
-  if (length > MAX_PROGRAM) return undefined;
-  const out = Buffer.alloc(length);
-  for (const instr of instrs) {
-    const at = offsets.get(instr)!;
-    const to = instr.no === "accept" ? length : instr.no === "reject" ? length + 4 : offsets.get(instr.no)!;
-    out[at] = instr.code;
-    out[at + 1] = 4 + instr.payload.length;
-    out.writeUInt16LE(to - at, at + 2);
-    instr.payload.copy(out, at + 4);
-  }
-  return out;
 }
 
 // ---- the JS predicate ----

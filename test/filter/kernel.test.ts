@@ -125,8 +125,17 @@ describeAsRoot("filter: the kernel runs every compiled program as the predicate 
   test("documented: without the kernel program, `autobound` can only test the port range", () => {
     // Sockets bound explicitly to a port inside 32768-60999: the listeners on 40000 and 40001, the
     // UDP socket on 60999 and the UDP sockets on 40002-40011.
+    // Matched by address as well as port: an autobound socket may draw any of these ports.
     const explicit = [...index.values()].filter(
-      (s) => [40000, 40001, 60999].includes(s.sport) || (s.sport >= 40002 && s.sport <= 40011),
+      (s) =>
+        (s.protocol === "tcp" && s.state === "listening" && [40000, 40001].includes(s.sport)) ||
+        (s.protocol === "udp" && s.src === "0.0.0.0" && s.sport === 60999 && s.dport === 0) ||
+        (s.protocol === "udp" &&
+          s.src === "10.1.0.5" &&
+          s.sport >= 40002 &&
+          s.sport <= 40011 &&
+          s.dst === "10.0.0.1" &&
+          s.dport === 80),
     );
     assert.equal(explicit.length, 13);
     const exact = cookiesOf(listScene(scene, "autobound"));
