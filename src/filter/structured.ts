@@ -4,7 +4,7 @@
  * parser, and the result is the tree parseFilter gives for the equivalent text — fields joined with
  * "and" in the order src, dst, sport, dport, dev, fwmark, cgroup, autobound, not, and, or.
  */
-import { isIPv6 } from "node:net";
+import { parseIPv6 } from "../diag/address.js";
 import type { FilterNode, PortOp } from "./ast.js";
 import { FilterSyntaxError } from "./errors.js";
 import { type Fail, parseHostWord, parsePortWord } from "./hostcond.js";
@@ -102,7 +102,7 @@ function field(key: Key, value: unknown, services: ServiceTable, nesting: number
       return {
         type: "host",
         side: key,
-        ...parseHostWord(isIPv6(value) ? `[${value}]` : value, services, fail),
+        ...parseHostWord(parseIPv6(value) ? `[${value}]` : value, services, fail),
       };
     case "sport":
     case "dport":
