@@ -17,6 +17,7 @@ import {
 import { type BytecodeOp, bytecode, layOutBytecode } from "../diag/inet.js";
 import type { InetFamily, InetSocket } from "../diag/socket.js";
 import { type NetNS, runIn } from "../netns/index.js";
+import { CAP_NET_ADMIN, hasCapability } from "../sys/capabilities.js";
 import type { FilterLeaf, FilterNode, HostCond, HostPrefix, PortCond, PortOp } from "./ast.js";
 import type { PreparedFilter } from "./check.js";
 import { ephemeralPorts, type FilterEnv, resolveCgroup, resolveDevice } from "./env.js";
@@ -31,11 +32,23 @@ export interface CompiledFilter {
 
 /**
  * What the bytecode must leave to the predicate for this caller: MARK_COND is refused with EPERM
- * without CAP_NET_ADMIN (the predicate checks the mark anyway). Asked at each compile, so a process
- * that changes its privileges is judged as it is now.
+ * without CAP_NET_ADMIN — whatever the user id: root in a container often lacks it — and the
+ * predicate checks the mark anyway. Asked at each compile of a tree with a mark condition, so a
+ * process that changes its privileges is judged as it is now.
  */
-function omittedConditions(): readonly "fwmark"[] {
-  return process.geteuid?.() === 0 ? [] : ["fwmark"];
+function omittedConditions(tree: FilterNode): readonly "fwmark"[] {
+  return hasMarkCondition(tree) && !hasCapability(CAP_NET_ADMIN) ? ["fwmark"] : [];
+}
+
+/** Whether `tree` holds an fwmark leaf (walked with a stack: trees are deep after long chains). */
+function hasMarkCondition(tree: FilterNode): boolean {
+  const stack = [tree];
+  for (let node = stack.pop(); node; node = stack.pop()) {
+    if (node.type === "fwmark") return true;
+    if (node.type === "and" || node.type === "or") stack.push(node.left, node.right);
+    else if (node.type === "not") stack.push(node.operand);
+  }
+  return false;
 }
 
 /**
@@ -47,7 +60,7 @@ export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): Com
   const tree = filter.tree;
   if (!tree) return { bytecode: undefined, predicate: undefined };
   const compile = () => ({
-    bytecode: filter.kernel ? compileBytecode(tree, { omit: omittedConditions() }) : undefined,
+    bytecode: filter.kernel ? compileBytecode(tree, { omit: omittedConditions(tree) }) : undefined,
     predicate: compilePredicate(tree),
   });
   return netns ? runIn(netns, compile) : compile();

@@ -3,12 +3,12 @@
  * itself — a dump per protocol, destroying a socket of our own (as Cilium's probe does), entering
  * and creating a namespace — not from guessing at config files.
  */
-import { readFileSync } from "node:fs";
 import { release } from "node:os";
 import { familyNumber, NETLINK_SOCK_DIAG, PROTOCOL_NAMES } from "../diag/constants.js";
 import { InetSocket, type Protocol } from "../diag/socket.js";
 import { NetlinkSocket } from "../netlink/index.js";
 import { create, current, runIn } from "../netns/index.js";
+import { CAP_NET_ADMIN, CAP_SYS_ADMIN, effectiveCapabilities } from "../sys/capabilities.js";
 import { Errno, errnoName } from "../sys/errors.js";
 import {
   AF_INET,
@@ -43,10 +43,6 @@ export interface ProbeResult {
   netns: { enter: ProbeItem; create: ProbeItem };
 }
 
-// include/uapi/linux/capability.h
-const CAP_NET_ADMIN = 12;
-const CAP_SYS_ADMIN = 21;
-
 /** Run every check. Never throws for a failed check: each is reported in the result. */
 export function probe(): ProbeResult {
   const caps = effectiveCapabilities();
@@ -66,15 +62,6 @@ export function probe(): ProbeResult {
     },
     netns: probeNetns(),
   };
-}
-
-function effectiveCapabilities(): bigint | undefined {
-  try {
-    const line = readFileSync("/proc/self/status", "utf8").match(/^CapEff:\s*([0-9a-f]+)$/m);
-    return line ? BigInt(`0x${line[1]}`) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function probeDiag(): Record<Protocol, ProbeItem> {

@@ -1,3 +1,4 @@
+export * from "./capabilities.js";
 export * from "./errors.js";
 export * from "./ioctl.js";
 export * from "./namespace.js";

@@ -119,4 +119,20 @@ describeAsRoot("sockdiag usage errors and privileges", () => {
     assert.equal(all.code, 0, all.stderr);
     assert.ok((JSON.parse(all.stdout) as JsonSocket[]).some((s) => keyOf(s) === keyOf(unix)));
   });
+
+  test("a mark condition without CAP_NET_ADMIN (as root) is left to the predicate, not refused", async () => {
+    await using holder = await Holder.start();
+    const [udp] = await holder.open({ kind: "udp", bind: { address: "127.0.0.1" } });
+    assert.ok(udp);
+    // The kernel refuses a program with MARK_COND (EPERM) without CAP_NET_ADMIN, whatever the uid.
+    const filter = `sport = :${udp.sport} and fwmark = 0x0`;
+    const r = await sockdiag(["ls", "-a", "-u", "-j", filter], { unprivileged: true });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((JSON.parse(r.stdout) as JsonSocket[]).map(keyOf), [keyOf(udp)]);
+    const none = await sockdiag(["ls", "-a", "-u", "-j", `sport = :${udp.sport} and fwmark = 0x1`], {
+      unprivileged: true,
+    });
+    assert.equal(none.code, 0, none.stderr);
+    assert.deepEqual(JSON.parse(none.stdout), []);
+  });
 });
