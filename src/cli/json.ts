@@ -43,7 +43,7 @@ export interface SocketSource {
  * JsonWriter writes sockets as one JSON array ("json") or one object per line ("ndjson") through
  * `write`, a chunk at a time, with the `extras` asked for last in each object.
  */
-export class JsonWriter {
+class JsonWriter {
   private readonly heads = new HeadTexts();
   private readonly spans = new JsonSpans();
   private out = new AsciiWriter(CHUNK + 4096);

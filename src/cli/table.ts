@@ -48,9 +48,8 @@ const STAR = 42;
 
 /**
  * A whole listing's first buffer: room for ~250,000 rows at once. Its pages cost nothing until
- * written; growing a small one by copies, or writing into many smaller ones, costs a large listing
- * ~5-10 %. (Not for small tables made often: each buffer counts whole towards the GC's external
- * memory.)
+ * written, while growing a small one copies everything written so far. (Not for small tables made
+ * often: each buffer counts whole towards the GC's external memory.)
  */
 export const LISTING_BYTES = 16 << 20;
 
@@ -305,7 +304,7 @@ function netid(s: Socket): string {
 
 // Header cells: numbers and local addresses align right, as ss aligns them.
 function align(text: string, width: number, column: number): string {
-  return column >= 3 && column <= 5 ? text.padStart(width) : text.padEnd(width);
+  return RIGHT_ALIGNED[column] ? text.padStart(width) : text.padEnd(width);
 }
 
 function details(s: Socket, options: TableOptions): string {

@@ -29,25 +29,25 @@ export interface ConntrackEntry {
   /** Protocol name ("udp", "tcp", "icmp", ...; "unknown" for others) and number. */
   protocol: string;
   protocolNumber: number;
-  /** The tuple of the first packet (ct.CTA_TUPLE_ORIG) and of the answers (ct.CTA_TUPLE_REPLY). */
+  /** The tuple of the first packet (CTA_TUPLE_ORIG) and of the answers (CTA_TUPLE_REPLY). */
   original: ConntrackTuple;
   reply: ConntrackTuple;
   /** The TCP state ("ESTABLISHED", "TIME_WAIT", ...), for TCP entries only. */
   state?: string;
-  /** ct.CTA_STATUS bits, and their names ("SEEN_REPLY", "ASSURED", "DST_NAT", ...). */
+  /** CTA_STATUS bits, and their names ("SEEN_REPLY", "ASSURED", "DST_NAT", ...). */
   status: number;
   flags: string[];
   /** Seconds left before the entry expires. */
   timeout: number;
   mark: number;
   zone: number;
-  /** The kernel's id of the entry (ct.CTA_ID): a new entry reusing the tuple has another. */
+  /** The kernel's id of the entry (CTA_ID): a new entry reusing the tuple has another. */
   id: number;
-  /** Reference count (ct.CTA_USE), as conntrack -L prints it. */
+  /** Reference count (CTA_USE), as conntrack -L prints it. */
   use: number;
 }
 
-/** Where the decoded message's ct.CTA_TUPLE_ORIG attribute lies (header included). */
+/** Where the decoded message's CTA_TUPLE_ORIG attribute lies (header included). */
 export interface TupleSpan {
   offset: number;
   length: number;
@@ -73,7 +73,7 @@ export class EntryDecoder {
     if (length < ct.NFGENMSG_LEN) throw new DecodeError("nfgenmsg", offset, `${length} bytes, needs 4`);
     const af = buf[offset]!;
     if (af !== ct.AF_INET && af !== ct.AF_INET6)
-      throw new DecodeError("nfgenmsg", offset, `address family ${af} is not ct.AF_INET or ct.AF_INET6`);
+      throw new DecodeError("nfgenmsg", offset, `address family ${af} is not AF_INET or AF_INET6`);
     const entry: ConntrackEntry = {
       netns,
       family: af === ct.AF_INET ? "inet" : "inet6",
@@ -135,18 +135,18 @@ export class EntryDecoder {
   }
 
   private readIp(outer: AttributeReader, t: ConntrackTuple): void {
-    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "ct.CTA_TUPLE_IP");
+    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "CTA_TUPLE_IP");
     while (r.next()) {
-      if (r.type === ct.CTA_IP_V4_SRC || r.type === ct.CTA_IP_V6_SRC)
-        t.src = r.type === ct.CTA_IP_V4_SRC ? ipv4(r) : ipv6(r);
-      else if (r.type === ct.CTA_IP_V4_DST || r.type === ct.CTA_IP_V6_DST)
-        t.dst = r.type === ct.CTA_IP_V4_DST ? ipv4(r) : ipv6(r);
+      if (r.type === ct.CTA_IP_V4_SRC) t.src = ipv4(r);
+      else if (r.type === ct.CTA_IP_V6_SRC) t.src = ipv6(r);
+      else if (r.type === ct.CTA_IP_V4_DST) t.dst = ipv4(r);
+      else if (r.type === ct.CTA_IP_V6_DST) t.dst = ipv6(r);
     }
     if (r.error) throw r.error;
   }
 
   private readProto(outer: AttributeReader, t: ConntrackTuple, entry: ConntrackEntry): void {
-    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "ct.CTA_TUPLE_PROTO");
+    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "CTA_TUPLE_PROTO");
     while (r.next()) {
       switch (r.type) {
         case ct.CTA_PROTO_NUM:
@@ -177,10 +177,10 @@ export class EntryDecoder {
   }
 
   private readProtoinfo(outer: AttributeReader, entry: ConntrackEntry): void {
-    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "ct.CTA_PROTOINFO");
+    const r = this.inner.reset(outer.buf, outer.offset, outer.offset + outer.length, "CTA_PROTOINFO");
     while (r.next()) {
       if (r.type !== ct.CTA_PROTOINFO_TCP) continue;
-      const d = this.deepest.reset(r.buf, r.offset, r.offset + r.length, "ct.CTA_PROTOINFO_TCP");
+      const d = this.deepest.reset(r.buf, r.offset, r.offset + r.length, "CTA_PROTOINFO_TCP");
       while (d.next()) {
         if (d.type === ct.CTA_PROTOINFO_TCP_STATE) {
           const s = d.u8();

@@ -207,6 +207,8 @@ export interface PreparedFilter {
   kernel: boolean;
   /** Whether the predicate reads attributes (mark, cgroup id) that must be decoded. */
   needsAttributes: boolean;
+  /** Whether it tests the mark: a kernel program with MARK_COND needs CAP_NET_ADMIN. */
+  testsMark: boolean;
 }
 
 /**
@@ -216,7 +218,12 @@ export interface PreparedFilter {
 export function prepareFilter(input: FilterInput | undefined, kernel: boolean): PreparedFilter {
   const parsed = toTree(input);
   const tree = parsed && checkFilterTree(parsed);
-  return { tree, kernel, needsAttributes: tree ? readsAttributes(tree) : false };
+  return {
+    tree,
+    kernel,
+    needsAttributes: tree !== undefined && holds(tree, ATTRIBUTE_LEAVES),
+    testsMark: tree !== undefined && holds(tree, MARK_LEAVES),
+  };
 }
 
 function toTree(input: FilterInput | undefined): FilterNode | undefined {
@@ -239,17 +246,19 @@ function toTree(input: FilterInput | undefined): FilterNode | undefined {
   return filterFromObject(input as StructuredFilter);
 }
 
-function readsAttributes(node: FilterNode): boolean {
+/** Whether a leaf of `node` is one of `types`. */
+function holds(node: FilterNode, types: ReadonlySet<string>): boolean {
   switch (node.type) {
-    case "fwmark":
-    case "cgroup":
-      return true;
     case "and":
     case "or":
-      return readsAttributes(node.left) || readsAttributes(node.right);
+      return holds(node.left, types) || holds(node.right, types);
     case "not":
-      return readsAttributes(node.operand);
+      return holds(node.operand, types);
     default:
-      return false;
+      return types.has(node.type);
   }
 }
+
+/** The leaves whose test reads an attribute (mark, cgroup id) that must be decoded. */
+const ATTRIBUTE_LEAVES: ReadonlySet<string> = new Set(["fwmark", "cgroup"]);
+const MARK_LEAVES: ReadonlySet<string> = new Set(["fwmark"]);

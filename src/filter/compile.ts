@@ -33,22 +33,11 @@ export interface CompiledFilter {
 /**
  * What the bytecode must leave to the predicate for this caller: MARK_COND is refused with EPERM
  * without CAP_NET_ADMIN — whatever the user id: root in a container often lacks it — and the
- * predicate checks the mark anyway. Asked at each compile of a tree with a mark condition, so a
+ * predicate checks the mark anyway. Asked at each compile of a filter that tests the mark, so a
  * process that changes its privileges is judged as it is now.
  */
-function omittedConditions(tree: FilterNode): readonly "fwmark"[] {
-  return hasMarkCondition(tree) && !hasCapability(CAP_NET_ADMIN) ? ["fwmark"] : [];
-}
-
-/** Whether `tree` holds an fwmark leaf (walked with a stack: trees are deep after long chains). */
-function hasMarkCondition(tree: FilterNode): boolean {
-  const stack = [tree];
-  for (let node = stack.pop(); node; node = stack.pop()) {
-    if (node.type === "fwmark") return true;
-    if (node.type === "and" || node.type === "or") stack.push(node.left, node.right);
-    else if (node.type === "not") stack.push(node.operand);
-  }
-  return false;
+function omittedConditions(filter: PreparedFilter): readonly "fwmark"[] {
+  return filter.testsMark && !hasCapability(CAP_NET_ADMIN) ? ["fwmark"] : [];
 }
 
 /**
@@ -60,7 +49,7 @@ export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): Com
   const tree = filter.tree;
   if (!tree) return { bytecode: undefined, predicate: undefined };
   const compile = () => ({
-    bytecode: filter.kernel ? compileBytecode(tree, { omit: omittedConditions(tree) }) : undefined,
+    bytecode: filter.kernel ? compileBytecode(tree, { omit: omittedConditions(filter) }) : undefined,
     predicate: compilePredicate(tree),
   });
   return netns ? runIn(netns, compile) : compile();
@@ -68,7 +57,7 @@ export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): Com
 
 // ---- the kernel program ----
 
-/**
+/*
  * compileBytecode: a filter tree to an INET_DIAG_REQ_BYTECODE program (struct inet_diag_bc_op[]) that the
  * kernel runs per socket (net/ipv4/inet_diag.c inet_diag_bc_run) before sending it to us.
  *
@@ -88,8 +77,8 @@ export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): Com
  * predicate must decide. A filter that reduces to "true" yields no program (undefined), as does one too
  * long for the u16 jump offsets. Ports and the mark are host order (little-endian here), addresses
  * network order.
- 
  */
+
 /** A condition type that can be left to user space. */
 export type OmittableCondition = "dev" | "fwmark" | "cgroup" | "autobound";
 
@@ -228,7 +217,7 @@ function retarget(fragment: BytecodeOp[], from: "accept" | "reject", to: Bytecod
 
 // ---- the JS predicate ----
 
-/**
+/*
  * compilePredicate: a filter tree to a JS function over InetSocket, run on every socket the kernel sends
  * (the kernel program may be absent or a superset). A call allocates nothing and formats nothing: it
  * compares the address words (srcWord, dstWord) with masks computed once here.
@@ -250,8 +239,8 @@ function retarget(fragment: BytecodeOp[], from: "accept" | "reject", to: Bytecod
  *     sends this condition unless told to omit it, decides exactly.
  * Absent attributes read as ss reads them: mark 0 (the kernel reports it only to CAP_NET_ADMIN),
  * cgroup id 0 (the kernel's value for time-wait and request sockets).
- 
  */
+
 /** A compiled filter: true when the socket matches. */
 export type SocketPredicate = (s: InetSocket) => boolean;
 

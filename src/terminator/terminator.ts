@@ -37,7 +37,7 @@ import {
   type NetnsSelector,
   PredicateError,
 } from "../sockets/index.js";
-import { asSockdiagError } from "../sys/errors.js";
+import { asSockdiagError, SockdiagError } from "../sys/errors.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
 import { type ConntrackDeleter, conntrackStep } from "./conntrack-step.js";
@@ -212,10 +212,7 @@ export class BackendTerminator {
       if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
     }
-    run.report.sourceErrors = [
-      ...(source?.errors ?? []),
-      ...broken.map((e): NamespaceFailure => ({ netns: "(source)", error: asSockdiagError(e) })),
-    ];
+    run.report.sourceErrors = [...(source?.errors ?? []), ...broken].map(sourceFailure);
     for (const f of run.report.sourceErrors)
       this.log(run.report, "warn", "namespace source error", { error: f.error.message });
   }
@@ -367,4 +364,15 @@ export function terminateUDPConnectionsToBackend(
     { address: target.address, port: target.port },
     signal ? { signal } : {},
   );
+}
+
+/**
+ * One source failure as a report keeps it. A caller's own source may still list plain Errors (or
+ * failures whose error is no Error): each becomes a NamespaceFailure holding a SockdiagError, so
+ * that reporting it can never throw and lose the report.
+ */
+function sourceFailure(f: NamespaceFailure | Error): NamespaceFailure {
+  if (f instanceof Error || typeof f !== "object" || f === null)
+    return { netns: "(source)", error: asSockdiagError(f) };
+  return f.error instanceof SockdiagError ? f : { ...f, error: asSockdiagError(f.error) };
 }

@@ -165,3 +165,18 @@ test("several backends: each backend's total sums its namespaces, and they sum t
       [1, 1],
     );
 });
+
+test("a source that lists plain Errors still gets its report: each becomes a namespace failure", () => {
+  const plain = new Error("cannot read /run/custom-netns");
+  const report = new BackendTerminator({
+    destroy: () => answer(0, 0, 0, 0, 0),
+    namespaces: () => ({ errors: [plain] as unknown as NamespaceFailure[], *[Symbol.iterator]() {} }),
+    conntrack: false,
+  }).terminate({ address: "10.0.0.5", port: 53 });
+  assert.equal(report.sourceErrors.length, 1);
+  const [failure] = report.sourceErrors;
+  assert.equal(failure!.netns, "(source)");
+  assert.ok(failure!.error instanceof ForeignError);
+  assert.equal(failure!.error.cause, plain);
+  assert.equal(report.ok, false);
+});
