@@ -179,8 +179,7 @@ function inetJson(out: AsciiWriter, s: InetSocket, heads: HeadTexts, spans: Json
   out.uint(s.dport);
   out.raw(K.ifindex).uint(s.ifindex);
   out.raw(K.cookie);
-  const hi = s.cookieHi;
-  if (hi < 0x200000) out.uint(hi * 4294967296 + s.cookieLo);
+  if (s.cookie <= Number.MAX_SAFE_INTEGER) out.uint(Number(s.cookie));
   else out.text(s.cookie.toString());
   out.raw(K.inode).uint(s.inode);
   if (

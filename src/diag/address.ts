@@ -104,6 +104,27 @@ export function parseIPv6(text: string): AddressWords | undefined {
   return [0, 2, 4, 6].map((i) => (all[i]! * 65536 + all[i + 1]!) >>> 0) as AddressWords;
 }
 
+/** Words of the address texts met lately; cleared whole when full (sockets share few addresses). */
+const wordsOfText = [new Map<string, Readonly<AddressWords>>(), new Map<string, Readonly<AddressWords>>()];
+const WORDS_REMEMBERED = 4096;
+
+/**
+ * The four words of an address text in inet_pton syntax (IPv4: the word first, then zeros), or
+ * undefined when it is not an address of that family. The answer is shared: do not change it.
+ */
+export function addressWords(text: string, v6: boolean): Readonly<AddressWords> | undefined {
+  const known = wordsOfText[v6 ? 1 : 0]!;
+  let words = known.get(text);
+  if (words === undefined) {
+    const v4 = v6 ? undefined : parseDottedQuad(text);
+    words = v6 ? parseIPv6(text) : v4 === undefined ? undefined : [v4, 0, 0, 0];
+    if (words === undefined) return undefined;
+    if (known.size >= WORDS_REMEMBERED) known.clear();
+    known.set(text, words);
+  }
+  return words;
+}
+
 /** The RFC 5952 text of an IPv6 address in inet_pton syntax (as the kernel's are printed), or undefined. */
 export function canonicalIPv6(text: string): string | undefined {
   const words = parseIPv6(text);

@@ -1,11 +1,13 @@
 /**
  * InetSocket: one struct inet_diag_msg (a TCP, UDP, UDP-Lite, raw, MPTCP or SCTP socket) as plain
- * data, filled straight from the receive buffer by diag/inet.ts.
+ * data, filled straight from the receive buffer by diag/inet.ts, and the same struct written back
+ * from a socket's fields.
  */
-import { type AddressTexts, addressText, isV4Mapped } from "./address.js";
+import { DecodeError } from "../netlink/errors.js";
+import { type AddressTexts, type AddressWords, addressText, addressWords } from "./address.js";
 import { AF_INET, AF_INET6 } from "./constants.js";
 import type { InetFamily, InetProtocol, MemInfo, SkMemInfo, SocketBase, SocketNetns } from "./socket.js";
-import { type StateName, stateName } from "./states.js";
+import { type StateName, stateCode, stateName } from "./states.js";
 import type { TcpInfo } from "./tcpinfo.js";
 
 // struct inet_diag_msg offsets: __u8 idiag_family, idiag_state, idiag_timer, idiag_retrans;
@@ -28,24 +30,26 @@ const UID = 64;
 const INODE = 68;
 /** sizeof(struct inet_diag_msg). */
 export const INET_DIAG_MSG_LEN = 72;
-const INET_DIAG_SOCKID_LEN = 48;
 
-/** What a socket needs to be built from fields instead of bytes (see InetSocket.build). */
+/** What a socket is built from when it did not come from a dump (see InetSocket.build). */
 export interface InetSocketInit {
   family: InetFamily;
   protocol: InetProtocol;
-  stateCode?: number;
+  state?: StateName;
+  /** Address texts as a socket holds them (IPv4 dotted quad, or IPv6). */
+  src: string;
   sport: number;
+  dst: string;
   dport: number;
-  /** idiag_src / idiag_dst as four big-endian words (IPv4: the first word). */
-  srcWords: readonly number[];
-  dstWords: readonly number[];
   ifindex?: number;
   cookie: bigint;
   inode?: number;
   uid?: number;
   rqueue?: number;
   wqueue?: number;
+  timer?: number;
+  retrans?: number;
+  expires?: number;
   netns?: SocketNetns | undefined;
   rawProtocol?: number | undefined;
 }
@@ -54,10 +58,10 @@ export interface InetSocketInit {
  * InetSocket is one inet_diag_msg as plain data.
  *
  * Every documented field is an own property, decoded when the socket is made, so that
- * `structuredClone`, `{...s}`, `postMessage` and `JSON.stringify` keep them all. The message's own
- * bytes stay attached (privately, so clones do not carry them): a destroy request copies the socket
- * id from them exactly as the kernel sent it, and the filter reads address words without parsing
- * text. A socket rebuilt from a clone gets them back from its fields (sockets/ does that).
+ * `structuredClone`, `{...s}`, `postMessage` and `JSON.stringify` keep them all. A socket keeps no
+ * bytes: its fields say everything its id holds, so a destroy request (writeSockId) and a message
+ * for another thread (writeInetDiagMsg) are written from them, and a socket stays one object the
+ * garbage collector moves cheaply.
  */
 export class InetSocket implements SocketBase {
   /** The network namespace this socket was listed in (undefined: the caller's own). */
@@ -84,9 +88,6 @@ export class InetSocket implements SocketBase {
   timer: number;
   retrans: number;
   expires: number;
-  readonly #view: DataView;
-  readonly #at: number;
-  readonly #length: number;
 
   // Attributes, present when the kernel sent them and they were decoded (see diag/inet.ts).
   declare meminfo?: MemInfo;
@@ -103,9 +104,8 @@ export class InetSocket implements SocketBase {
   declare rawProtocol?: number;
 
   /**
-   * The socket of the struct inet_diag_msg at `view[offset]` (which the socket keeps and which must
-   * not change), `length` bytes with its attributes, with the protocol its dump asked for and its
-   * namespace. `texts` remembers the addresses formatted for the sockets before it.
+   * The socket of the struct inet_diag_msg at `view[offset]`, with the protocol its dump asked for
+   * and its namespace. `texts` remembers the addresses formatted for the sockets before it.
    */
   constructor(
     view: DataView,
@@ -113,11 +113,7 @@ export class InetSocket implements SocketBase {
     protocol: InetProtocol,
     netns: SocketNetns | undefined,
     texts?: AddressTexts,
-    length = INET_DIAG_MSG_LEN,
   ) {
-    this.#view = view;
-    this.#at = offset;
-    this.#length = length;
     const v6 = view.getUint8(offset + FAMILY) === AF_INET6;
     this.netns = netns;
     this.family = v6 ? "inet6" : "inet";
@@ -138,93 +134,40 @@ export class InetSocket implements SocketBase {
     this.expires = view.getUint32(offset + EXPIRES, true);
   }
 
-  /** A socket from its fields, with a message of its own holding the same id. */
+  /**
+   * A socket from its fields, made as a dump makes one (the same shape, addresses in the same
+   * canonical text). Throws DecodeError for an address that is not one of its family's.
+   */
   static build(init: InetSocketInit): InetSocket {
-    const view = new DataView(new ArrayBuffer(INET_DIAG_MSG_LEN));
-    view.setUint8(FAMILY, init.family === "inet6" ? AF_INET6 : AF_INET);
-    view.setUint8(STATE, init.stateCode ?? 0);
-    view.setUint16(SPORT, init.sport);
-    view.setUint16(DPORT, init.dport);
-    for (let i = 0; i < 4; i++) {
-      view.setUint32(SRC + 4 * i, init.srcWords[i] ?? 0);
-      view.setUint32(DST + 4 * i, init.dstWords[i] ?? 0);
-    }
-    view.setUint32(IFINDEX, init.ifindex ?? 0, true);
-    view.setBigUint64(COOKIE, init.cookie, true);
-    view.setUint32(RQUEUE, init.rqueue ?? 0, true);
-    view.setUint32(WQUEUE, init.wqueue ?? 0, true);
-    view.setUint32(UID, init.uid ?? 0, true);
-    view.setUint32(INODE, init.inode ?? 0, true);
-    const s = new InetSocket(view, 0, init.protocol, init.netns);
+    writeInetDiagMsg(buildView, 0, init);
+    const s = new InetSocket(buildView, 0, init.protocol, init.netns);
     if (init.rawProtocol !== undefined) s.rawProtocol = init.rawProtocol;
     return s;
   }
 
-  /** Kernel state number (idiag_state) as sent. */
+  /** Kernel state number (idiag_state) of `state`. */
   get stateCode(): number {
-    return this.#view.getUint8(this.#at + STATE);
+    return stateCode(this.state);
   }
 
-  /** idiag_src[i] (0 to 3), a big-endian 32-bit word as sent; an IPv4 address is word 0. */
-  srcWord(i: number): number {
-    return this.#view.getUint32(this.#at + SRC + 4 * i);
+  /** idiag_src: the local address as four big-endian words (IPv4: the first; the rest 0). */
+  get srcWords(): Readonly<AddressWords> {
+    return wordsOf(this.src, this.family, "src");
   }
 
-  /** idiag_dst[i] (0 to 3), as srcWord. */
-  dstWord(i: number): number {
-    return this.#view.getUint32(this.#at + DST + 4 * i);
-  }
-
-  /** idiag_cookie[0] and [1], host order, low word first, as sent. */
-  get cookieLo(): number {
-    return this.#view.getUint32(this.#at + COOKIE, true);
-  }
-  get cookieHi(): number {
-    return this.#view.getUint32(this.#at + COOKIE + 4, true);
-  }
-
-  /**
-   * The bytes of struct inet_diag_sockid exactly as the kernel sent them (48 bytes, a view: do not
-   * change them): what a destroy request names the socket by.
-   */
-  get idBytes(): Uint8Array {
-    const v = this.#view;
-    return new Uint8Array(v.buffer, v.byteOffset + this.#at + SPORT, INET_DIAG_SOCKID_LEN);
-  }
-
-  /**
-   * The whole message as the kernel sent it, attributes included (a view: do not change it); with
-   * the protocol and label, what decodes into this socket again.
-   */
-  get messageBytes(): Uint8Array {
-    const v = this.#view;
-    return new Uint8Array(v.buffer, v.byteOffset + this.#at, this.#length);
-  }
-
-  /**
-   * The IPv4 destination this socket talks to, as one big-endian word, if it is an IPv4 socket or an
-   * IPv6 socket connected to a v4-mapped address; otherwise undefined. Used to match IPv4 backends.
-   */
-  get dstIPv4(): number | undefined {
-    if (this.family === "inet") return this.dstWord(0);
-    return isV4Mapped(this.dstWord(0), this.dstWord(1), this.dstWord(2)) ? this.dstWord(3) : undefined;
+  /** idiag_dst, as srcWords. */
+  get dstWords(): Readonly<AddressWords> {
+    return wordsOf(this.dst, this.family, "dst");
   }
 
   /** The JSON form printed by `--json`: the CLI's JSON field names, cookie as a decimal string. */
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = { ...(this as object) };
     out.netns = this.netns?.label ?? null;
-    out.cookie = this.cookieText();
+    out.cookie = this.cookie.toString();
     if (this.tcpinfo) out.tcpinfo = jsonSafe(this.tcpinfo);
     if (this.cgroupId !== undefined) out.cgroupId = this.cgroupId.toString();
     return out;
-  }
-
-  /** The cookie in decimal, without a bigint where the number is exact as a double (always, in practice). */
-  cookieText(): string {
-    const hi = this.cookieHi;
-    if (hi < 0x200000) return String(hi * 4294967296 + this.cookieLo);
-    return this.cookie.toString();
   }
 
   /** Whether any attribute (extension, mark, cgroup, ...) was decoded: toJSON then has more fields. */
@@ -243,6 +186,59 @@ export class InetSocket implements SocketBase {
       this.rawProtocol !== undefined
     );
   }
+}
+
+const buildView = new DataView(new ArrayBuffer(INET_DIAG_MSG_LEN));
+
+/**
+ * Write the struct inet_diag_msg of `s` at `view[at]` (72 bytes): the inverse of the InetSocket
+ * constructor, field for field. Throws DecodeError for an address that is not one of its family's.
+ */
+export function writeInetDiagMsg(view: DataView, at: number, s: InetSocketInit): void {
+  view.setUint8(at + FAMILY, s.family === "inet6" ? AF_INET6 : AF_INET);
+  view.setUint8(at + STATE, s.state === undefined ? 0 : stateCode(s.state));
+  view.setUint8(at + TIMER, s.timer ?? 0);
+  view.setUint8(at + RETRANS, s.retrans ?? 0);
+  writeSockId(view, at + SPORT, s);
+  view.setUint32(at + EXPIRES, s.expires ?? 0, true);
+  view.setUint32(at + RQUEUE, s.rqueue ?? 0, true);
+  view.setUint32(at + WQUEUE, s.wqueue ?? 0, true);
+  view.setUint32(at + UID, s.uid ?? 0, true);
+  view.setUint32(at + INODE, s.inode ?? 0, true);
+}
+
+/**
+ * Write the struct inet_diag_sockid of `s` at `view[at]` (48 bytes): ports, addresses, interface
+ * and cookie, the id the kernel sent (IPv4 sockets have words 1 to 3 zero, as the kernel sends
+ * them). What a destroy request names the socket by.
+ */
+export function writeSockId(
+  view: DataView,
+  at: number,
+  s: Pick<InetSocketInit, "family" | "src" | "sport" | "dst" | "dport" | "ifindex" | "cookie">,
+): void {
+  const src = wordsOf(s.src, s.family, "src");
+  const dst = wordsOf(s.dst, s.family, "dst");
+  const o = at - SPORT;
+  view.setUint16(o + SPORT, s.sport);
+  view.setUint16(o + DPORT, s.dport);
+  for (let i = 0; i < 4; i++) {
+    view.setUint32(o + SRC + 4 * i, src[i]!);
+    view.setUint32(o + DST + 4 * i, dst[i]!);
+  }
+  view.setUint32(o + IFINDEX, s.ifindex ?? 0, true);
+  view.setBigUint64(o + COOKIE, s.cookie, true);
+}
+
+function wordsOf(text: string, family: InetFamily, side: "src" | "dst"): Readonly<AddressWords> {
+  const words = addressWords(text, family === "inet6");
+  if (words === undefined)
+    throw new DecodeError(
+      `socket ${side}`,
+      0,
+      `"${text}" is not an ${family === "inet6" ? "IPv6" : "IPv4"} address`,
+    );
+  return words;
 }
 
 function jsonSafe(info: TcpInfo): Record<string, number | string> {

@@ -42,7 +42,7 @@ import {
   SOCK_DESTROY,
   SOCK_DIAG_BY_FAMILY,
 } from "./constants.js";
-import { INET_DIAG_MSG_LEN, InetSocket } from "./inet-socket.js";
+import { INET_DIAG_MSG_LEN, InetSocket, writeSockId } from "./inet-socket.js";
 import { decodeSkMemInfo } from "./meminfo.js";
 import type { InetProtocol, SocketNetns } from "./socket.js";
 import { decodeTcpInfo } from "./tcpinfo.js";
@@ -116,19 +116,9 @@ export function writeDestroyRequest(
   writeReqHeader(b, o, s.family === "inet" ? AF_INET : AF_INET6, protocol, 0, 0);
   // struct inet_diag_req_raw: a raw socket is looked up by its IP protocol too (sdiag_raw_protocol).
   if (protocol === IPPROTO_RAW) b[o + 3] = s.rawProtocol ?? 0;
-  writeSockId(b, o + 8, s);
+  writeSockId(w.view, o + 8, s);
   if (protocol > 0xff) w.attrU32(INET_DIAG_REQ_PROTOCOL, protocol);
   w.end();
-}
-
-/**
- * struct inet_diag_sockid {
- *   __be16 idiag_sport; __be16 idiag_dport; __be32 idiag_src[4]; __be32 idiag_dst[4];
- *   __u32 idiag_if; __u32 idiag_cookie[2]; };
- * copied from the socket's own message: exactly the id the kernel sent.
- */
-function writeSockId(b: Buffer, o: number, s: InetSocket): void {
-  b.set(s.idBytes, o);
 }
 
 /**
@@ -236,9 +226,8 @@ export interface InetDecodeOptions {
  * Decode struct inet_diag_msg at buf[o, o + len) into a new InetSocket, then its attributes:
  *   __u8 idiag_family, idiag_state, idiag_timer, idiag_retrans; struct inet_diag_sockid id;
  *   __u32 idiag_expires, idiag_rqueue, idiag_wqueue, idiag_uid, idiag_inode;
- * The socket reads its fields from `buf` for its whole life: pass a buffer that will not be reused
- * (the sockets layer passes one copy per receive chunk). Throws DecodeError when the bytes are too
- * short or an attribute is malformed.
+ * The socket keeps nothing of `buf`, which may be reused at once. Throws DecodeError when the bytes
+ * are too short or an attribute is malformed.
  */
 export function decodeInetDiagMsg(
   buf: Buffer,
@@ -251,7 +240,7 @@ export function decodeInetDiagMsg(
   }
   const { scratch } = options;
   const view = scratch ? scratch.view(buf) : new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const s = new InetSocket(view, o, options.protocol, options.netns, options.texts, len);
+  const s = new InetSocket(view, o, options.protocol, options.netns, options.texts);
   if (options.attributes && len > INET_DIAG_MSG_LEN)
     decodeInetAttributes(scratch ?? new DecodeScratch(), view, buf, o + INET_DIAG_MSG_LEN, o + len, s);
   return s;

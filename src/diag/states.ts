@@ -52,6 +52,13 @@ export function stateName(state: number): StateName {
   return STATE_NAMES[state] ?? "unknown";
 }
 
+const STATE_CODES = new Map(STATE_NAMES.map((name, code) => [name, code]));
+
+/** stateCode returns the kernel state number of an ss state name (0 for an unknown name). */
+export function stateCode(name: StateName): number {
+  return STATE_CODES.get(name) ?? 0;
+}
+
 const bit = (s: number) => 1 << s;
 
 /** Every state bit the kernel knows (ss's SS_ALL). */

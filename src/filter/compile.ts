@@ -21,7 +21,7 @@ import { CAP_NET_ADMIN, hasCapability } from "../sys/capabilities.js";
 import type { FilterLeaf, FilterNode, HostCond, HostPrefix, PortCond, PortOp } from "./ast.js";
 import type { PreparedFilter } from "./check.js";
 import { ephemeralPorts, type FilterEnv, resolveCgroup, resolveDevice } from "./env.js";
-import { prefixWords } from "./prefix.js";
+import { type AddressWords, prefixWords } from "./prefix.js";
 
 /** A filter compiled for one namespace. */
 export interface CompiledFilter {
@@ -245,7 +245,7 @@ function retarget(fragment: BytecodeOp[], from: "accept" | "reject", to: Bytecod
 export type SocketPredicate = (s: InetSocket) => boolean;
 
 /** AddressMatch tests one end's family and address words. */
-type AddressMatch = (family: InetFamily, w0: number, w1: number, w2: number, w3: number) => boolean;
+type AddressMatch = (family: InetFamily, words: Readonly<AddressWords>) => boolean;
 
 const always: SocketPredicate = () => true;
 const never: SocketPredicate = () => false;
@@ -314,12 +314,8 @@ function predicateOf(node: FilterNode, positive: boolean, env: FilterEnv): Socke
 function hostPredicate(node: HostCond): SocketPredicate {
   const port = node.port ?? -1;
   const match = node.prefix ? addressMatch(node.prefix) : anyAddress;
-  if (node.side === "src")
-    return (s) =>
-      (port < 0 || s.sport === port) &&
-      match(s.family, s.srcWord(0), s.srcWord(1), s.srcWord(2), s.srcWord(3));
-  return (s) =>
-    (port < 0 || s.dport === port) && match(s.family, s.dstWord(0), s.dstWord(1), s.dstWord(2), s.dstWord(3));
+  if (node.side === "src") return (s) => (port < 0 || s.sport === port) && match(s.family, s.srcWords);
+  return (s) => (port < 0 || s.dport === port) && match(s.family, s.dstWords);
 }
 
 function portPredicate(node: PortCond): SocketPredicate {
@@ -335,8 +331,10 @@ function addressMatch(prefix: HostPrefix): AddressMatch {
   const m0 = wordMask(len);
   const v0 = c0 & m0;
   if (prefix.family === "inet") {
-    return (family, w0, w1, w2, w3) =>
-      family === "inet" ? (w0 & m0) === v0 : w0 === 0 && w1 === 0 && w2 === 0xffff && (w3 & m0) === v0;
+    return (family, w) =>
+      family === "inet"
+        ? (w[0] & m0) === v0
+        : w[0] === 0 && w[1] === 0 && w[2] === 0xffff && (w[3] & m0) === v0;
   }
   const m1 = wordMask(len - 32);
   const m2 = wordMask(len - 64);
@@ -344,8 +342,12 @@ function addressMatch(prefix: HostPrefix): AddressMatch {
   const v1 = c1 & m1;
   const v2 = c2 & m2;
   const v3 = c3 & m3;
-  return (family, w0, w1, w2, w3) =>
-    family === "inet6" && (w0 & m0) === v0 && (w1 & m1) === v1 && (w2 & m2) === v2 && (w3 & m3) === v3;
+  return (family, w) =>
+    family === "inet6" &&
+    (w[0] & m0) === v0 &&
+    (w[1] & m1) === v1 &&
+    (w[2] & m2) === v2 &&
+    (w[3] & m3) === v3;
 }
 
 /** wordMask is the int32 mask of the first `bits` bits of a word (clamped to 0..32). */

@@ -35,10 +35,8 @@ export class DumpCursor implements Disposable {
   /** Offset and length of the current message's payload (after the nlmsghdr). */
   offset = 0;
   length = 0;
-  /** How many datagrams were received so far: changes when `buf` holds a new chunk. */
+  /** How many datagrams were received so far. */
   received = 0;
-  /** Length of the chunk now in `buf`. */
-  chunkLength = 0;
   private readonly reader = new MessageReader();
   private finished = false;
 
@@ -81,15 +79,16 @@ export class DumpCursor implements Disposable {
         return true;
       }
       if (this.finished) return false;
+      let length: number;
       try {
-        this.chunkLength = this.conn.receive(this.op);
+        length = this.conn.receive(this.op);
       } catch (err) {
         // The rest of the answer is lost or late: nothing more will be read for this request.
         this.finished = true;
         throw err;
       }
       this.received++;
-      r.reset(this.buf, this.chunkLength, this.op);
+      r.reset(this.buf, length, this.op);
     }
   }
 

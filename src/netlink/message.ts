@@ -131,6 +131,8 @@ export class MessageReader {
 export class MessageWriter {
   /** The buffer written into; owned by the caller, who sends bytes [0, length). */
   readonly buf: Buffer;
+  /** A view of `buf`, for layouts written field by field. */
+  readonly view: DataView;
   /** Bytes written so far, always 4-byte aligned between messages. */
   length = 0;
   private msgStart = -1;
@@ -138,6 +140,7 @@ export class MessageWriter {
 
   constructor(buf: Buffer) {
     this.buf = buf;
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
   /** Forget everything written; the buffer is reused. */

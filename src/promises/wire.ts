@@ -1,8 +1,9 @@
 /**
- * Sockets across threads, by chunks: the worker appends each socket's message bytes (as the kernel
- * sent them) to a chunk whose ArrayBuffer is transferred, not copied, and the receiving thread
- * decodes them with the same decoders a synchronous listing uses. One structured clone per chunk
+ * Sockets across threads, by chunks: the worker writes each inet socket back into its struct
+ * inet_diag_msg in a chunk whose ArrayBuffer is transferred, not copied, and the receiving thread
+ * decodes them with the same decoder a synchronous listing uses. One structured clone per chunk
  * instead of one per socket, and the sockets that come out are the same objects a sync call makes.
+ * Decoded attributes, which only some listings ask for, travel as a plain object beside the bytes.
  * Plain-data items (conntrack entries) ride in the same chunks as structured-clone values, so every
  * stream shares one chunking and back-pressure path.
  */
@@ -15,6 +16,7 @@ import {
   type Socket,
   type SocketNetns,
   UnixSocket,
+  writeInetDiagMsg,
 } from "../diag/socket.js";
 import { DecodeScratch } from "../netlink/index.js";
 import { PROTOCOL_NAMES } from "../sockets/index.js";
@@ -26,12 +28,15 @@ export type PlainItem = { readonly family: string } & object;
 
 /** A chunk of items as it crosses threads. */
 export interface SocketChunk {
-  /** Records: u8 kind, u8 protocol index, u16 label index (0xffff: none), u32 length, bytes. */
+  /**
+   * Records of 8 bytes: u8 kind, u8 protocol index, u16 label index (0xffff: none), u32 value index
+   * (0xffffffff: none); an inet socket's is followed by its struct inet_diag_msg.
+   */
   buf: ArrayBuffer;
   used: number;
   /** The namespaces the sockets were listed in, referred to by index. */
   labels: SocketNetns[];
-  /** Unix sockets (their plain fields: they keep no bytes) and plain items, by index. */
+  /** Unix sockets and plain items (their fields), inet sockets' attributes, by index. */
   values: object[];
 }
 
@@ -40,6 +45,7 @@ const UNIX = 2;
 const PLAIN = 3;
 const HEADER = 8;
 const NO_LABEL = 0xffff;
+const NO_VALUE = 0xffffffff;
 /** Sockets per chunk at most: a chunk decodes in well under a millisecond. */
 export const CHUNK_SOCKETS = 2048;
 const CHUNK_BYTES = 256 * 1024;
@@ -81,26 +87,21 @@ export class ChunkWriter {
       if (s.netns !== undefined) this.#labels.push(s.netns);
       this.#labelIndex.set(s.netns, label);
     }
-    let bytes: Uint8Array | undefined;
-    if (s.family !== "unix") {
-      bytes = s.messageBytes;
-      // Attributes travel only when they were decoded, so that the far side decodes the same fields.
-      if (!s.hasAttributes && bytes.length > INET_DIAG_MSG_LEN) bytes = bytes.subarray(0, INET_DIAG_MSG_LEN);
-    }
-    const length = bytes ? bytes.length : 0;
-    this.#reserve(HEADER + length + 3);
+    const inet = s.family !== "unix";
+    this.#reserve(HEADER + INET_DIAG_MSG_LEN);
     const v = this.#view;
     const o = this.#used;
-    v.setUint8(o, bytes ? INET : UNIX);
+    v.setUint8(o, inet ? INET : UNIX);
     v.setUint8(o + 1, protocolIndex.get(s.protocol)!);
     v.setUint16(o + 2, label, true);
-    if (bytes) {
-      v.setUint32(o + 4, length, true);
-      this.#bytes.set(bytes, o + HEADER);
+    if (inet) {
+      v.setUint32(o + 4, s.hasAttributes ? this.#values.push(attributesOf(s)) - 1 : NO_VALUE, true);
+      writeInetDiagMsg(v, o + HEADER, s);
+      this.#used = o + HEADER + INET_DIAG_MSG_LEN;
     } else {
       v.setUint32(o + 4, this.#values.push({ ...s }) - 1, true);
+      this.#used = o + HEADER;
     }
-    this.#used = o + HEADER + ((length + 3) & ~3);
     return this.#count++;
   }
 
@@ -148,10 +149,11 @@ export function readChunk(chunk: SocketChunk, sink: (item: StreamItem) => void):
     const n = buf.readUInt32LE(o + 4);
     if (kind === INET) {
       decode.protocol = PROTOCOL_NAMES[buf[o + 1]!] as InetProtocol;
-      decode.attributes = n > INET_DIAG_MSG_LEN;
       decode.netns = labelIndex === NO_LABEL ? undefined : chunk.labels[labelIndex];
-      sink(decodeInetDiagMsg(buf, o + HEADER, n, decode));
-      o += HEADER + ((n + 3) & ~3);
+      const s = decodeInetDiagMsg(buf, o + HEADER, INET_DIAG_MSG_LEN, decode);
+      if (n !== NO_VALUE) Object.assign(s, chunk.values[n]);
+      sink(s);
+      o += HEADER + INET_DIAG_MSG_LEN;
     } else {
       const value = chunk.values[n]!;
       sink(
@@ -163,6 +165,27 @@ export function readChunk(chunk: SocketChunk, sink: (item: StreamItem) => void):
     }
   }
 }
+
+/** The decoded attributes of `s`: its own properties past the fields every inet socket has. */
+function attributesOf(s: InetSocket): object {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(s)) if (!INET_FIELDS.has(key)) out[key] = value;
+  return out;
+}
+
+const INET_FIELDS = new Set(
+  Object.keys(
+    InetSocket.build({
+      family: "inet",
+      protocol: "udp",
+      src: "0.0.0.0",
+      sport: 0,
+      dst: "0.0.0.0",
+      dport: 0,
+      cookie: 0n,
+    }),
+  ),
+);
 
 /** Resolves in a later turn of the event loop, after the I/O and timers that are due. */
 export function yieldTurn(): Promise<void> {

@@ -1,8 +1,8 @@
 /**
  * Dumps: sock_diag dump requests on an open connection, their answers decoded socket by socket,
  * and Scan, one namespace's part of a query (its connection and its compiled filter). The receive
- * buffer and the request buffer are reused; each receive chunk is copied once, and each socket
- * costs one object reading its fields from that copy.
+ * buffer and the request buffer are reused; each socket costs one object, filled straight from the
+ * receive buffer.
  */
 import { AddressTexts } from "../diag/address.js";
 import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
@@ -44,17 +44,12 @@ type Decode = (buf: Buffer, offset: number, length: number) => Socket | undefine
  * closes it: reading on would cost as much as the whole dump).
  */
 export class SocketStream implements Disposable {
-  private chunk = -1;
-  private copy: Buffer;
-
   constructor(
     private readonly cursor: DumpCursor,
     private readonly decode: Decode,
     private readonly protocol: Socket["protocol"],
     private readonly onAbandon: () => void,
-  ) {
-    this.copy = cursor.buf;
-  }
+  ) {}
 
   /** Decode up to `max` more sockets into `sink`; false once the answer is complete. */
   pump(sink: (s: Socket) => void, max = 1024): boolean {
@@ -65,12 +60,7 @@ export class SocketStream implements Disposable {
           this.done = true;
           return false;
         }
-        if (cursor.received !== this.chunk) {
-          // Sockets read their fields from the bytes they came in: one copy per chunk, not per socket.
-          this.chunk = cursor.received;
-          this.copy = Buffer.from(cursor.buf.subarray(0, cursor.chunkLength));
-        }
-        const s = this.decode(this.copy, cursor.offset, cursor.length);
+        const s = this.decode(cursor.buf, cursor.offset, cursor.length);
         if (s) sink(s);
       }
       return true;

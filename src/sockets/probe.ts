@@ -134,8 +134,8 @@ function ownSocket(fd: number, addr: Buffer): InetSocket {
     protocol: "udp",
     sport: port,
     dport: port,
-    srcWords: [0x7f000001],
-    dstWords: [0x7f000001],
+    src: "127.0.0.1",
+    dst: "127.0.0.1",
     cookie: socketCookie(fd),
   });
 }

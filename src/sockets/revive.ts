@@ -1,12 +1,11 @@
 /**
  * A socket that travelled as plain data (structuredClone, postMessage, `{...s}`) has its fields but
- * not the message bytes an InetSocket keeps: rebuild one from the fields, so that a destroy names it
- * by exactly the id it was listed with.
+ * not its class: rebuild an InetSocket from the fields that name it, so that a destroy names it by
+ * exactly the id it was listed with.
  */
 
-import { parseIPv6 } from "../diag/address.js";
+import { addressWords } from "../diag/address.js";
 import { InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
-import { parseIPv4 } from "../filter/prefix.js";
 import { QueryError } from "./errors.js";
 
 /** The fields of an inet socket that name it: what a plain copy ({...s}, a clone) must keep. */
@@ -17,9 +16,12 @@ export type InetSocketFields = Pick<
 
 const INET = new Set(["tcp", "udp", "udplite", "raw", "mptcp", "sctp"]);
 
-/** `socket` itself when it is a listed socket, else an InetSocket built from its fields. */
+/**
+ * `socket` itself when it is a listed socket, else an InetSocket built from its fields. Throws
+ * QueryError naming a missing field or an address that is not one of the socket's family.
+ */
 export function revive(socket: Socket | InetSocketFields): Socket {
-  if (socket instanceof InetSocket || socket instanceof UnixSocket) return socket;
+  if (socket instanceof UnixSocket) return socket;
   const f = socket as Partial<InetSocketFields>;
   if (
     (f.family !== "inet" && f.family !== "inet6") ||
@@ -35,27 +37,22 @@ export function revive(socket: Socket | InetSocketFields): Socket {
       "(an object)",
       "expected a socket as listSockets or iterateSockets returned it, or a copy with its fields",
     );
-  const words = (field: "src" | "dst") => {
-    const text = socket[field];
-    const w = socket.family === "inet6" ? parseIPv6(text) : [parseIPv4(text)];
-    if (!w || w.includes(undefined as never))
-      throw new QueryError(
-        field,
-        String(text),
-        `not an ${socket.family === "inet6" ? "IPv6" : "IPv4"} address`,
-      );
-    return w as number[];
-  };
+  const s = socket as InetSocketFields;
+  for (const side of ["src", "dst"] as const) {
+    if (!addressWords(s[side], s.family === "inet6"))
+      throw new QueryError(side, s[side], `not an ${s.family === "inet6" ? "IPv6" : "IPv4"} address`);
+  }
+  if (socket instanceof InetSocket) return socket;
   return InetSocket.build({
-    family: socket.family,
-    protocol: socket.protocol,
-    sport: socket.sport,
-    dport: socket.dport,
-    srcWords: words("src"),
-    dstWords: words("dst"),
-    ifindex: socket.ifindex,
-    cookie: socket.cookie,
-    netns: socket.netns,
-    rawProtocol: socket.rawProtocol,
+    family: s.family,
+    protocol: s.protocol,
+    src: s.src,
+    sport: s.sport,
+    dst: s.dst,
+    dport: s.dport,
+    ifindex: s.ifindex,
+    cookie: s.cookie,
+    netns: s.netns,
+    rawProtocol: s.rawProtocol,
   });
 }

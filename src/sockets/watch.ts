@@ -163,9 +163,7 @@ export class SocketWatch implements Disposable {
       if (m.type !== SOCK_DIAG_BY_FAMILY || m.length < INET_DIAG_MSG_LEN) continue;
       const protocol = this.#protocolOf(buf, m.offset, m.length);
       if (!protocol) continue;
-      // The receive buffer is reused: each socket keeps a copy of its own message.
-      const bytes = Buffer.from(buf.subarray(m.offset, m.offset + INET_DIAG_MSG_LEN));
-      const s = decodeInetDiagMsg(bytes, 0, INET_DIAG_MSG_LEN, {
+      const s = decodeInetDiagMsg(buf, m.offset, INET_DIAG_MSG_LEN, {
         protocol,
         attributes: false,
         netns: w.ref,

@@ -6,9 +6,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { writeJson } from "../../src/cli/json.js";
-import { InetSocket, type Socket, UnixSocket } from "../../src/diag/socket.js";
+import { type Socket, UnixSocket } from "../../src/diag/socket.js";
 import type { SocketOwner } from "../../src/sockets/index.js";
 import { arbitraryInetSocket } from "../diag/arbitraries.js";
+import { socketFromWords } from "../kit/socket-words.js";
 import { repeatingInetSockets } from "./repeating-sockets.js";
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff });
@@ -79,7 +80,7 @@ test("--ndjson is one JSON.stringify per line; -p adds owners last", () => {
 for (const reuseBuffer of [false, true])
   test(`a listing larger than one write chunk is written in several chunks that join into its JSON${reuseBuffer ? ", one buffer reused" : ""}`, () => {
     const sockets = Array.from({ length: 12_000 }, (_, i) => {
-      return InetSocket.build({
+      return socketFromWords({
         family: "inet",
         protocol: "udp",
         sport: i % 65536,

@@ -4,7 +4,8 @@
  * copies must get right.
  */
 import fc from "fast-check";
-import { InetSocket } from "../../src/diag/socket.js";
+import type { InetSocket } from "../../src/diag/socket.js";
+import { socketFromWords } from "../kit/socket-words.js";
 
 const two = <T>(a: T, b: T) => fc.constantFrom(a, b);
 
@@ -25,7 +26,7 @@ export const repeatingInetSockets: fc.Arbitrary<InetSocket[]> = fc.array(
       inode: fc.integer({ min: 0, max: 0xffffffff }),
     })
     .map((r) =>
-      InetSocket.build({
+      socketFromWords({
         family: r.family,
         protocol: r.protocol,
         stateCode: r.stateCode,

@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { renderTable } from "../../src/cli/table.js";
-import { InetSocket } from "../../src/diag/socket.js";
+import type { InetSocket } from "../../src/diag/socket.js";
+import { socketFromWords } from "../kit/socket-words.js";
 import { repeatingInetSockets } from "./repeating-sockets.js";
 
 const display = { options: false, extended: false, memory: false, info: false, processes: false };
@@ -104,7 +105,7 @@ test("rows written before a column grew are padded again to its final width", ()
 
 test("30,000 rows, the last widening a column: every row is padded again to it", () => {
   const socket = (i: number, rqueue: number) =>
-    InetSocket.build({
+    socketFromWords({
       family: "inet",
       protocol: "udp",
       // Neighbours share their head, local host and peer: rows copy them from the previous one.

@@ -1,9 +1,11 @@
 /** Random InetSockets for property tests: every fixed field of struct inet_diag_msg set at random. */
 import fc from "fast-check";
-import { InetSocket } from "../../src/diag/socket.js";
+import type { InetSocket } from "../../src/diag/socket.js";
+import { socketFromWords } from "../kit/socket-words.js";
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff });
 const u16 = fc.integer({ min: 0, max: 0xffff });
+const u8 = fc.integer({ min: 0, max: 0xff });
 
 type Words = [number, number, number, number];
 const addressWords: fc.Arbitrary<Words> = fc.tuple(
@@ -13,7 +15,7 @@ const addressWords: fc.Arbitrary<Words> = fc.tuple(
   u32,
 );
 
-/** An InetSocket with random family, protocol, state, ports, addresses, cookie, counters and label. */
+/** An InetSocket with every fixed field random: family, protocol, state, ports, addresses, cookie, counters, timer, label. */
 export const arbitraryInetSocket: fc.Arbitrary<InetSocket> = fc
   .record({
     family: fc.constantFrom("inet" as const, "inet6" as const),
@@ -24,11 +26,13 @@ export const arbitraryInetSocket: fc.Arbitrary<InetSocket> = fc
     dst: addressWords,
     cookie: fc.tuple(u32, u32),
     counters: fc.tuple(u32, u32, u32, u32, u32),
+    timers: fc.tuple(u8, u8, u32),
     netns: fc.option(fc.string(), { nil: undefined }),
   })
   .map((r) => {
     const [ifindex, inode, uid, rqueue, wqueue] = r.counters;
-    return InetSocket.build({
+    const [timer, retrans, expires] = r.timers;
+    return socketFromWords({
       family: r.family,
       protocol: r.protocol,
       stateCode: r.state,
@@ -42,6 +46,9 @@ export const arbitraryInetSocket: fc.Arbitrary<InetSocket> = fc
       uid,
       rqueue,
       wqueue,
+      timer,
+      retrans,
+      expires,
       netns: r.netns === undefined ? undefined : { label: r.netns, dev: 4, ino: 4026531840 },
     });
   });

@@ -28,11 +28,9 @@ describe("captured inet_diag_msg: connected UDP over IPv4 (inet-udp4.hex)", () =
     assert.equal(s.sport, 46844);
     assert.equal(s.dst, "127.0.0.1");
     assert.equal(s.dport, 49570);
-    assert.deepEqual([s.srcWord(0), s.srcWord(1), s.srcWord(2), s.srcWord(3)], [0x7f000001, 0, 0, 0]);
-    assert.deepEqual([s.dstWord(0), s.dstWord(1), s.dstWord(2), s.dstWord(3)], [0x7f000001, 0, 0, 0]);
+    assert.deepEqual([s.srcWords[0], s.srcWords[1], s.srcWords[2], s.srcWords[3]], [0x7f000001, 0, 0, 0]);
+    assert.deepEqual([s.dstWords[0], s.dstWords[1], s.dstWords[2], s.dstWords[3]], [0x7f000001, 0, 0, 0]);
     assert.equal(s.ifindex, 0);
-    assert.equal(s.cookieLo, 342815);
-    assert.equal(s.cookieHi, 0);
     assert.equal(s.cookie, 342815n);
     assert.equal(s.expires, 0);
     assert.equal(s.rqueue, 0);

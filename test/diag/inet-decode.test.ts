@@ -76,14 +76,14 @@ describe("decodeInetDiagMsg: struct inet_diag_msg", () => {
     assert.equal(s.retrans, 3);
     assert.equal(s.sport, 0x1234);
     assert.equal(s.dport, 0xabcd);
-    assert.deepEqual([s.srcWord(0), s.srcWord(1), s.srcWord(2), s.srcWord(3)], [0x20010db8, 0, 0, 1]);
-    assert.deepEqual([s.dstWord(0), s.dstWord(1), s.dstWord(2), s.dstWord(3)], [0, 0, 0xffff, 0x0a000002]);
+    assert.deepEqual([s.srcWords[0], s.srcWords[1], s.srcWords[2], s.srcWords[3]], [0x20010db8, 0, 0, 1]);
+    assert.deepEqual(
+      [s.dstWords[0], s.dstWords[1], s.dstWords[2], s.dstWords[3]],
+      [0, 0, 0xffff, 0x0a000002],
+    );
     assert.equal(s.src, "2001:db8::1");
     assert.equal(s.dst, "::ffff:10.0.0.2");
-    assert.equal(s.dstIPv4, 0x0a000002);
     assert.equal(s.ifindex, 0x01020304);
-    assert.equal(s.cookieLo, 0x89abcdef);
-    assert.equal(s.cookieHi, 0x01234567);
     assert.equal(s.cookie, 0x0123456789abcdefn);
     assert.equal(s.expires, 0x11121314);
     assert.equal(s.rqueue, 0x21222324);
@@ -99,7 +99,7 @@ describe("decodeInetDiagMsg: struct inet_diag_msg", () => {
     assert.equal(s.family, "inet");
     assert.equal(s.src, "127.0.0.1");
     assert.equal(s.dst, "192.168.0.1");
-    assert.equal(s.dstIPv4, 0xc0a80001);
+    assert.deepEqual([...s.dstWords], [0xc0a80001, 0, 0, 0]);
   });
 
   test("the message may sit at any offset in the buffer", () => {

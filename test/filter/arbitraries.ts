@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { formatIPv4, formatIPv6 } from "../../src/diag/address.js";
-import { InetSocket } from "../../src/diag/socket.js";
 import type { FilterLeaf, FilterNode, HostCond, HostPrefix, PortOp } from "../../src/filter/index.js";
+import { socketFromWords } from "../kit/socket-words.js";
 import type { ReferenceEnv, ReferenceSocket } from "./reference.js";
 
 const V4_POOL = [0x0a000001, 0x0a000002, 0x0a010203, 0x7f000001, 0, 0xc0a80001];
@@ -135,7 +135,7 @@ export const referenceSocket: fc.Arbitrary<ReferenceSocket> = fc
     portLocked: fc.boolean(),
   })
   .map((r) => {
-    const s = InetSocket.build({
+    const s = socketFromWords({
       family: r.inet6 ? "inet6" : "inet",
       protocol: "tcp",
       srcWords: r.inet6 ? r.src6 : [r.src4, 0, 0, 0],

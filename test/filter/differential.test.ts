@@ -106,7 +106,7 @@ describeAsRoot("filter: sockdiag selects what ss selects", () => {
   test("documented: under `not`, ss hides IPv6 sockets whose raw address words match an IPv4 prefix", async () => {
     // `dst 0.0.0.0` in the kernel (and sockdiag) matches IPv4 sockets only; ss's user-space check
     // compares the first word whatever the family, so it also matches ::, ::1 and ::ffff:a.b.c.d.
-    const hidden = [...index.values()].filter((s) => s.family === "inet6" && s.dstWord(0) === 0);
+    const hidden = [...index.values()].filter((s) => s.family === "inet6" && s.dstWords[0] === 0);
     await assertOnlyOursShow("not dst 0.0.0.0", hidden);
   });
 

@@ -43,8 +43,8 @@ export interface BcEntry {
 export function entryOf(s: InetSocket, portLocked: boolean): BcEntry {
   return {
     family: s.family === "inet" ? AF_INET : AF_INET6,
-    saddr: [s.srcWord(0) >>> 0, s.srcWord(1) >>> 0, s.srcWord(2) >>> 0, s.srcWord(3) >>> 0],
-    daddr: [s.dstWord(0) >>> 0, s.dstWord(1) >>> 0, s.dstWord(2) >>> 0, s.dstWord(3) >>> 0],
+    saddr: [s.srcWords[0] >>> 0, s.srcWords[1] >>> 0, s.srcWords[2] >>> 0, s.srcWords[3] >>> 0],
+    daddr: [s.dstWords[0] >>> 0, s.dstWords[1] >>> 0, s.dstWords[2] >>> 0, s.dstWords[3] >>> 0],
     sport: s.sport,
     dport: s.dport,
     ifindex: s.ifindex,

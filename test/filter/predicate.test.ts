@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { InetSocket } from "../../src/diag/socket.js";
+import type { InetSocket } from "../../src/diag/socket.js";
 import {
   builtinServices,
   compilePredicate,
@@ -8,6 +8,7 @@ import {
   FilterResolveError,
   parseFilter,
 } from "../../src/filter/index.js";
+import { socketFromWords } from "../kit/socket-words.js";
 
 const env: FilterEnv = {
   resolveDevice: (name) => ({ lo: 1, eth0: 2 })[name],
@@ -18,7 +19,7 @@ const matches = (filter: string, s: InetSocket) =>
   compilePredicate(parseFilter(filter, { services: builtinServices }), env)(s);
 
 function v4(src: number, sport: number, dst = 0, dport = 0): InetSocket {
-  return InetSocket.build({
+  return socketFromWords({
     family: "inet",
     protocol: "tcp",
     srcWords: [src],
@@ -35,7 +36,7 @@ function v6(
   dst: [number, number, number, number] = [0, 0, 0, 0],
   dport = 0,
 ) {
-  return InetSocket.build({
+  return socketFromWords({
     family: "inet6",
     protocol: "tcp",
     srcWords: src,

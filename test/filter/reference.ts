@@ -36,8 +36,8 @@ export function referenceMatch(node: FilterNode, r: ReferenceSocket, env: Refere
       if (!node.prefix) return true;
       const words =
         node.side === "src"
-          ? [s.srcWord(0), s.srcWord(1), s.srcWord(2), s.srcWord(3)]
-          : [s.dstWord(0), s.dstWord(1), s.dstWord(2), s.dstWord(3)];
+          ? [s.srcWords[0], s.srcWords[1], s.srcWords[2], s.srcWords[3]]
+          : [s.dstWords[0], s.dstWords[1], s.dstWords[2], s.dstWords[3]];
       return addressMatches(s.family, words, node.prefix);
     }
     case "port": {

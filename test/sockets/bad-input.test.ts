@@ -17,6 +17,7 @@ import {
 import { SockdiagError } from "../../src/sys/errors.js";
 import { AddressError, type Backend, BackendTerminator } from "../../src/terminator/index.js";
 import { describeAsRoot, startUdpScene, type UdpScene } from "../kit/index.js";
+import { socketFromWords } from "../kit/socket-words.js";
 
 /** `fn` throws an error of `type` (a SockdiagError) whose message matches `pattern`. */
 function assertTyped(fn: () => unknown, type: new (...args: never[]) => Error, pattern: RegExp): void {
@@ -132,6 +133,21 @@ describe("malformed library input", () => {
   test("destroySocket of something that is not a listed socket throws QueryError", () => {
     assertTyped(() => destroySocket(undefined as never), QueryError, /socket/);
     assertTyped(() => destroySocket({ family: "inet", protocol: "udp" } as never), QueryError, /socket/);
+  });
+
+  test("destroySocket of a socket or copy whose address is not one of its family's throws QueryError naming it", () => {
+    const listed = socketFromWords({
+      family: "inet",
+      protocol: "udp",
+      sport: 5000,
+      dport: 53,
+      srcWords: [0x7f000001],
+      dstWords: [0x7f000002],
+      cookie: 7n,
+    });
+    assertTyped(() => destroySocket({ ...listed, dst: "::1" }), QueryError, /dst "::1": not an IPv4 address/);
+    listed.src = "localhost";
+    assertTyped(() => destroySocket(listed), QueryError, /src "localhost": not an IPv4 address/);
   });
 });
 
