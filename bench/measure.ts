@@ -1,6 +1,7 @@
 /** Timing helpers for the benchmarks: medians of repeated runs, whole processes, allocation per op. */
 import { spawnSync } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
+import { PerformanceObserver, performance } from "node:perf_hooks";
 
 /** Median of the values. */
 export function median(values: number[]): number {
@@ -19,6 +20,55 @@ export function timeFn(fn: () => unknown, runs = 5): number {
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   return median(times);
+}
+
+/** What timeInTurns measured of one function: its median, its mean and its collections' mean. */
+export interface TurnTimes {
+  median: number;
+  mean: number;
+  /** Milliseconds of garbage collection (perf_hooks "gc" entries) within a round, on average. */
+  gcMean: number;
+}
+
+/**
+ * Each function timed in turns, one of each per round, for `rounds` rounds after `warmups`
+ * untimed ones: the JIT and the young generation settle first, a load change hits all alike, and
+ * a collection that lands in some rounds only shows in the mean and the gc figure as much as it
+ * does in a long-running caller.
+ */
+export async function timeInTurns(
+  fns: readonly (() => unknown)[],
+  rounds = 15,
+  warmups = 3,
+): Promise<TurnTimes[]> {
+  for (let i = 0; i < warmups; i++) for (const fn of fns) fn();
+  const gcs: { start: number; end: number }[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcs.push({ start: e.startTime, end: e.startTime + e.duration });
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  const windows = fns.map((): { start: number; end: number }[] => []);
+  for (let i = 0; i < rounds; i++) {
+    fns.forEach((fn, f) => {
+      const start = performance.now();
+      fn();
+      windows[f]!.push({ start, end: performance.now() });
+    });
+  }
+  // Node queues each collection's entry in one turn of the event loop and calls the observer in the next.
+  for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+  observer.disconnect();
+  return windows.map((w) => {
+    const times = w.map((r) => r.end - r.start);
+    const gcTime = gcs
+      .filter((g) => w.some((r) => g.start >= r.start && g.start < r.end))
+      .reduce((sum, g) => sum + (g.end - g.start), 0);
+    return {
+      median: median(times),
+      mean: times.reduce((a, b) => a + b, 0) / times.length,
+      gcMean: gcTime / rounds,
+    };
+  });
 }
 
 /**
