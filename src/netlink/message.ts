@@ -343,9 +343,13 @@ export class AttributeReader {
 /**
  * DecodeScratch: the state decoders reuse from one message to the next — an attribute reader, a
  * DataView of the buffer being decoded (consecutive messages of one receive chunk share it), and
- * the last cgroup id read (the sockets of one dump mostly share a few). One
+ * the cgroup ids read lately (the sockets of one dump mostly share a few). One
  * belongs to each stream of messages, owned by whoever reads it, so no decoder keeps state of its own.
  */
+
+const CGROUP_SLOT_BITS = 3;
+const CGROUP_SLOTS = 1 << CGROUP_SLOT_BITS;
+const GOLDEN = 0x9e3779b1 | 0;
 
 export class DecodeScratch {
   readonly attrs = new AttributeReader();
@@ -361,19 +365,22 @@ export class DecodeScratch {
     return this.#view;
   }
 
-  #cgroupLo = -1;
-  #cgroupHi = -1;
-  #cgroupId = 0n;
+  // The cgroup ids met lately, in a small table indexed by a hash of their words.
+  readonly #cgroupWords = new Int32Array(2 * CGROUP_SLOTS);
+  readonly #cgroupIds = new Array<bigint | undefined>(CGROUP_SLOTS).fill(undefined);
 
-  /** The host-order u64 at `view[at]` as a bigint: the previous one again when the bytes are the same. */
+  /** The host-order u64 at `view[at]` as a bigint: the same bigint as before when the bytes are. */
   cgroupId(view: DataView, at: number): bigint {
     const lo = view.getInt32(at, true);
     const hi = view.getInt32(at + 4, true);
-    if (lo !== this.#cgroupLo || hi !== this.#cgroupHi) {
-      this.#cgroupLo = lo;
-      this.#cgroupHi = hi;
-      this.#cgroupId = view.getBigUint64(at, true);
-    }
-    return this.#cgroupId;
+    const slot = Math.imul(lo ^ Math.imul(hi, GOLDEN), GOLDEN) >>> (32 - CGROUP_SLOT_BITS);
+    const words = this.#cgroupWords;
+    const known = this.#cgroupIds[slot];
+    if (known !== undefined && words[2 * slot] === lo && words[2 * slot + 1] === hi) return known;
+    const id = view.getBigUint64(at, true);
+    words[2 * slot] = lo;
+    words[2 * slot + 1] = hi;
+    this.#cgroupIds[slot] = id;
+    return id;
   }
 }
