@@ -5,8 +5,8 @@
 import { writeSync } from "node:fs";
 
 /**
- * OutputError: stdout cannot be written (`code`: EPIPE when the reader went away, as `| head`
- * does; ENOSPC on a full disk, ...). The command stops producing; main reports it once.
+ * OutputError: stdout cannot be written (`code`: EPIPE or ECONNRESET when the reader went away,
+ * as `| head` does; ENOSPC on a full disk, ...). The command stops producing; main reports it once.
  */
 export class OutputError extends Error {
   override readonly name = "OutputError";
@@ -15,6 +15,14 @@ export class OutputError extends Error {
     cause: Error,
   ) {
     super(`cannot write the output: ${cause.message}`, { cause });
+  }
+
+  /**
+   * Whether the reader went away, which is nothing to report. A pipe says EPIPE; a socket (a
+   * parent's `stdio: "pipe"` is one) says ECONNRESET when its reader closed with data unread.
+   */
+  get readerGone(): boolean {
+    return this.code === "EPIPE" || this.code === "ECONNRESET";
   }
 }
 

@@ -2,6 +2,8 @@
  * The CLI's one place that turns errors into messages and exit codes: 0 success,
  * 1 the operation failed (kernel refused, some destroys failed), 2 usage error.
  */
+import { OutputError } from "./stdout.js";
+
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
@@ -38,7 +40,7 @@ export function reportError(err: unknown, stderr: NodeJS.WritableStream = proces
     return EXIT_FAILED;
   }
   // The reader of stdout went away (`| head`): nothing is wrong, and nothing more to say — as ss.
-  if (err.name === "OutputError" && (err as { code?: string }).code === "EPIPE") return EXIT_OK;
+  if (err instanceof OutputError && err.readerGone) return EXIT_OK;
   stderr.write(`sockdiag: ${err.message}\n`);
   if (err instanceof UsageError && err.hint) stderr.write(`${err.hint}\n`);
   if (process.env.SOCKDIAG_DEBUG && err.stack) stderr.write(`${err.stack}\n`);

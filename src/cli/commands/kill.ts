@@ -119,10 +119,10 @@ export async function destroySelected(
     process.off("SIGTERM", onTerm);
   }
   output.end(report, broken);
-  if (broken && broken.code !== "EPIPE") process.stderr.write(`sockdiag: ${broken.message}\n`);
+  if (broken && !broken.readerGone) process.stderr.write(`sockdiag: ${broken.message}\n`);
   reportNamespaceFailures(report.namespaceFailures);
   if (signal) return SIGNAL_EXITS[signal];
-  if (broken && broken.code !== "EPIPE") return EXIT_FAILED;
+  if (broken && !broken.readerGone) return EXIT_FAILED;
   return report.failed.length > 0 || anyRealFailure(report.namespaceFailures) ? EXIT_FAILED : EXIT_OK;
 }
 
