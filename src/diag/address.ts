@@ -56,71 +56,129 @@ export function formatIPv6(w0: number, w1: number, w2: number, w3: number): stri
 }
 
 /** parseDottedQuad reads inet_pton's strict IPv4 form (four decimal parts, no leading zeros). */
-function parseDottedQuad(text: string): number | undefined {
-  if (!/^(0|[1-9]\d{0,2})(\.(0|[1-9]\d{0,2})){3}$/.test(text)) return undefined;
+function parseDottedQuad(text: string, start = 0): number | undefined {
   let word = 0;
-  for (const part of text.split(".")) {
-    const n = Number(part);
-    if (n > 255) return undefined;
-    word = word * 256 + n;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === DOT) {
+      if (digits === 0 || dots === 3) return undefined;
+      word = word * 256 + part;
+      part = 0;
+      digits = 0;
+      dots++;
+      continue;
+    }
+    const d = c - 0x30;
+    // A digit after a leading 0 ("01") is not inet_pton's.
+    if (d < 0 || d > 9 || (digits > 0 && part === 0)) return undefined;
+    part = part * 10 + d;
+    digits++;
+    if (part > 255) return undefined;
   }
-  return word;
+  if (digits === 0 || dots !== 3) return undefined;
+  return word * 256 + part;
 }
 
 /** parseIPv6 returns the four words of an inet_pton(AF_INET6) address, or undefined. */
 export function parseIPv6(text: string): AddressWords | undefined {
-  const halves = text.split("::");
-  if (halves.length > 2) return undefined;
-  const groups: number[][] = [];
-  for (const half of halves) {
-    const out: number[] = [];
-    const pieces = half === "" ? [] : half.split(":");
-    for (let i = 0; i < pieces.length; i++) {
-      const piece = pieces[i]!;
-      if (i === pieces.length - 1 && piece.includes(".")) {
-        const v4 = parseDottedQuad(piece);
-        if (v4 === undefined) return undefined;
-        out.push(Math.floor(v4 / 65536), v4 & 0xffff);
-      } else if (/^[0-9a-fA-F]{1,4}$/.test(piece)) {
-        out.push(Number.parseInt(piece, 16));
-      } else {
-        return undefined;
-      }
+  const groups = [0, 0, 0, 0, 0, 0, 0, 0];
+  let n = 0;
+  // Where "::" stands, in groups; -1 when there is none.
+  let gap = -1;
+  let i = 0;
+  const end = text.length;
+  if (text.charCodeAt(0) === COLON) {
+    if (text.charCodeAt(1) !== COLON) return undefined;
+    gap = 0;
+    i = 2;
+  }
+  while (i < end) {
+    const start = i;
+    let group = 0;
+    for (let h = hexValue(text.charCodeAt(i)); h >= 0; h = hexValue(text.charCodeAt(++i)))
+      group = group * 16 + h;
+    if (text.charCodeAt(i) === DOT) {
+      // An embedded IPv4 address takes two groups and ends the text.
+      const v4 = n <= 6 ? parseDottedQuad(text, start) : undefined;
+      if (v4 === undefined) return undefined;
+      groups[n++] = v4 >>> 16;
+      groups[n++] = v4 & 0xffff;
+      break;
     }
-    groups.push(out);
+    if (i === start || i - start > 4 || n === 8) return undefined;
+    groups[n++] = group;
+    if (i === end) break;
+    if (text.charCodeAt(i) !== COLON || ++i === end) return undefined;
+    if (text.charCodeAt(i) === COLON) {
+      if (gap >= 0) return undefined;
+      gap = n;
+      i++;
+    }
   }
-  const head = groups[0]!;
-  const tail = groups[1];
-  // An embedded IPv4 may only end the address.
-  if (tail !== undefined && head.length > 0 && halves[0]!.includes(".")) return undefined;
-  let all: number[];
-  if (tail === undefined) {
-    if (head.length !== 8) return undefined;
-    all = head;
-  } else {
-    if (head.length + tail.length > 7) return undefined;
-    all = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+  if (gap < 0 ? n !== 8 : n > 7) return undefined;
+  if (gap >= 0) {
+    const moved = n - gap;
+    for (let k = 1; k <= moved; k++) groups[8 - k] = groups[n - k]!;
+    for (let k = gap; k < 8 - moved; k++) groups[k] = 0;
   }
-  return [0, 2, 4, 6].map((i) => (all[i]! * 65536 + all[i + 1]!) >>> 0) as AddressWords;
+  return [0, 2, 4, 6].map((k) => (groups[k]! * 65536 + groups[k + 1]!) >>> 0) as AddressWords;
 }
 
-/** Words of the address texts met lately; cleared whole when full (sockets share few addresses). */
-const wordsOfText = [new Map<string, Readonly<AddressWords>>(), new Map<string, Readonly<AddressWords>>()];
-const WORDS_REMEMBERED = 4096;
+const COLON = 0x3a;
+const DOT = 0x2e;
+
+/** The value of a hex digit's char code, or -1 (NaN past the end is -1 too). */
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
+}
+
+/**
+ * WordsCache: the words of address texts met lately, in two generations. A text found in the
+ * older one moves to the newer; when the newer fills, the older is dropped. The addresses in use
+ * stay, while a stream of one-off peers passes through.
+ */
+class WordsCache {
+  #young = new Map<string, Readonly<AddressWords>>();
+  #old = new Map<string, Readonly<AddressWords>>();
+
+  get(text: string): Readonly<AddressWords> | undefined {
+    const words = this.#young.get(text);
+    if (words !== undefined) return words;
+    const older = this.#old.get(text);
+    if (older !== undefined) this.set(text, older);
+    return older;
+  }
+
+  set(text: string, words: Readonly<AddressWords>): void {
+    if (this.#young.size >= WORDS_GENERATION) {
+      this.#old = this.#young;
+      this.#young = new Map();
+    }
+    this.#young.set(text, words);
+  }
+}
+
+const WORDS_GENERATION = 4096;
+const wordsOfText = [new WordsCache(), new WordsCache()] as const;
 
 /**
  * The four words of an address text in inet_pton syntax (IPv4: the word first, then zeros), or
- * undefined when it is not an address of that family. The answer is shared: do not change it.
+ * undefined when it is not an address of that family. The answer is shared, and frozen.
  */
 export function addressWords(text: string, v6: boolean): Readonly<AddressWords> | undefined {
-  const known = wordsOfText[v6 ? 1 : 0]!;
-  let words = known.get(text);
+  const cache = wordsOfText[v6 ? 1 : 0];
+  let words = cache.get(text);
   if (words === undefined) {
     const v4 = v6 ? undefined : parseDottedQuad(text);
-    words = v6 ? parseIPv6(text) : v4 === undefined ? undefined : [v4, 0, 0, 0];
-    if (words === undefined) return undefined;
-    if (known.size >= WORDS_REMEMBERED) known.clear();
-    known.set(text, words);
+    const parsed = v6 ? parseIPv6(text) : v4 === undefined ? undefined : ([v4, 0, 0, 0] as AddressWords);
+    if (parsed === undefined) return undefined;
+    words = Object.freeze(parsed);
+    cache.set(text, words);
   }
   return words;
 }

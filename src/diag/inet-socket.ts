@@ -145,7 +145,7 @@ export class InetSocket implements SocketBase {
     return s;
   }
 
-  /** Kernel state number (idiag_state) of `state`. */
+  /** Kernel state number (idiag_state) of `state`; 0 for "unknown", whatever number the kernel sent. */
   get stateCode(): number {
     return stateCode(this.state);
   }
@@ -228,6 +228,16 @@ export function writeSockId(
   }
   view.setUint32(o + IFINDEX, s.ifindex ?? 0, true);
   view.setBigUint64(o + COOKIE, s.cookie, true);
+}
+
+/** The address field of `s` ("src" or "dst") that is not an address of its family, if one is not. */
+export function invalidAddressField(
+  s: Pick<InetSocketInit, "family" | "src" | "dst">,
+): "src" | "dst" | undefined {
+  const v6 = s.family === "inet6";
+  if (typeof s.src !== "string" || !addressWords(s.src, v6)) return "src";
+  if (typeof s.dst !== "string" || !addressWords(s.dst, v6)) return "dst";
+  return undefined;
 }
 
 function wordsOf(text: string, family: InetFamily, side: "src" | "dst"): Readonly<AddressWords> {

@@ -7,7 +7,13 @@ import type { InetSocket } from "./inet-socket.js";
 import type { StateName } from "./states.js";
 import type { UnixSocket } from "./unix-socket.js";
 
-export { INET_DIAG_MSG_LEN, InetSocket, type InetSocketInit, writeInetDiagMsg } from "./inet-socket.js";
+export {
+  INET_DIAG_MSG_LEN,
+  InetSocket,
+  type InetSocketInit,
+  invalidAddressField,
+  writeInetDiagMsg,
+} from "./inet-socket.js";
 export { UnixSocket, type UnixType } from "./unix-socket.js";
 
 /** An inet protocol sockdiag can ask the kernel about. */

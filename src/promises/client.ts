@@ -50,9 +50,12 @@ class WorkerClient {
   ): Promise<unknown> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new AbortError(signal));
+      // Packed before anything is registered: arguments that cannot go reject the call, and leave
+      // no pending call behind to keep the worker referenced.
+      const fns: Fn[] = [];
+      const packed = this.#pack(args, fns);
       const id = this.#next++;
       const [abort, release] = abortFlag(signal);
-      const fns: Fn[] = [];
       this.#activate(1);
       const finish = () => {
         this.#pending.delete(id);
@@ -72,7 +75,11 @@ class WorkerClient {
           reject(e);
         },
       });
-      this.#send({ t: "call", id, op, args: this.#pack(args, fns), abort }, args);
+      try {
+        this.#send({ t: "call", id, op, args: packed, abort }, args);
+      } catch (err) {
+        this.#pending.get(id)?.reject(err);
+      }
     });
   }
 
@@ -88,12 +95,20 @@ class WorkerClient {
     signal: AbortSignal | undefined,
     pending: Omit<Pending, "fns">,
   ): number {
-    const id = this.#next++;
     const fns: Fn[] = [];
+    const packed = this.#pack(args, fns);
+    const id = this.#next++;
     const [abort, release] = abortFlag(signal);
     this.#pending.set(id, { ...pending, fns, release, signal });
     this.#activate(1);
-    this.#send({ t: "open", id, op, args: this.#pack(args, fns), abort }, args);
+    try {
+      this.#send({ t: "open", id, op, args: packed, abort }, args);
+    } catch (err) {
+      this.#pending.delete(id);
+      release();
+      this.#activate(-1);
+      throw err;
+    }
     return id;
   }
 

@@ -7,6 +7,7 @@
  * descriptor on the other thread: descriptors belong to the process).
  */
 import { InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
+import { revive } from "../sockets/index.js";
 import { ERROR_CLASSES } from "./errors.js";
 import { ChunkWriter, readChunk, type SocketChunk } from "./wire.js";
 
@@ -42,7 +43,8 @@ export function pack(value: unknown, hooks: PackHooks = {}): Packed {
     if (depth > 64) return v;
     if (v instanceof InetSocket || v instanceof UnixSocket) {
       writer ??= new ChunkWriter();
-      return { [TAG]: "socket", index: writer.add(v) };
+      // revive: a socket whose address was changed is refused here as the sync call refuses it.
+      return { [TAG]: "socket", index: writer.add(revive(v)) };
     }
     if (v instanceof Error) return packError(v, (x) => walk(x, depth + 1));
     if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));

@@ -46,4 +46,4 @@ export {
   type SocketQuery,
   statesFromWords,
 } from "./query.js";
-export type { InetSocketFields } from "./revive.js";
+export { type InetSocketFields, revive } from "./revive.js";

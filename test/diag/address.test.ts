@@ -4,10 +4,17 @@
  * that ss prints with) and the WHATWG URL host serialiser.
  */
 import assert from "node:assert/strict";
-import { SocketAddress } from "node:net";
+import { isIPv4, isIPv6, SocketAddress } from "node:net";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { AddressTexts, formatIPv4, formatIPv6, isV4Mapped } from "../../src/diag/address.js";
+import {
+  AddressTexts,
+  addressWords,
+  formatIPv4,
+  formatIPv6,
+  isV4Mapped,
+  parseIPv6,
+} from "../../src/diag/address.js";
 
 /** The four big-endian words of an IPv6 text, parsed by node (not by sockdiag). */
 function words(text: string): [number, number, number, number] {
@@ -159,5 +166,64 @@ describe("AddressTexts", () => {
     assert.equal(texts.src(view, 0, false), "127.0.0.1");
     assert.equal(texts.src(view, 0, true), "7f00:1::");
     assert.equal(texts.src(view, 0, false), "127.0.0.1");
+  });
+});
+
+describe("parsing address texts, cross-checked against node's inet_pton (net.isIPv4, net.isIPv6)", () => {
+  const chars = (alphabet: string, maxLength: number) =>
+    fc.array(fc.constantFrom(...alphabet), { maxLength }).map((a) => a.join(""));
+  const group = fc
+    .integer({ min: 0, max: 0xffff })
+    .chain((g) =>
+      fc.constantFrom(g.toString(16), g.toString(16).toUpperCase(), g.toString(16).padStart(4, "0")),
+    );
+  const dottedQuad = fc
+    .tuple(...[0, 1, 2, 3].map(() => fc.integer({ min: 0, max: 255 })))
+    .map((b) => b.join("."));
+  // Addresses as people write them: groups, a "::" anywhere (or none), an IPv4 tail, and some damage.
+  const written = fc
+    .tuple(
+      fc.array(group, { minLength: 0, maxLength: 9 }),
+      fc.integer({ min: -1, max: 9 }),
+      fc.option(dottedQuad),
+      fc.option(chars("0123456789abcdefABCDEFG:.", 3)),
+    )
+    .map(([groups, gap, v4, damage]) => {
+      const parts = [...groups, ...(v4 ? [v4] : [])];
+      let text = parts.join(":");
+      if (gap >= 0 && gap <= parts.length)
+        text = `${parts.slice(0, gap).join(":")}::${parts.slice(gap).join(":")}`;
+      return damage ? text + damage : text;
+    });
+  const anyText = fc.oneof(written, chars("0123456789abcdefABCDEF:.", 40), chars("0123456789.", 18));
+
+  test("parseIPv6 accepts exactly what inet_pton(AF_INET6) accepts, with the same words", () => {
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const parsed = parseIPv6(text);
+        assert.equal(parsed !== undefined, isIPv6(text), text);
+        if (parsed) assert.deepEqual(parsed, words(text), text);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  test("addressWords of an IPv4 text accepts exactly what inet_pton(AF_INET) accepts", () => {
+    fc.assert(
+      fc.property(fc.oneof(dottedQuad, chars("0123456789.", 18), chars("0123456789.:a", 12)), (text) => {
+        const w = addressWords(text, false);
+        assert.equal(w !== undefined, isIPv4(text), text);
+        if (w) assert.deepEqual(w, [text.split(".").reduce((a, p) => a * 256 + Number(p), 0), 0, 0, 0]);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  test("addressWords answers are frozen, and a text of the other family is refused", () => {
+    const w = addressWords("192.0.2.1", false)!;
+    assert.ok(Object.isFrozen(w));
+    assert.equal(addressWords("192.0.2.1", true), undefined);
+    assert.equal(addressWords("::ffff:192.0.2.1", false), undefined);
+    assert.deepEqual(addressWords("::ffff:192.0.2.1", true), [0, 0, 0xffff, 0xc0000201]);
   });
 });

@@ -91,3 +91,26 @@ test("an idle sockdiag/promises worker does not keep the process alive", () => {
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout.trim(), "true");
 });
+
+test("a socket whose address was changed is refused with QueryError naming it, and the process still exits", () => {
+  const entry = new URL("../../src/promises/index.js", import.meta.url).href;
+  const sync = new URL("../../src/index.js", import.meta.url).href;
+  const script = `
+    const p = await import(${JSON.stringify(entry)});
+    const { listSockets } = await import(${JSON.stringify(sync)});
+    const [s] = listSockets({ protocols: ["tcp"], states: ["listening"], filter: "sport = :${port}" });
+    s.src = "localhost";
+    const err = await p.destroySocket(s).then(() => undefined, (e) => e);
+    console.log(err?.name, err?.message);
+    console.log((await p.listSockets()).length >= 0);`;
+  const dir = mkdtempSync(join(tmpdir(), "sdt-bad-"));
+  const file = join(dir, "bad.mjs");
+  writeFileSync(file, script);
+  const r = spawnSync(process.execPath, [file], { timeout: 20_000, encoding: "utf8" });
+  rmSync(dir, { recursive: true });
+  assert.equal(r.error, undefined, "exited by itself");
+  assert.equal(r.status, 0, r.stderr);
+  const [refusal, listed] = r.stdout.trim().split("\n");
+  assert.match(refusal!, /^QueryError .*src.*"localhost".*not an IPv4 address/);
+  assert.equal(listed, "true");
+});

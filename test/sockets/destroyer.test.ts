@@ -285,3 +285,21 @@ test("unix sockets are failed with EOPNOTSUPP without a request", () => {
     ["EOPNOTSUPP"],
   );
 });
+
+test("a socket whose address was changed after listing fails with EINVAL naming it; the others go", () => {
+  const conn = kernel(() => 0);
+  const changed = listed(1);
+  changed.dst = "garbage";
+  const { report, outcomes } = destroyAll(conn, [listed(0), changed, listed(2)]);
+  assert.equal(report.destroyed, 2);
+  assert.deepEqual(
+    report.failed.map((f) => [indexOf(f.socket), f.code, f.message]),
+    [[1, "EINVAL", 'not sent: its dst "garbage" is not an IPv4 address']],
+  );
+  assert.deepEqual(outcomes, [
+    [1, "failed"],
+    [0, "destroyed"],
+    [2, "destroyed"],
+  ]);
+  assert.deepEqual(conn.sent.filter((m) => m.type === SOCK_DESTROY).map(sportOf), [5000, 5002]);
+});
