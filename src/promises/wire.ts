@@ -2,8 +2,9 @@
  * Sockets across threads, by chunks: the worker writes each inet socket back into its struct
  * inet_diag_msg in a chunk whose ArrayBuffer is transferred, not copied, and the receiving thread
  * decodes them with the same decoder a synchronous listing uses. One structured clone per chunk
- * instead of one per socket, and the sockets that come out are the same objects a sync call makes.
- * Decoded attributes, which only some listings ask for, travel as a plain object beside the bytes.
+ * instead of one per socket, and the sockets that come out are InetSockets equal, field for field,
+ * to what a sync call makes. Decoded attributes, which only some listings ask for, travel as a
+ * plain object beside the bytes (their nested objects, tcp_info and skmem, as structured clones).
  * Plain-data items (conntrack entries) ride in the same chunks as structured-clone values, so every
  * stream shares one chunking and back-pressure path.
  */
