@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { MessageChannel } from "node:worker_threads";
-import { listSockets } from "sockdiag";
+import { type InetSocket, listSockets } from "sockdiag";
+import { ChunkWriter, readChunk } from "../../src/promises/wire.js";
 
 let server: Server;
 let port: number;
@@ -79,38 +80,46 @@ test("JSON keeps every field, the cookie in decimal", () => {
   for (const key of Object.keys(s)) assert.ok(key in json, key);
 });
 
-test("an idle sockdiag/promises worker does not keep the process alive", () => {
-  const entry = new URL("../../src/promises/index.js", import.meta.url).href;
-  const script = `const p = await import(${JSON.stringify(entry)}); console.log((await p.listSockets()).length >= 0);`;
-  const dir = mkdtempSync(join(tmpdir(), "sdt-idle-"));
-  const file = join(dir, "idle.mjs");
+const PROMISES = new URL("../../src/promises/index.js", import.meta.url).href;
+const SYNC = new URL("../../src/index.js", import.meta.url).href;
+
+/** Run `script` (an ES module) in a node of its own; it must exit by itself, with status 0. */
+function runAlone(script: string): string[] {
+  const dir = mkdtempSync(join(tmpdir(), "sdt-alone-"));
+  const file = join(dir, "script.mjs");
   writeFileSync(file, script);
   const r = spawnSync(process.execPath, [file], { timeout: 20_000, encoding: "utf8" });
   rmSync(dir, { recursive: true });
   assert.equal(r.error, undefined, "exited by itself");
   assert.equal(r.status, 0, r.stderr);
-  assert.equal(r.stdout.trim(), "true");
+  return r.stdout.trim().split("\n");
+}
+
+test("an idle sockdiag/promises worker does not keep the process alive", () => {
+  const out = runAlone(`const p = await import(${JSON.stringify(PROMISES)});
+    console.log((await p.listSockets()).length >= 0);`);
+  assert.deepEqual(out, ["true"]);
 });
 
 test("a socket whose address was changed is refused with QueryError naming it, and the process still exits", () => {
-  const entry = new URL("../../src/promises/index.js", import.meta.url).href;
-  const sync = new URL("../../src/index.js", import.meta.url).href;
-  const script = `
-    const p = await import(${JSON.stringify(entry)});
-    const { listSockets } = await import(${JSON.stringify(sync)});
+  const [refusal, listedAfter] = runAlone(`
+    const p = await import(${JSON.stringify(PROMISES)});
+    const { listSockets } = await import(${JSON.stringify(SYNC)});
     const [s] = listSockets({ protocols: ["tcp"], states: ["listening"], filter: "sport = :${port}" });
     s.src = "localhost";
     const err = await p.destroySocket(s).then(() => undefined, (e) => e);
     console.log(err?.name, err?.message);
-    console.log((await p.listSockets()).length >= 0);`;
-  const dir = mkdtempSync(join(tmpdir(), "sdt-bad-"));
-  const file = join(dir, "bad.mjs");
-  writeFileSync(file, script);
-  const r = spawnSync(process.execPath, [file], { timeout: 20_000, encoding: "utf8" });
-  rmSync(dir, { recursive: true });
-  assert.equal(r.error, undefined, "exited by itself");
-  assert.equal(r.status, 0, r.stderr);
-  const [refusal, listed] = r.stdout.trim().split("\n");
+    console.log((await p.listSockets()).length >= 0);`);
   assert.match(refusal!, /^QueryError .*src.*"localhost".*not an IPv4 address/);
-  assert.equal(listed, "true");
+  assert.equal(listedAfter, "true");
+});
+
+test("a listed TCP listener with tcp_info and skmem crosses the promises wire unchanged", () => {
+  const s = listed();
+  assert.ok((s as InetSocket).tcpinfo, "tcp_info was decoded");
+  const writer = new ChunkWriter();
+  writer.add(s);
+  const back: unknown[] = [];
+  readChunk(writer.take(), (item) => back.push(item));
+  assert.deepStrictEqual(back, [s]);
 });

@@ -3,12 +3,10 @@
  * the other side, come out equal to what went in, attributes and all.
  */
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:net";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import fc from "fast-check";
 import { InetSocket, type Socket } from "../../src/diag/socket.js";
 import { ChunkWriter, readChunk } from "../../src/promises/wire.js";
-import { listSockets } from "../../src/sockets/index.js";
 import { arbitraryInetSocket } from "../diag/arbitraries.js";
 
 function across(sockets: Socket[]): unknown[] {
@@ -39,29 +37,4 @@ test("decoded attributes cross with the socket, and a socket without them gains 
   const back = across([plain, marked]) as InetSocket[];
   assert.deepStrictEqual(back, [plain, marked]);
   assert.equal(back[0]!.hasAttributes, false);
-});
-
-let server: Server;
-let port: number;
-
-before(async () => {
-  server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  port = (server.address() as { port: number }).port;
-});
-
-after(() => {
-  server.close();
-});
-
-test("a listed TCP listener with tcp_info and skmem crosses unchanged", () => {
-  const listed = listSockets({
-    protocols: ["tcp"],
-    states: ["listening"],
-    filter: `sport = :${port}`,
-    extensions: ["tcpinfo", "skmem"],
-  });
-  assert.equal(listed.length, 1);
-  assert.ok((listed[0] as InetSocket).tcpinfo, "tcp_info was decoded");
-  assert.deepStrictEqual(across(listed), listed);
 });
