@@ -127,6 +127,12 @@ export function parseIPv6(text: string): AddressWords | undefined {
   return [0, 2, 4, 6].map((k) => (groups[k]! * 65536 + groups[k + 1]!) >>> 0) as AddressWords;
 }
 
+/** The words of a dotted quad: the address first, then zeros (how idiag_src holds IPv4). */
+function ipv4Words(text: string): AddressWords | undefined {
+  const word = parseDottedQuad(text);
+  return word === undefined ? undefined : [word, 0, 0, 0];
+}
+
 const COLON = 0x3a;
 const DOT = 0x2e;
 
@@ -174,8 +180,7 @@ export function addressWords(text: string, v6: boolean): Readonly<AddressWords> 
   const cache = wordsOfText[v6 ? 1 : 0];
   let words = cache.get(text);
   if (words === undefined) {
-    const v4 = v6 ? undefined : parseDottedQuad(text);
-    const parsed = v6 ? parseIPv6(text) : v4 === undefined ? undefined : ([v4, 0, 0, 0] as AddressWords);
+    const parsed = v6 ? parseIPv6(text) : ipv4Words(text);
     if (parsed === undefined) return undefined;
     words = Object.freeze(parsed);
     cache.set(text, words);

@@ -230,24 +230,30 @@ export function writeSockId(
   view.setBigUint64(o + COOKIE, s.cookie, true);
 }
 
-/** The address field of `s` ("src" or "dst") that is not an address of its family, if one is not. */
-export function invalidAddressField(
-  s: Pick<InetSocketInit, "family" | "src" | "dst">,
-): "src" | "dst" | undefined {
-  const v6 = s.family === "inet6";
-  if (typeof s.src !== "string" || !addressWords(s.src, v6)) return "src";
-  if (typeof s.dst !== "string" || !addressWords(s.dst, v6)) return "dst";
+/** What an address field of a socket holds that is not an address of the socket's family. */
+export interface AddressFault {
+  field: "src" | "dst";
+  text: string;
+  /** E.g. "not an IPv4 address". */
+  reason: string;
+}
+
+/** The first address field of `s` that is not an address of its family, if one is not. */
+export function addressFault(s: Pick<InetSocketInit, "family" | "src" | "dst">): AddressFault | undefined {
+  for (const field of ["src", "dst"] as const) {
+    const text = s[field];
+    if (typeof text !== "string" || !addressWords(text, s.family === "inet6"))
+      return { field, text: String(text), reason: `not ${ADDRESS_OF[s.family]}` };
+  }
   return undefined;
 }
+
+const ADDRESS_OF: Record<InetFamily, string> = { inet: "an IPv4 address", inet6: "an IPv6 address" };
 
 function wordsOf(text: string, family: InetFamily, side: "src" | "dst"): Readonly<AddressWords> {
   const words = addressWords(text, family === "inet6");
   if (words === undefined)
-    throw new DecodeError(
-      `socket ${side}`,
-      0,
-      `"${text}" is not an ${family === "inet6" ? "IPv6" : "IPv4"} address`,
-    );
+    throw new DecodeError(`socket ${side}`, 0, `"${text}" is not ${ADDRESS_OF[family]}`);
   return words;
 }
 

@@ -8,10 +8,11 @@ import type { StateName } from "./states.js";
 import type { UnixSocket } from "./unix-socket.js";
 
 export {
+  type AddressFault,
+  addressFault,
   INET_DIAG_MSG_LEN,
   InetSocket,
   type InetSocketInit,
-  invalidAddressField,
   writeInetDiagMsg,
 } from "./inet-socket.js";
 export { UnixSocket, type UnixType } from "./unix-socket.js";

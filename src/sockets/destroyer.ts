@@ -17,7 +17,7 @@
 
 import { INET_PROTOCOLS } from "../diag/constants.js";
 import { writeDestroyRequest } from "../diag/inet.js";
-import { type InetSocket, invalidAddressField, type Protocol, type Socket } from "../diag/socket.js";
+import { addressFault, type InetSocket, type Protocol, type Socket } from "../diag/socket.js";
 import { type BatchOptions, batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
 import { type DestroyFailure, type DestroyOutcome, type DestroyReport, emptyReport } from "../report.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
@@ -79,11 +79,10 @@ export class Destroyer {
       this.fail(socket, Errno.EOPNOTSUPP);
       return;
     }
-    const bad = invalidAddressField(socket);
-    if (bad) {
+    const fault = addressFault(socket);
+    if (fault) {
       // A predicate or listener changed the socket after it was listed: no id to send for it.
-      const family = socket.family === "inet6" ? "IPv6" : "IPv4";
-      this.fail(socket, Errno.EINVAL, `not sent: its ${bad} "${socket[bad]}" is not an ${family} address`);
+      this.fail(socket, Errno.EINVAL, `not sent: its ${fault.field} "${fault.text}" is ${fault.reason}`);
       return;
     }
     this.pending.push(socket);

@@ -4,7 +4,7 @@
  * exactly the id it was listed with.
  */
 
-import { InetSocket, invalidAddressField, type Socket, UnixSocket } from "../diag/socket.js";
+import { addressFault, InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
 import { QueryError } from "./errors.js";
 
 /** The fields of an inet socket that name it: what a plain copy ({...s}, a clone) must keep. */
@@ -37,8 +37,8 @@ export function revive(socket: Socket | InetSocketFields): Socket {
       "expected a socket as listSockets or iterateSockets returned it, or a copy with its fields",
     );
   const s = socket as InetSocketFields;
-  const bad = invalidAddressField(s);
-  if (bad) throw new QueryError(bad, s[bad], `not an ${s.family === "inet6" ? "IPv6" : "IPv4"} address`);
+  const fault = addressFault(s);
+  if (fault) throw new QueryError(fault.field, fault.text, fault.reason);
   if (socket instanceof InetSocket) return socket;
   return InetSocket.build({
     family: s.family,
