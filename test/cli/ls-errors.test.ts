@@ -111,7 +111,7 @@ describeAsRoot("sockdiag usage errors and privileges", () => {
       listen: true,
     });
     assert.ok(udp && unix);
-    const r = await sockdiag(["ls", "-a", "-u", "-j", `sport = :${udp.sport}`], { unprivileged: true });
+    const r = await sockdiag(["ls", "-a", "-u", "-j", `src 127.0.0.1:${udp.sport}`], { unprivileged: true });
     assert.equal(r.code, 0, r.stderr);
     const got = JSON.parse(r.stdout) as JsonSocket[];
     assert.deepEqual(got.map(keyOf), [keyOf(udp)]);
@@ -125,11 +125,11 @@ describeAsRoot("sockdiag usage errors and privileges", () => {
     const [udp] = await holder.open({ kind: "udp", bind: { address: "127.0.0.1" } });
     assert.ok(udp);
     // The kernel refuses a program with MARK_COND (EPERM) without CAP_NET_ADMIN, whatever the uid.
-    const filter = `sport = :${udp.sport} and fwmark = 0x0`;
+    const filter = `src 127.0.0.1:${udp.sport} and fwmark = 0x0`;
     const r = await sockdiag(["ls", "-a", "-u", "-j", filter], { unprivileged: true });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual((JSON.parse(r.stdout) as JsonSocket[]).map(keyOf), [keyOf(udp)]);
-    const none = await sockdiag(["ls", "-a", "-u", "-j", `sport = :${udp.sport} and fwmark = 0x1`], {
+    const none = await sockdiag(["ls", "-a", "-u", "-j", `src 127.0.0.1:${udp.sport} and fwmark = 0x1`], {
       unprivileged: true,
     });
     assert.equal(none.code, 0, none.stderr);

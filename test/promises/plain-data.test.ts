@@ -31,7 +31,7 @@ const listed = () => {
   const [s] = listSockets({
     protocols: ["tcp"],
     states: ["listening"],
-    filter: `sport = :${port}`,
+    filter: `src 127.0.0.1:${port}`,
     extensions: ["tcpinfo", "skmem"],
   });
   assert.ok(s, "the listener is listed");

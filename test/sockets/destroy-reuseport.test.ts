@@ -25,7 +25,8 @@ describeAsRoot("destroying sockets that share a 4-tuple", () => {
   let holder: Holder;
   let rx4: HeldSocket;
   let rx6: HeldSocket;
-  let nextPort = 41000;
+  /** Below the ephemeral range, where the kernel put the receivers. */
+  let nextPort = 21000;
 
   before(async () => {
     await cleanupLeftovers();

@@ -41,7 +41,7 @@ describeAsRoot("listing other namespaces leaves the caller's namespace unchanged
     assert.equal(local.netnsInode, home);
     const [s] = await local.open({ kind: "udp", bind: { address: "127.0.0.1" } });
     assert.ok(s);
-    const mine = listSockets({ protocols: ["udp"], filter: `sport = :${s.sport}` });
+    const mine = listSockets({ protocols: ["udp"], filter: `src 127.0.0.1:${s.sport}` });
     assert.deepEqual(mine.map(keyOf), [keyOf(s)]);
     assert.equal(mine[0]?.netns, undefined);
   });

@@ -49,7 +49,14 @@ describeAsRoot("balanced reports when a run breaks", () => {
   const handles: NetNS[] = [];
 
   before(async () => {
-    scenes.push(await startUdpScene("bal-a"), await startUdpScene("bal-b"));
+    scenes.push(await startUdpScene("bal-a"));
+    // Each namespace's kernel picks its receiver's port; backend(i) must name scene i's alone.
+    let b = await startUdpScene("bal-b");
+    while (b.receiver.sport === scenes[0]!.receiver.sport) {
+      await b.stop();
+      b = await startUdpScene("bal-b");
+    }
+    scenes.push(b);
     for (const s of scenes) handles.push(fromName(s.ns.name));
   });
   after(async () => {

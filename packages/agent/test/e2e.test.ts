@@ -19,8 +19,9 @@ import {
 } from "./kit/index.js";
 
 const COALESCE_MS = 200;
-/** The coalescing window plus a second, as the agent promises. */
-const DEADLINE_MS = COALESCE_MS * 2 + 1000;
+/** How long a test waits for clients to be aborted before it fails: a bound on waiting, not a
+ * promise of speed (the agent's latency is `npm run bench`'s figure). */
+const ABORT_WAIT_MS = 15_000;
 const [A, B, C, D] = ["127.13.0.1", "127.13.0.2", "127.13.0.3", "127.13.0.4"] as [
   string,
   string,
@@ -69,7 +70,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
   async function batchesDone(t: TestAgent, count: number): Promise<void> {
     await until(
       async () => (await metric(t.url, "sockdiag_agent_batches_total")) >= count,
-      DEADLINE_MS,
+      ABORT_WAIT_MS,
       `${count} batch(es)`,
     );
   }
@@ -96,7 +97,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
     const t = await agent();
     const [a, b, c] = [await scene.clients(A), await scene.clients(B), await scene.clients(C, 1)];
     svc.set(0, [B, C]);
-    await scene.aborted(a, DEADLINE_MS);
+    await scene.aborted(a, ABORT_WAIT_MS);
     await scene.assertAlive(b, "clients of B");
     await scene.assertAlive(c, "clients of C");
     await batchesDone(t, 1);
@@ -117,7 +118,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
     // B leaves for good right after: once its clients are aborted, the window for A has passed too.
     svc.set(1, [C]);
     svc.set(0, [A]);
-    await scene.aborted(b, DEADLINE_MS);
+    await scene.aborted(b, ABORT_WAIT_MS);
     await scene.assertAlive(a, "clients of A (moved)");
     await scene.assertAlive(c, "clients of C");
     await batchesDone(t, 1);
@@ -143,7 +144,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
     const t = await agent();
     const a = await scene.clients(A);
     api.apply(terminating(`${svc.name}-0`, A, [B]));
-    await scene.aborted(a, DEADLINE_MS);
+    await scene.aborted(a, ABORT_WAIT_MS);
     await t.stop();
 
     const kept = service([C, D]);
@@ -153,7 +154,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
     // D then goes away for good: when its clients are aborted, C's window has long passed.
     kept.set(0, [C]);
     api.apply(terminating(`${kept.name}-0`, C, []));
-    await scene.aborted(d, DEADLINE_MS);
+    await scene.aborted(d, ABORT_WAIT_MS);
     await scene.assertAlive(c, "clients of the terminating backend C (keep)");
     await k.stop();
   });
@@ -166,10 +167,10 @@ describeAsRoot("sockdiag-agent end to end", () => {
     svc.set(0, [B, C]);
     api.compact();
     api.partition(false);
-    await scene.aborted(a, DEADLINE_MS + 2000);
+    await scene.aborted(a, ABORT_WAIT_MS);
     api.dropConnections();
     svc.set(0, [C]);
-    await scene.aborted(b, DEADLINE_MS + 2000);
+    await scene.aborted(b, ABORT_WAIT_MS);
     await scene.assertAlive(c, "clients of C");
     await t.stop();
   });
@@ -183,7 +184,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
     const [a, b] = [await scene.clients(A), await scene.clients(B)];
     svc.set(0, [B]);
     const second = await agent({}, dir.path);
-    await scene.aborted(a, DEADLINE_MS);
+    await scene.aborted(a, ABORT_WAIT_MS);
     await scene.assertAlive(b, "clients of B");
     await batchesDone(second, 1);
     assert.equal(
@@ -209,7 +210,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
     svc.set(0, [B]);
     await until(
       async () => (await metric(t.url, 'sockdiag_agent_conntrack_entries_total{outcome="deleted"}')) >= 1,
-      DEADLINE_MS,
+      ABORT_WAIT_MS,
       "the agent to delete A's conntrack entry",
     );
     assert.deepEqual(await node.holder.send([client!]), [0], "the client's own socket was destroyed");
