@@ -39,7 +39,7 @@ describeAsRoot("destroy edges", () => {
         destroySockets({
           netns: "all",
           protocols: ["udp"],
-          filter: `dport = :${scene.receiver.sport}`,
+          filter: `dst 127.0.0.1:${scene.receiver.sport}`,
           predicate: () => {
             if (++calls === 3) throw boom;
             return true;

@@ -221,17 +221,24 @@ async function openBackends(holder: Holder, portA: number, portB: number): Promi
 
 /**
  * In the host, the kernel picks each backend's port on 127.0.0.1; the same port on ::1 is taken
- * too, and a port whose ::1 twin is busy is dropped for another. No other test can use them.
+ * too, and a port whose ::1 twin is busy is dropped for another. No other test can use them. TCP
+ * listeners hold the same ports, so that no host service's TCP clients are counted (or destroyed)
+ * by the tests that terminate TCP too.
  */
 async function openHostBackends(host: Holder): Promise<HeldSocket[]> {
   const out: HeldSocket[] = [];
   while (out.length < 4) {
     const [v4] = await host.open({ kind: "udp", bind: { address: "127.0.0.1" } });
+    const taken: HeldSocket[] = [v4!];
     try {
-      const [v6] = await host.open({ kind: "udp", bind: { address: "::1", port: v4!.sport } });
+      const port = v4!.sport;
+      const [v6] = await host.open({ kind: "udp", bind: { address: "::1", port } });
+      taken.push(v6!);
+      for (const address of ["127.0.0.1", "::1"])
+        taken.push(...(await host.open({ kind: "listener", bind: { address, port } })));
       out.push(v4!, v6!);
     } catch (err) {
-      await host.close([v4!]);
+      await host.close(taken);
       if (!(err instanceof HolderError && err.code === "EADDRINUSE")) throw err;
     }
   }
