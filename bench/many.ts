@@ -18,14 +18,16 @@ export interface ManyScene {
 function ready(child: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
+    const onExit = (code: number | null) => reject(new Error(`multi-holder exited with ${code}`));
     const onLine = (line: string) => {
       if (line !== "ready") return;
       lines.off("line", onLine);
       lines.close();
+      child.off("exit", onExit);
       resolve();
     };
     lines.on("line", onLine);
-    child.once("exit", (code) => reject(new Error(`multi-holder exited with ${code}`)));
+    child.once("exit", onExit);
   });
 }
 
