@@ -1,7 +1,8 @@
 /**
- * sockdiag/promises against the sync API, in one run: the time to list 100,000 UDP sockets each way,
- * and the caller's event-loop delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution) while the
- * promises API lists them and while it terminates a backend across 100 namespaces.
+ * sockdiag/promises against the sync API, in one run: the time to list 100,000 UDP sockets each way
+ * (taken in turns), and the caller's event-loop delay (perf_hooks.monitorEventLoopDelay, 1 ms
+ * resolution) while the promises API lists them and while it terminates a backend across 100
+ * namespaces.
  *
  * It runs in a child process with Node's default heap settings: the bench's own
  * --max-semi-space-size=128 (there for the bytes/op counts) lets the caller's young generation
@@ -31,7 +32,7 @@ const NAMESPACES = 100;
 const BACKEND = { address: "127.0.0.1", port: 5353 };
 
 /** Rounds of every measurement: each delay figure is the median of the rounds' largest delays. */
-const ROUNDS = 5;
+const ROUNDS = 7;
 
 /** The time of `fn` and the event loop's largest delay meanwhile (1 ms resolution). */
 async function delayDuring(fn: () => Promise<unknown>): Promise<{ ms: number; delay: number }> {
@@ -110,14 +111,22 @@ async function measure(): Promise<string[]> {
   try {
     const query = { netns: scene.netns.path, protocols: ["udp"] as const, families: ["inet"] as const };
     let count = 0;
-    const sync = timeFn(() => {
-      count = listSockets(query).length;
-    }, 3);
+    listSockets(query);
+    await promises.listSockets(query); // warm-ups; the second starts the worker
+    // In turns, a sync listing before each promises round, so that a change of load hits both.
+    const syncTimes: number[] = [];
+    const viaWorker = await rounds(
+      async () => {
+        count = (await promises.listSockets(query)).length;
+      },
+      async () => {
+        const start = performance.now();
+        listSockets(query);
+        syncTimes.push(performance.now() - start);
+      },
+    );
+    const sync = median(syncTimes);
     out.push(row(`listSockets, sync (${count} sockets)`, fmt.ms(sync)));
-    await promises.listSockets(query); // warm-up: starts the worker
-    const viaWorker = await rounds(async () => {
-      count = (await promises.listSockets(query)).length;
-    });
     goal("promises / sync, listing 100,000", viaWorker.ms / sync, 1.5, "x");
     goal("event-loop delay, max, promises listing of 100,000", median(viaWorker.delays), 10, "ms");
     out.push(

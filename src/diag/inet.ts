@@ -235,15 +235,20 @@ export function decodeInetDiagMsg(
   len: number,
   options: InetDecodeOptions,
 ): InetSocket {
-  if (len < INET_DIAG_MSG_LEN || o < 0 || o + len > buf.length) {
-    throw new DecodeError("inet_diag_msg", o, `${len} bytes, needs ${INET_DIAG_MSG_LEN}`);
-  }
+  checkInetDiagMsg(buf, o, len);
   const { scratch } = options;
   const view = scratch ? scratch.view(buf) : new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const s = new InetSocket(view, o, options.protocol, options.netns, options.texts);
   if (options.attributes && len > INET_DIAG_MSG_LEN)
     decodeInetAttributes(scratch ?? new DecodeScratch(), view, buf, o + INET_DIAG_MSG_LEN, o + len, s);
   return s;
+}
+
+/** Throws DecodeError unless `buf[o, o + len)` holds a whole struct inet_diag_msg. */
+export function checkInetDiagMsg(buf: Buffer, o: number, len: number): void {
+  if (len < INET_DIAG_MSG_LEN || o < 0 || o + len > buf.length) {
+    throw new DecodeError("inet_diag_msg", o, `${len} bytes, needs ${INET_DIAG_MSG_LEN}`);
+  }
 }
 
 function decodeInetAttributes(

@@ -10,6 +10,7 @@ import {
   type AbortSignalLike,
   destroySocket,
   destroySockets,
+  type InetMessageSink,
   iterateSockets,
   type NamespaceFailure,
   probe,
@@ -24,6 +25,8 @@ export interface CallContext {
   signal: AbortSignalLike;
   /** Send a socket of the result: it goes out with the next chunk. */
   emit(s: Socket): void;
+  /** Send an inet socket of the result as the kernel's message (see SocketIteration#forEachMessage). */
+  emitInetMessage: InetMessageSink;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: arguments are checked by the synchronous library
@@ -77,10 +80,11 @@ function watching(watch: SocketWatch): Iterable<Socket | null> & { failures: Nam
   };
 }
 
+/** Send every socket of `iteration`: as the kernel's bytes where nothing needs it decoded first. */
 function emitAll(
   iteration: ReturnType<typeof iterateSockets>,
   ctx: CallContext,
 ): { failures: NamespaceFailure[] } {
-  for (const s of iteration) ctx.emit(s);
+  iteration.forEachMessage(ctx.emitInetMessage, ctx.emit);
   return { failures: iteration.failures };
 }

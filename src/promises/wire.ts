@@ -1,6 +1,7 @@
 /**
- * Sockets across threads, by chunks: the worker writes each inet socket back into its struct
- * inet_diag_msg in a chunk whose ArrayBuffer is transferred, not copied, and the receiving thread
+ * Sockets across threads, by chunks: the worker copies each inet socket's struct inet_diag_msg as the
+ * kernel sent it (or writes a socket object back into one) into a chunk whose ArrayBuffer is
+ * transferred, not copied, and the receiving thread
  * decodes them with the same decoder a synchronous listing uses. One structured clone per chunk
  * instead of one per socket, and the sockets that come out are InetSockets equal, field for field,
  * to what a sync call makes. Decoded attributes, which only some listings ask for, travel as a
@@ -82,19 +83,13 @@ export class ChunkWriter {
       return this.#count++;
     }
     const s: Socket = item;
-    let label = this.#labelIndex.get(s.netns);
-    if (label === undefined) {
-      label = s.netns === undefined ? NO_LABEL : this.#labels.length;
-      if (s.netns !== undefined) this.#labels.push(s.netns);
-      this.#labelIndex.set(s.netns, label);
-    }
     const inet = s.family !== "unix";
     this.#reserve(HEADER + INET_DIAG_MSG_LEN);
     const v = this.#view;
     const o = this.#used;
     v.setUint8(o, inet ? INET : UNIX);
     v.setUint8(o + 1, protocolIndex.get(s.protocol)!);
-    v.setUint16(o + 2, label, true);
+    v.setUint16(o + 2, this.#labelOf(s.netns), true);
     if (inet) {
       v.setUint32(o + 4, s.hasAttributes ? this.#values.push(attributesOf(s)) - 1 : NO_VALUE, true);
       writeInetDiagMsg(v, o + HEADER, s);
@@ -103,6 +98,25 @@ export class ChunkWriter {
       v.setUint32(o + 4, this.#values.push({ ...s }) - 1, true);
       this.#used = o + HEADER;
     }
+    return this.#count++;
+  }
+
+  /** Append an inet socket as the kernel's struct inet_diag_msg at `buf[offset]`; returns its index. */
+  addInetMessage(
+    buf: Buffer,
+    offset: number,
+    protocol: InetProtocol,
+    netns: SocketNetns | undefined,
+  ): number {
+    this.#reserve(HEADER + INET_DIAG_MSG_LEN);
+    const v = this.#view;
+    const o = this.#used;
+    v.setUint8(o, INET);
+    v.setUint8(o + 1, protocolIndex.get(protocol)!);
+    v.setUint16(o + 2, this.#labelOf(netns), true);
+    v.setUint32(o + 4, NO_VALUE, true);
+    this.#bytes.set(buf.subarray(offset, offset + INET_DIAG_MSG_LEN), o + HEADER);
+    this.#used = o + HEADER + INET_DIAG_MSG_LEN;
     return this.#count++;
   }
 
@@ -122,6 +136,16 @@ export class ChunkWriter {
     this.#labelIndex.clear();
     this.#values = [];
     return chunk;
+  }
+
+  #labelOf(netns: SocketNetns | undefined): number {
+    let label = this.#labelIndex.get(netns);
+    if (label === undefined) {
+      label = netns === undefined ? NO_LABEL : this.#labels.length;
+      if (netns !== undefined) this.#labels.push(netns);
+      this.#labelIndex.set(netns, label);
+    }
+    return label;
   }
 
   #reserve(n: number): void {

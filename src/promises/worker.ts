@@ -84,14 +84,20 @@ function runCall(id: number, op: string, args: Packed, abort: SharedArrayBuffer)
   const opened: Opened = [];
   const writer = new ChunkWriter();
   const signal = new SharedAbort(abort);
+  const sent = () => {
+    if (!writer.full) return;
+    sendChunk(id, writer);
+    if (signal.aborted) throw new AbortError(signal);
+  };
   const ctx: CallContext = {
     signal,
     emit(s: Socket) {
       writer.add(s);
-      if (writer.full) {
-        sendChunk(id, writer);
-        if (signal.aborted) throw new AbortError(signal);
-      }
+      sent();
+    },
+    emitInetMessage(buf, offset, protocol, netns) {
+      writer.addInetMessage(buf, offset, protocol, netns);
+      sent();
     },
   };
   try {
@@ -136,7 +142,7 @@ function openStream(id: number, op: string, args: Packed, abort: SharedArrayBuff
     const stream = streams[op];
     if (!stream) throw new TypeError(`sockdiag/promises: no stream ${op}`);
     const signal = new SharedAbort(abort);
-    const iterable = stream(unpackArgs(id, args, opened), { signal, emit() {} });
+    const iterable = stream(unpackArgs(id, args, opened), { signal, emit() {}, emitInetMessage() {} });
     open.set(id, {
       iterator: iterable[Symbol.iterator](),
       started: false,

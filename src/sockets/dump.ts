@@ -6,8 +6,8 @@
  */
 import { AddressTexts } from "../diag/address.js";
 import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
-import { decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
-import type { InetSocket, Socket, SocketNetns } from "../diag/socket.js";
+import { checkInetDiagMsg, decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
+import type { InetProtocol, InetSocket, Socket, SocketNetns } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import { compileIn } from "../filter/index.js";
 import {
@@ -33,7 +33,20 @@ export interface DumpOptions {
   attributes: boolean;
   /** The namespace, referred to by every socket. */
   netns?: SocketNetns | undefined;
+  /**
+   * Where no predicate and no attribute needs the decoded socket, each inet socket's message goes
+   * here undecoded instead of becoming an object (sockdiag/promises forwards the bytes).
+   */
+  messages?: InetMessageSink | undefined;
 }
+
+/** Receives an inet socket's struct inet_diag_msg, 72 bytes at `buf[offset]`, as the kernel sent it. */
+export type InetMessageSink = (
+  buf: Buffer,
+  offset: number,
+  protocol: InetProtocol,
+  netns: SocketNetns | undefined,
+) => void;
 
 type Decode = (buf: Buffer, offset: number, length: number) => Socket | undefined;
 
@@ -112,7 +125,15 @@ export class Dumper {
       texts: new AddressTexts(),
       scratch: this.scratch,
     };
-    const { predicate } = options;
+    const { predicate, messages, netns } = options;
+    if (messages && !predicate && !decode.attributes) {
+      const protocol = dump.protocol;
+      return this.start(seq, protocol, (buf, o, len) => {
+        checkInetDiagMsg(buf, o, len);
+        messages(buf, o, protocol, netns);
+        return undefined;
+      });
+    }
     return this.start(seq, dump.protocol, (buf, o, len) => {
       const s = decodeInetDiagMsg(buf, o, len, decode);
       return predicate && !predicate(s) ? undefined : s;

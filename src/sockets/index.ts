@@ -20,6 +20,7 @@ export {
   destroySockets,
   PredicateError,
 } from "./destroy.js";
+export type { InetMessageSink } from "./dump.js";
 export {
   AbortError,
   type AbortSignalLike,

@@ -2,7 +2,7 @@
  * iterateSockets / listSockets: the read half of the sockets library.
  */
 import type { InetSocket, Protocol, Socket, UnixSocket } from "../diag/socket.js";
-import { Scan } from "./dump.js";
+import { type DumpOptions, type InetMessageSink, Scan } from "./dump.js";
 import { NamespacesFailedError } from "./errors.js";
 import {
   checkNetnsDirs,
@@ -80,20 +80,46 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
    * namespace failure).
    */
   forEach(sink: (s: S) => void): void {
+    this.#walk(sink as (s: Socket) => void, undefined);
+  }
+
+  /**
+   * @internal forEach, except that the inet sockets nothing needs decoded here (no predicate, no
+   * attributes) reach `messages` as the kernel's bytes: sockdiag/promises forwards them as they are.
+   */
+  forEachMessage(messages: InetMessageSink, sink: (s: Socket) => void): void {
+    this.#walk(sink, messages);
+  }
+
+  #walk(sink: (s: Socket) => void, messages: InetMessageSink | undefined): void {
     this.failures.length = 0;
+    // A sink's exception ends the walk as it is: marked here so that it is not taken for the namespace's.
     let sinkError: { error: unknown } | undefined;
     const guarded = (s: Socket) => {
       try {
-        sink(s as S);
+        sink(s);
       } catch (error) {
         sinkError = { error };
         throw error;
       }
     };
+    const guardedMessages: InetMessageSink | undefined =
+      messages &&
+      ((buf, offset, protocol, netns) => {
+        try {
+          messages(buf, offset, protocol, netns);
+        } catch (error) {
+          sinkError = { error };
+          throw error;
+        }
+      });
     for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
       try {
         using scan = new Scan(target, this.plan);
-        scan.dumper.each(this.plan, scan.options, guarded);
+        const options: DumpOptions = guardedMessages
+          ? { ...scan.options, messages: guardedMessages }
+          : scan.options;
+        scan.dumper.each(this.plan, options, guarded);
       } catch (err) {
         if (sinkError) throw sinkError.error;
         recordOrThrow(this.query.netns, target, err, this.failures);

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { InetSocket, type Socket } from "../../src/diag/socket.js";
+import { INET_DIAG_MSG_LEN, InetSocket, type Socket, writeInetDiagMsg } from "../../src/diag/socket.js";
 import { ChunkWriter, readChunk } from "../../src/promises/wire.js";
 import { arbitraryInetSocket } from "../diag/arbitraries.js";
 
@@ -37,4 +37,28 @@ test("decoded attributes cross with the socket, and a socket without them gains 
   const back = across([plain, marked]) as InetSocket[];
   assert.deepStrictEqual(back, [plain, marked]);
   assert.equal(back[0]!.hasAttributes, false);
+});
+
+test("kernel messages forwarded as they are cross as the sockets they encode, among other items", () => {
+  fc.assert(
+    fc.property(fc.array(arbitraryInetSocket, { minLength: 1, maxLength: 40 }), fc.nat(7), (sockets, pad) => {
+      // Each message where a receive buffer holds it: after other bytes, followed by attributes.
+      const buf = Buffer.alloc(pad + INET_DIAG_MSG_LEN + 16, 0xa5);
+      const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+      const writer = new ChunkWriter();
+      const plain = { family: "plain", n: 1 };
+      for (const s of sockets) {
+        writeInetDiagMsg(view, pad, s);
+        writer.addInetMessage(buf, pad, s.protocol, s.netns);
+        writer.add(plain);
+      }
+      const back: unknown[] = [];
+      readChunk(writer.take(), (item) => back.push(item));
+      assert.deepStrictEqual(
+        back,
+        sockets.flatMap((s) => [s, plain]),
+      );
+    }),
+    { numRuns: 200 },
+  );
 });
