@@ -1,6 +1,6 @@
 /** A scene of many small pinned namespaces, held by multi-holder children. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { add, remove } from "../src/netns/index.js";
 
@@ -93,4 +93,24 @@ export async function manyNamespaces(
     },
     stop,
   };
+}
+
+/**
+ * net.ipv4.udp_child_hash_entries (Linux 6.2+): namespaces created while it is set get a UDP hash
+ * table of their own, instead of sharing the host's. A UDP dump walks the whole table it reads, so
+ * with a shared table every namespace's dump walks every UDP socket of the machine — the floor of
+ * both ss and sockdiag here. The bench measures both layouts; it sets the value only while creating
+ * its own namespaces and restores it at once.
+ */
+const UDP_CHILD_HASH = "/proc/sys/net/ipv4/udp_child_hash_entries";
+
+export async function withChildHash<T>(entries: number | undefined, make: () => Promise<T>): Promise<T> {
+  if (entries === undefined || !existsSync(UDP_CHILD_HASH)) return make();
+  const before = readFileSync(UDP_CHILD_HASH, "utf8").trim();
+  writeFileSync(UDP_CHILD_HASH, String(entries));
+  try {
+    return await make();
+  } finally {
+    writeFileSync(UDP_CHILD_HASH, before);
+  }
 }

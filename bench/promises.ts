@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import * as promises from "../src/promises/index.js";
 import { listSockets } from "../src/sockets/index.js";
 import { BackendTerminator } from "../src/terminator/index.js";
-import { type ManyScene, manyNamespaces } from "./many.js";
+import { type ManyScene, manyNamespaces, withChildHash } from "./many.js";
 import { fmt, type Goal, median, recordGoal, row, TIMED_ENV, timeFn } from "./measure.js";
 import { CLI, udpScene } from "./scene.js";
 
@@ -148,19 +148,16 @@ async function measure(): Promise<string[]> {
   }
 
   out.push("", `sockdiag/promises: terminate a backend across ${NAMESPACES} namespaces of 1,000 UDP sockets`);
-  const many = await manyNamespaces("promises", NAMESPACES, 1000, 10, BACKEND);
-  const pins = pinDir(many);
-  try {
-    const config = { netnsDirs: [pins.dir] };
+  await inManyNamespaces(undefined, async (many, config) => {
     const syncMs = timeFn(() => new BackendTerminator(config).terminate(BACKEND), 1);
-    await many.refill();
-    await new promises.BackendTerminator(config).terminate(BACKEND); // warm-up
-    let destroyed = 0;
-    const viaWorker = await rounds(async () => {
-      destroyed = (await new promises.BackendTerminator(config).terminate(BACKEND)).total.destroyed;
-    }, many.refill);
+    const { viaWorker, destroyed } = await terminateRounds(many, config);
     goal("event-loop delay, max, promises terminate over 100 namespaces", median(viaWorker.delays), 10, "ms");
-    const args = ["terminate-backend", `${BACKEND.address}:${BACKEND.port}`, "--netns-dir", pins.dir];
+    const args = [
+      "terminate-backend",
+      `${BACKEND.address}:${BACKEND.port}`,
+      "--netns-dir",
+      config.netnsDirs[0]!,
+    ];
     out.push(
       row("BackendTerminator.terminate, sync (warm, nothing left to destroy)", fmt.ms(syncMs)),
       row(`BackendTerminator.terminate, sockdiag/promises (${destroyed} destroyed)`, fmt.ms(viaWorker.ms)),
@@ -172,11 +169,53 @@ async function measure(): Promise<string[]> {
         delays(await cliElsewhere(args, many.refill)),
       ),
     );
+  });
+  // The cause, shown: each namespace's dump walks the UDP table it reads, without yielding the core.
+  await inManyNamespaces(1024, async (many, config) => {
+    const { viaWorker } = await terminateRounds(many, config);
+    out.push(
+      row(
+        "    while terminating, each namespace with a UDP table of its own",
+        delays(viaWorker),
+        `udp_child_hash_entries=1024; ${fmt.ms(viaWorker.ms)} a run`,
+      ),
+    );
+  });
+  return out;
+}
+
+/**
+ * Run `fn` over a scene of NAMESPACES namespaces (made with udp_child_hash_entries = `childHash`),
+ * pinned again in a directory of their own: `config` visits those only.
+ */
+async function inManyNamespaces(
+  childHash: number | undefined,
+  fn: (many: ManyScene, config: { netnsDirs: string[] }) => Promise<void>,
+): Promise<void> {
+  const many = await withChildHash(childHash, () =>
+    manyNamespaces("promises", NAMESPACES, 1000, 10, BACKEND),
+  );
+  const pins = pinDir(many);
+  try {
+    await fn(many, { netnsDirs: [pins.dir] });
   } finally {
     pins.remove();
     await many.stop();
   }
-  return out;
+}
+
+/** ROUNDS promises terminations, each after the scene's clients are opened again. */
+async function terminateRounds(
+  many: ManyScene,
+  config: { netnsDirs: string[] },
+): Promise<{ viaWorker: Rounds; destroyed: number }> {
+  await many.refill();
+  await new promises.BackendTerminator(config).terminate(BACKEND); // warm-up
+  let destroyed = 0;
+  const viaWorker = await rounds(async () => {
+    destroyed = (await new promises.BackendTerminator(config).terminate(BACKEND)).total.destroyed;
+  }, many.refill);
+  return { viaWorker, destroyed };
 }
 
 /** The scene's namespaces pinned again in a directory of their own, so nothing else is visited. */

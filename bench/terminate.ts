@@ -3,10 +3,9 @@
  * the backend; the whole terminate against a shell loop of `ss -K -N NAME dst IP:PORT` over the same
  * namespaces plus the host.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fromName } from "../src/netns/index.js";
 import { BackendTerminator, type NamespaceSource } from "../src/terminator/index.js";
-import { type ManyScene, manyNamespaces } from "./many.js";
+import { type ManyScene, manyNamespaces, withChildHash } from "./many.js";
 import { fmt, row, runProcess } from "./measure.js";
 import { CLI } from "./scene.js";
 
@@ -26,26 +25,6 @@ function source(names: readonly string[]): () => NamespaceSource {
       }
     },
   });
-}
-
-/**
- * net.ipv4.udp_child_hash_entries (Linux 6.2+): namespaces created while it is set get a UDP hash
- * table of their own, instead of sharing the host's. A UDP dump walks the whole table it reads, so
- * with a shared table every namespace's dump walks every UDP socket of the machine — the floor of
- * both ss and sockdiag here. The bench measures both layouts; it sets the value only while creating
- * its own namespaces and restores it at once.
- */
-const UDP_CHILD_HASH = "/proc/sys/net/ipv4/udp_child_hash_entries";
-
-async function withChildHash<T>(entries: number | undefined, make: () => Promise<T>): Promise<T> {
-  if (entries === undefined || !existsSync(UDP_CHILD_HASH)) return make();
-  const before = readFileSync(UDP_CHILD_HASH, "utf8").trim();
-  writeFileSync(UDP_CHILD_HASH, String(entries));
-  try {
-    return await make();
-  } finally {
-    writeFileSync(UDP_CHILD_HASH, before);
-  }
 }
 
 export async function benchTerminate(): Promise<string[]> {
