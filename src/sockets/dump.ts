@@ -2,7 +2,7 @@
  * Dumps: sock_diag dump requests on an open connection, their answers decoded socket by socket,
  * and Scan, one namespace's part of a query (its connection and its compiled filter). The receive
  * buffer and the request buffer are reused; each socket costs one object, filled straight from the
- * receive buffer.
+ * receive buffer (or, given DumpOptions.messages, none: its bytes are handed on).
  */
 import { AddressTexts } from "../diag/address.js";
 import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
@@ -117,24 +117,19 @@ export class Dumper {
       states: dump.states,
       bytecode: options.bytecode,
     });
-    // A raw socket's IP protocol (INET_DIAG_PROTOCOL) is needed to destroy it: always decoded.
-    const decode = {
-      protocol: dump.protocol,
-      attributes: options.attributes || dump.protocol === "raw",
-      netns: options.netns,
-      texts: new AddressTexts(),
-      scratch: this.scratch,
-    };
     const { predicate, messages, netns } = options;
-    if (messages && !predicate && !decode.attributes) {
-      const protocol = dump.protocol;
+    const protocol = dump.protocol;
+    // A raw socket's IP protocol (INET_DIAG_PROTOCOL) is needed to destroy it: always decoded.
+    const attributes = options.attributes || protocol === "raw";
+    if (messages && !predicate && !attributes) {
       return this.start(seq, protocol, (buf, o, len) => {
         checkInetDiagMsg(buf, o, len);
         messages(buf, o, protocol, netns);
         return undefined;
       });
     }
-    return this.start(seq, dump.protocol, (buf, o, len) => {
+    const decode = { protocol, attributes, netns, texts: new AddressTexts(), scratch: this.scratch };
+    return this.start(seq, protocol, (buf, o, len) => {
       const s = decodeInetDiagMsg(buf, o, len, decode);
       return predicate && !predicate(s) ? undefined : s;
     });

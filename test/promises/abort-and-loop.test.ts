@@ -71,6 +71,20 @@ describeAsRoot("sockdiag/promises at scale", () => {
     assert.equal(socketFds(), before);
   });
 
+  test("an AbortSignal stops a listing: AbortError, its netlink socket closed, the next listing whole", async () => {
+    await listSockets({ netns: ns.name, protocols: ["tcp"] });
+    const before = socketFds();
+    const controller = new AbortController();
+    // Over every namespace: the abort ends the whole walk, not one namespace's part of it.
+    const listing = listSockets({ netns: "all", protocols: ["udp"], signal: controller.signal });
+    // The call is in the worker by now; the dump of this namespace's 50,000 sockets takes many chunks.
+    setImmediate(() => controller.abort());
+    await assert.rejects(listing, (err: unknown) => err instanceof AbortError);
+    const all = await listSockets({ netns: ns.name, protocols: ["udp"] });
+    assert.ok(all.length >= TOTAL, `${all.length} listed after the abort`);
+    assert.equal(socketFds(), before);
+  });
+
   test("an AbortSignal stops a destroy part-way: the report balances and says what was destroyed", async () => {
     const controller = new AbortController();
     const query = {
