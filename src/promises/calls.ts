@@ -39,7 +39,8 @@ export type Call = (args: Args, ctx: CallContext) => unknown;
  */
 export type Stream = (
   args: Args,
-  ctx: CallContext,
+  // Its items go out as the caller pulls them, not through emit.
+  ctx: Pick<CallContext, "signal">,
 ) => Iterable<StreamItem | null> & { failures?: NamespaceFailure[]; notes?: unknown[] };
 
 export const calls: Record<string, Call> = {

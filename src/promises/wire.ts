@@ -1,8 +1,8 @@
 /**
  * Sockets across threads, by chunks: the worker copies each inet socket's struct inet_diag_msg as the
  * kernel sent it (or writes a socket object back into one) into a chunk whose ArrayBuffer is
- * transferred, not copied, and the receiving thread
- * decodes them with the same decoder a synchronous listing uses. One structured clone per chunk
+ * transferred, not copied, and the receiving thread decodes them with the same decoder a
+ * synchronous listing uses. One structured clone per chunk
  * instead of one per socket, and the sockets that come out are InetSockets equal, field for field,
  * to what a sync call makes. Decoded attributes, which only some listings ask for, travel as a
  * plain object beside the bytes (their nested objects, tcp_info and skmem, as structured clones).
@@ -75,49 +75,33 @@ export class ChunkWriter {
 
   /** Append `item`; returns its index in the chunk. */
   add(item: StreamItem): number {
+    const index = this.#count;
     if (!(item instanceof InetSocket || item instanceof UnixSocket)) {
-      this.#reserve(HEADER);
-      this.#view.setUint8(this.#used, PLAIN);
-      this.#view.setUint32(this.#used + 4, this.#values.push(item) - 1, true);
-      this.#used += HEADER;
-      return this.#count++;
+      this.#record(PLAIN, 0, 0, this.#values.push(item) - 1, 0);
+      return index;
     }
     const s: Socket = item;
-    const inet = s.family !== "unix";
-    this.#reserve(HEADER + INET_DIAG_MSG_LEN);
-    const v = this.#view;
-    const o = this.#used;
-    v.setUint8(o, inet ? INET : UNIX);
-    v.setUint8(o + 1, protocolIndex.get(s.protocol)!);
-    v.setUint16(o + 2, this.#labelOf(s.netns), true);
-    if (inet) {
-      v.setUint32(o + 4, s.hasAttributes ? this.#values.push(attributesOf(s)) - 1 : NO_VALUE, true);
-      writeInetDiagMsg(v, o + HEADER, s);
-      this.#used = o + HEADER + INET_DIAG_MSG_LEN;
-    } else {
-      v.setUint32(o + 4, this.#values.push({ ...s }) - 1, true);
-      this.#used = o + HEADER;
+    const protocol = protocolIndex.get(s.protocol)!;
+    const label = this.#labelOf(s.netns);
+    if (s.family === "unix") {
+      this.#record(UNIX, protocol, label, this.#values.push({ ...s }) - 1, 0);
+      return index;
     }
-    return this.#count++;
+    const value = s.hasAttributes ? this.#values.push(attributesOf(s)) - 1 : NO_VALUE;
+    writeInetDiagMsg(this.#view, this.#record(INET, protocol, label, value, INET_DIAG_MSG_LEN), s);
+    return index;
   }
 
-  /** Append an inet socket as the kernel's struct inet_diag_msg at `buf[offset]`; returns its index. */
-  addInetMessage(
-    buf: Buffer,
-    offset: number,
-    protocol: InetProtocol,
-    netns: SocketNetns | undefined,
-  ): number {
-    this.#reserve(HEADER + INET_DIAG_MSG_LEN);
-    const v = this.#view;
-    const o = this.#used;
-    v.setUint8(o, INET);
-    v.setUint8(o + 1, protocolIndex.get(protocol)!);
-    v.setUint16(o + 2, this.#labelOf(netns), true);
-    v.setUint32(o + 4, NO_VALUE, true);
-    this.#bytes.set(buf.subarray(offset, offset + INET_DIAG_MSG_LEN), o + HEADER);
-    this.#used = o + HEADER + INET_DIAG_MSG_LEN;
-    return this.#count++;
+  /** Append an inet socket as the kernel's struct inet_diag_msg at `buf[offset]`. */
+  addInetMessage(buf: Buffer, offset: number, protocol: InetProtocol, netns: SocketNetns | undefined): void {
+    const at = this.#record(
+      INET,
+      protocolIndex.get(protocol)!,
+      this.#labelOf(netns),
+      NO_VALUE,
+      INET_DIAG_MSG_LEN,
+    );
+    this.#bytes.set(buf.subarray(offset, offset + INET_DIAG_MSG_LEN), at);
   }
 
   /** The chunk so far (its buffer is to be transferred); the writer starts a new one. */
@@ -136,6 +120,20 @@ export class ChunkWriter {
     this.#labelIndex.clear();
     this.#values = [];
     return chunk;
+  }
+
+  /** Write a record's header with room for `body` bytes after it; returns where the body goes. */
+  #record(kind: number, protocol: number, label: number, value: number, body: number): number {
+    this.#reserve(HEADER + body);
+    const v = this.#view;
+    const o = this.#used;
+    v.setUint8(o, kind);
+    v.setUint8(o + 1, protocol);
+    v.setUint16(o + 2, label, true);
+    v.setUint32(o + 4, value, true);
+    this.#used = o + HEADER + body;
+    this.#count++;
+    return o + HEADER;
   }
 
   #labelOf(netns: SocketNetns | undefined): number {

@@ -142,7 +142,7 @@ function openStream(id: number, op: string, args: Packed, abort: SharedArrayBuff
     const stream = streams[op];
     if (!stream) throw new TypeError(`sockdiag/promises: no stream ${op}`);
     const signal = new SharedAbort(abort);
-    const iterable = stream(unpackArgs(id, args, opened), { signal, emit() {}, emitInetMessage() {} });
+    const iterable = stream(unpackArgs(id, args, opened), { signal });
     open.set(id, {
       iterator: iterable[Symbol.iterator](),
       started: false,
