@@ -2,7 +2,7 @@
 import { createNetns, Population, removeNetns, type ScratchNetns } from "../test/kit/index.js";
 
 /** The installed command: the bundle package.json names as `bin`. */
-export const CLI = new URL("../bundle/sockdiag.cjs", import.meta.url).pathname;
+export const CLI = new URL("../../src/cli/bin.cjs", import.meta.url).pathname;
 
 /** A namespace with `total` UDP sockets, `targetCount` of them connected to target. */
 export interface UdpScene {

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { add, remove } from "../src/netns/index.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const CLI = join(here, "../bundle/sockdiag.cjs");
+const CLI = join(here, "../../src/cli/bin.cjs");
 const NODE_SCRIPT = join(here, "demo-node.js");
 const PREFIX = "sockdiag-demo-";
 const NAMES = [1, 2, 3].map((i) => `${PREFIX}${i}`);

@@ -5,7 +5,9 @@
  * cache lives in the user's own ~/.cache/sockdiag, and only where that home and its .cache belong
  * to the user running sockdiag — not for root under another user's HOME, as some sudo setups
  * leave it: whoever can write the cache chooses the code run. NODE_DISABLE_COMPILE_CACHE=1 turns
- * it off. This file is plain CommonJS, copied next to the bundle by the build.
+ * it off. This file is plain CommonJS and committed, not built: npm links a package's bins when it
+ * installs it, and in a fresh clone that happens before the root's `prepare` script has built the
+ * bundle it loads.
  */
 "use strict";
 const { statSync } = require("node:fs");
@@ -29,4 +31,4 @@ function cacheDir() {
 
 const dir = cacheDir();
 if (dir) enableCompileCache(dir);
-require("./sockdiag-cli.cjs");
+require("../../dist/bundle/sockdiag-cli.cjs");

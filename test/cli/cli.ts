@@ -1,5 +1,5 @@
 /**
- * Runs the built CLI (dist/bundle/sockdiag.cjs, the package's bin) as a child process, as root or without capabilities,
+ * Runs the CLI through the package's bin (src/cli/bin.cjs, which loads the built bundle) as a child process, as root or without capabilities,
  * and reads its JSON output. Shared by the CLI integration tests in this folder.
  */
 import { execFile } from "node:child_process";
@@ -9,8 +9,8 @@ import { startFailure, WITHOUT_CAPABILITIES } from "../kit/unprivileged.js";
 
 const run = promisify(execFile);
 
-/** The installed command: the bundle package.json names as `bin`. */
-export const CLI_MAIN = fileURLToPath(new URL("../../bundle/sockdiag.cjs", import.meta.url));
+/** The installed command: the file package.json names as `bin`. */
+export const CLI_MAIN = fileURLToPath(new URL("../../../src/cli/bin.cjs", import.meta.url));
 
 /** What one CLI run did. */
 export interface CliResult {

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { describeAsRoot } from "../kit/root.js";
 import { HOST, Scene, type SceneClients, threadNetnsInode } from "../terminator/scene.js";
 
-const CLI = fileURLToPath(new URL("../../bundle/sockdiag.cjs", import.meta.url));
+const CLI = fileURLToPath(new URL("../../../src/cli/bin.cjs", import.meta.url));
 
 interface Run {
   code: number;
