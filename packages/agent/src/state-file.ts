@@ -3,78 +3,168 @@
  * that a removal that happens while the agent is down (restart, upgrade, crash) is still acted on
  * when it starts again. Written atomically: a temporary file in the same directory, fsync, rename,
  * fsync of the directory — a reader sees the old set or the new one, never half of one.
+ *
+ * The directory is a hostPath, shared with the host: whoever else can write there could plant a
+ * symbolic link or a huge file. So the directory must be ours and writable by us alone (prepare),
+ * the temporary file is created exclusively under a random name and never through a link, and the
+ * state file is read without following a link and only up to a size cap.
  */
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { constants, type Stats } from "node:fs";
+import { type FileHandle, lstat, mkdir, open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type AgentBackend, asBackend } from "./backend.js";
+import { setImmediate as turn } from "node:timers/promises";
+import { asBackend, backendKey, parseBackendKey } from "./backend.js";
 
-/** A backend in the saved set, with the Services that listed it (for the log when it is terminated). */
-export interface SavedBackend {
-  backend: AgentBackend;
-  services: string[];
+/** A backend the agent knows: its key (as backendKey prints it) and the Services listing it. */
+export interface KnownBackend {
+  key: string;
+  /** Services ("namespace/name") that list it; empty for a backend known with no Service. */
+  services: readonly string[];
 }
 
 /** What load() found. */
 export interface LoadedState {
-  backends: SavedBackend[];
-  /** Set when the file exists but could not be used (unreadable, not JSON, wrong version). */
+  /** Backend key (canonical, checked with parseBackendKey) -> the Services that listed it. */
+  backends: Map<string, string[]>;
+  /**
+   * Set when the file exists but could not be used: unreadable, a symbolic link, not a regular
+   * file, larger than maxBytes, not JSON, of an unknown version. The set is then empty.
+   */
   problem?: string;
   /** Entries of the file that were not valid backends and were left out. */
   invalid: number;
 }
 
+/** Options of a StateFile. */
+export interface StateFileOptions {
+  /** The largest state file load() reads; a larger one is a problem. Default 64 MiB. */
+  maxBytes?: number;
+}
+
+/** The state directory cannot be used safely (see StateFile.prepare). */
+export class StateDirError extends Error {
+  override readonly name = "StateDirError";
+  readonly code = "ERR_SOCKDIAG_AGENT_STATE_DIR";
+  constructor(
+    readonly path: string,
+    reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`state directory ${path}: ${reason}`, options);
+  }
+}
+
 const FILE = "backends.json";
-const VERSION = 1;
+const VERSION = 2;
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/** Entries checked between two turns of the event loop: checking 100,000 keys takes ~200 ms. */
+const CHUNK = 4096;
+
+// O_NONBLOCK: opening a FIFO planted at the path would otherwise wait for a writer forever.
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const CREATE_FLAGS = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** The saved set as written, grouped by Service (version 2). */
+interface Body {
+  services: Record<string, string[]>;
+  unlisted: string[];
+}
 
 export class StateFile {
+  /** The state file: `<dir>/backends.json`. */
   readonly path: string;
+  /** The largest state file load() reads. */
+  readonly maxBytes: number;
   private writing: Promise<void> = Promise.resolve();
-  private next: SavedBackend[] | undefined;
+  private next: Body | undefined;
 
-  constructor(readonly dir: string) {
+  /** Throws a RangeError when maxBytes is not a positive integer. Touches nothing on disk. */
+  constructor(
+    readonly dir: string,
+    options: StateFileOptions = {},
+  ) {
     this.path = join(dir, FILE);
-  }
-
-  /** Read the saved set; no file yet is an empty set. Never throws. */
-  async load(): Promise<LoadedState> {
-    let text: string;
-    try {
-      text = await readFile(this.path, "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { backends: [], invalid: 0 };
-      return { backends: [], invalid: 0, problem: `cannot read ${this.path}: ${(err as Error).message}` };
-    }
-    let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch (err) {
-      return { backends: [], invalid: 0, problem: `${this.path} is not JSON: ${(err as Error).message}` };
-    }
-    const { version, backends } = (data ?? {}) as { version?: unknown; backends?: unknown };
-    if (version !== VERSION || !Array.isArray(backends))
-      return { backends: [], invalid: 0, problem: `${this.path} is not a version ${VERSION} state file` };
-    const out: SavedBackend[] = [];
-    let invalid = 0;
-    for (const entry of backends) {
-      const backend = asBackend(entry);
-      const services = (entry as { services?: unknown }).services;
-      if (!backend) invalid++;
-      else
-        out.push({
-          backend,
-          services: Array.isArray(services) ? services.filter((s) => typeof s === "string") : [],
-        });
-    }
-    return { backends: out, invalid };
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (!Number.isSafeInteger(this.maxBytes) || this.maxBytes < 1)
+      throw new RangeError(`maxBytes must be a positive integer, not ${options.maxBytes}`);
   }
 
   /**
-   * Replace the saved set. Saves run one at a time; a save asked for while one is writing replaces
-   * any other waiting one, so that only the newest set is written next. Rejects when writing fails.
+   * Make the state directory if it is absent (mode 0700, parents too), then check that it is safe
+   * to use: a real directory — not a symbolic link, whose target whoever controls the link could
+   * change under us (mount the hostPath itself, or pass its real path) — owned by the effective
+   * uid and not writable by group or others, who could otherwise plant links and files in it.
+   * Only the directory itself is checked: its parents belong to the host and the image.
+   * Throws a StateDirError naming the path and the reason (a failing mkdir or lstat included).
    */
-  save(backends: readonly SavedBackend[]): Promise<void> {
+  async prepare(): Promise<void> {
+    let st: Stats;
+    try {
+      st = await lstat(this.dir).catch(async (err: NodeJS.ErrnoException) => {
+        if (err.code !== "ENOENT") throw err;
+        await mkdir(this.dir, { recursive: true, mode: 0o700 });
+        return lstat(this.dir);
+      });
+    } catch (err) {
+      throw new StateDirError(this.dir, `cannot be made or examined: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    if (st.isSymbolicLink())
+      throw new StateDirError(this.dir, "is a symbolic link; give the directory's real path");
+    if (!st.isDirectory()) throw new StateDirError(this.dir, "is not a directory");
+    const mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
+    if ((st.mode & 0o022) !== 0)
+      throw new StateDirError(this.dir, `is writable by group or others (mode ${mode}); chmod go-w it`);
+    const euid = process.geteuid?.();
+    if (euid !== undefined && st.uid !== euid)
+      throw new StateDirError(this.dir, `is owned by uid ${st.uid}, not by this process (uid ${euid})`);
+  }
+
+  /**
+   * Read the saved set; no file yet is an empty set. Reads version 2 and version 1 files. Never
+   * throws: a file that cannot be used is reported in `problem`, and never read past maxBytes.
+   */
+  async load(): Promise<LoadedState> {
+    const read = await this.read();
+    if (typeof read !== "string") {
+      if (read.problem === undefined) return { backends: new Map(), invalid: 0 };
+      return { backends: new Map(), invalid: 0, problem: read.problem };
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(read);
+    } catch (err) {
+      return {
+        backends: new Map(),
+        invalid: 0,
+        problem: `${this.path} is not JSON: ${(err as Error).message}`,
+      };
+    }
+    const file = (typeof data === "object" && data !== null ? data : {}) as Record<string, unknown>;
+    if (
+      file.version === 2 &&
+      isRecord(file.services) &&
+      (file.unlisted === undefined || Array.isArray(file.unlisted))
+    )
+      return await fromVersion2(file.services, file.unlisted ?? []);
+    if (file.version === 1 && Array.isArray(file.backends)) return await fromVersion1(file.backends);
+    return { backends: new Map(), invalid: 0, problem: `${this.path} is not a version 1 or 2 state file` };
+  }
+
+  /**
+   * Replace the saved set. The iterable is read at once, before save returns; a backend with no
+   * Service is saved as "unlisted". Saves run one at a time; a save asked for while one is writing
+   * replaces any other waiting one, so that only the newest set is written next. Rejects when
+   * writing fails (the directory gone or unusable, disk full, a name taken); a planted link is
+   * never followed.
+   */
+  save(known: Iterable<KnownBackend>): Promise<void> {
+    const body = group(known);
     const first = this.next === undefined;
-    this.next = [...backends];
+    this.next = body;
     if (!first) return this.writing;
     this.writing = this.writing
       .catch(() => undefined)
@@ -86,30 +176,137 @@ export class StateFile {
     return this.writing;
   }
 
-  private async write(backends: readonly SavedBackend[]): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    const body = {
-      version: VERSION,
-      savedAt: new Date().toISOString(),
-      backends: backends.map(({ backend, services }) => ({ ...backend, services })),
-    };
-    const tmp = join(this.dir, `.${FILE}.${process.pid}.tmp`);
-    const file = await open(tmp, "w", 0o600);
+  /** The file's text, or why it cannot be used ({} when there is no file). */
+  private async read(): Promise<string | { problem?: string }> {
+    let file: FileHandle;
     try {
-      await file.writeFile(`${JSON.stringify(body)}\n`);
-      await file.sync();
+      file = await open(this.path, READ_FLAGS);
     } catch (err) {
-      await file.close();
-      await rm(tmp, { force: true });
-      throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return {};
+      if (code === "ELOOP") return { problem: `${this.path} is a symbolic link; not followed` };
+      return { problem: `cannot read ${this.path}: ${(err as Error).message}` };
     }
-    await file.close();
-    await rename(tmp, this.path);
-    const dir = await open(this.dir, "r");
     try {
-      await dir.sync();
+      const st = await file.stat();
+      if (!st.isFile()) return { problem: `${this.path} is not a regular file` };
+      if (st.size > this.maxBytes)
+        return { problem: `${this.path} is ${st.size} bytes, more than the ${this.maxBytes} read at most` };
+      // One byte more than fstat said, to notice a file still growing; never more than the cap + 1.
+      const buf = Buffer.allocUnsafe(st.size + 1);
+      let length = 0;
+      while (length < buf.length) {
+        const { bytesRead } = await file.read(buf, length, buf.length - length, length);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+      }
+      if (length > st.size) return { problem: `${this.path} grew while being read` };
+      return buf.toString("utf8", 0, length);
+    } catch (err) {
+      return { problem: `cannot read ${this.path}: ${(err as Error).message}` };
     } finally {
-      await dir.close();
+      await file.close().catch(() => undefined);
     }
   }
+
+  private async write(body: Body): Promise<void> {
+    const text = `${JSON.stringify({ version: VERSION, savedAt: new Date().toISOString(), ...body })}\n`;
+    // A random name that nobody can plant a link at in advance, created exclusively, never
+    // through a link: whatever is at the name already makes the open fail.
+    const tmp = join(this.dir, `.${FILE}.${randomBytes(16).toString("hex")}.tmp`);
+    const file = await open(tmp, CREATE_FLAGS, 0o600);
+    let renamed = false;
+    try {
+      try {
+        await file.writeFile(text);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      // rename replaces whatever entry is at the path, a planted link included, never its target.
+      await rename(tmp, this.path);
+      renamed = true;
+      const dir = await open(this.dir, DIR_FLAGS);
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
+    } catch (err) {
+      if (!renamed) await rm(tmp, { force: true }).catch(() => undefined);
+      throw err;
+    }
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The saved set grouped by Service; one synchronous pass, so 100,000 backends are quick. */
+function group(known: Iterable<KnownBackend>): Body {
+  // No prototype: a Service named "__proto__" or "constructor" is just a name.
+  const services: Record<string, string[]> = Object.create(null);
+  const unlisted: string[] = [];
+  for (const { key, services: names } of known) {
+    if (names.length === 0) unlisted.push(key);
+    for (const name of names) {
+      const keys = services[name];
+      if (keys === undefined) services[name] = [key];
+      else keys.push(key);
+    }
+  }
+  return { services, unlisted };
+}
+
+function addService(backends: Map<string, string[]>, key: string, service: string | undefined): void {
+  const services = backends.get(key);
+  if (services === undefined) backends.set(key, service === undefined ? [] : [service]);
+  else if (service !== undefined && !services.includes(service)) services.push(service);
+}
+
+async function fromVersion2(groups: Record<string, unknown>, unlisted: unknown[]): Promise<LoadedState> {
+  const backends = new Map<string, string[]>();
+  let invalid = 0;
+  let count = 0;
+  for (const service of Object.keys(groups)) {
+    const keys = groups[service];
+    if (!Array.isArray(keys)) {
+      invalid++;
+      continue;
+    }
+    for (const key of keys) {
+      if (typeof key === "string" && parseBackendKey(key)) addService(backends, key, service);
+      else invalid++;
+      if (++count % CHUNK === 0) await turn();
+    }
+  }
+  for (const key of unlisted) {
+    if (typeof key === "string" && parseBackendKey(key)) addService(backends, key, undefined);
+    else invalid++;
+    if (++count % CHUNK === 0) await turn();
+  }
+  return { backends, invalid };
+}
+
+/** Version 1: `backends: [{address, port, protocol, services}]`, as agents before this one wrote. */
+async function fromVersion1(entries: unknown[]): Promise<LoadedState> {
+  const backends = new Map<string, string[]>();
+  let invalid = 0;
+  let count = 0;
+  for (const entry of entries) {
+    if (++count % CHUNK === 0) await turn();
+    const backend = asBackend(entry);
+    if (!backend) {
+      invalid++;
+      continue;
+    }
+    // Canonical now: a mapped address saved apart from its IPv4 form joins it here.
+    const key = backendKey(backend);
+    addService(backends, key, undefined);
+    const services = (entry as { services?: unknown }).services;
+    if (Array.isArray(services))
+      for (const service of services) if (typeof service === "string") addService(backends, key, service);
+  }
+  return { backends, invalid };
 }

@@ -1,9 +1,26 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  truncate,
+  writeFile,
+} from "node:fs/promises";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
-import { StateFile } from "../src/state-file.js";
+import { after, describe, mock, test } from "node:test";
+import { type KnownBackend, StateDirError, StateFile } from "../src/state-file.js";
 
 const dirs: string[] = [];
 async function scratch(): Promise<string> {
@@ -13,59 +30,345 @@ async function scratch(): Promise<string> {
 }
 after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
 
-const a = {
-  backend: { address: "10.0.0.1", port: 53, protocol: "udp" as const },
-  services: ["kube-system/kube-dns"],
-};
-const b = { backend: { address: "fd00::5", port: 53, protocol: "tcp" as const }, services: [] };
+const dns = "kube-system/kube-dns";
+const a: KnownBackend = { key: "10.0.0.1:53/udp", services: [dns] };
+const b: KnownBackend = { key: "[fd00::5]:53/tcp", services: [] };
+
+/** A file outside the state directory that a planted link points at; it must never change. */
+async function victim(): Promise<string> {
+  const path = join(await scratch(), "victim");
+  await writeFile(path, "precious\n");
+  return path;
+}
 
 describe("StateFile", () => {
-  test("no file is an empty set; a saved set loads back; the directory is made", async () => {
+  test("no file is an empty set; prepare makes the directory 0700; a saved set loads back", async () => {
     const dir = join(await scratch(), "nested", "state");
     const state = new StateFile(dir);
-    assert.deepEqual(await state.load(), { backends: [], invalid: 0 });
+    await state.prepare();
+    assert.equal((await stat(dir)).mode & 0o777, 0o700);
+    await state.prepare(); // an existing directory that is fine stays fine
+    assert.deepEqual(await state.load(), { backends: new Map(), invalid: 0 });
     await state.save([a, b]);
-    assert.deepEqual(await new StateFile(dir).load(), { backends: [a, b], invalid: 0 });
+    assert.deepEqual(await new StateFile(dir).load(), {
+      backends: new Map([
+        [a.key, [dns]],
+        [b.key, []],
+      ]),
+      invalid: 0,
+    });
     assert.deepEqual(await readdir(dir), ["backends.json"], "a temporary file was left behind");
+    assert.equal((await stat(state.path)).mode & 0o777, 0o600);
   });
 
   test("saves asked for while one is writing: the newest set is what ends on disk", async () => {
     const state = new StateFile(await scratch());
     await Promise.all([state.save([a]), state.save([b]), state.save([a, b]), state.save([b])]);
-    assert.deepEqual((await state.load()).backends, [b]);
+    assert.deepEqual([...(await state.load()).backends.keys()], [b.key]);
+  });
+
+  test("save reads the iterable when it is called, not when it writes", async () => {
+    const state = new StateFile(await scratch());
+    const known = new Map([[a.key, a]]);
+    const saving = state.save(known.values());
+    known.set(b.key, b);
+    await saving;
+    assert.deepEqual([...(await state.load()).backends.keys()], [a.key]);
+  });
+
+  test("the file is written whole: version 2, one line, grouped by Service", async () => {
+    const state = new StateFile(await scratch());
+    await state.save([a, b, { key: "10.0.0.2:53/udp", services: [dns, "default/other"] }]);
+    const text = await readFile(state.path, "utf8");
+    assert.ok(text.endsWith("}\n"));
+    assert.equal(text.indexOf("\n"), text.length - 1);
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    assert.equal(parsed.version, 2);
+    assert.equal(typeof parsed.savedAt, "string");
+    assert.deepEqual(parsed.services, {
+      [dns]: ["10.0.0.1:53/udp", "10.0.0.2:53/udp"],
+      "default/other": ["10.0.0.2:53/udp"],
+    });
+    assert.deepEqual(parsed.unlisted, ["[fd00::5]:53/tcp"]);
+  });
+
+  test("version 2 round trip: a backend under two Services loads with both", async () => {
+    const state = new StateFile(await scratch());
+    const shared = "10.0.0.9:53/udp";
+    await state.save([
+      { key: shared, services: ["ns/one", "ns/two"] },
+      { key: "10.0.0.8:53/udp", services: ["ns/one"] },
+      { key: "[fd00::8]:80/tcp", services: ["ns/two"] },
+      { key: "10.0.0.7:9/tcp", services: [] },
+    ]);
+    const loaded = await state.load();
+    assert.equal(loaded.invalid, 0);
+    assert.equal(loaded.problem, undefined);
+    assert.deepEqual(
+      new Map([...loaded.backends].sort()),
+      new Map([
+        ["10.0.0.7:9/tcp", []],
+        ["10.0.0.8:53/udp", ["ns/one"]],
+        [shared, ["ns/one", "ns/two"]],
+        ["[fd00::8]:80/tcp", ["ns/two"]],
+      ]),
+    );
+  });
+
+  test("100,000 backends round trip", async () => {
+    const state = new StateFile(await scratch());
+    const known: KnownBackend[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      const address =
+        i % 2
+          ? `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+          : `[fd00::${(i >> 16) + 1}:${(i & 0xffff).toString(16)}]`;
+      known.push({ key: `${address}:${1 + (i % 1000)}/udp`, services: [`ns/svc-${i % 10_000}`] });
+    }
+    await state.save(known);
+    const loaded = await state.load();
+    assert.equal(loaded.invalid, 0);
+    assert.equal(loaded.backends.size, known.length);
+    for (const { key, services } of known) assert.deepEqual(loaded.backends.get(key), services, key);
+  });
+
+  test("a version 1 file loads: an upgrade keeps its state", async () => {
+    const state = new StateFile(await scratch());
+    await writeFile(
+      state.path,
+      JSON.stringify({
+        version: 1,
+        savedAt: "2025-01-01T00:00:00.000Z",
+        backends: [
+          { address: "10.0.0.1", port: 53, protocol: "udp", services: [dns] },
+          { address: "fd00::5", port: 53, protocol: "tcp", services: [] },
+          // The mapped form was keyed apart before; now it is the IPv4 backend, services merged.
+          { address: "::ffff:10.0.0.1", port: 53, protocol: "udp", services: ["ns/mapped", dns] },
+          { address: "10.0.0.3", port: 80, protocol: "tcp" },
+        ],
+      }),
+    );
+    assert.deepEqual(await state.load(), {
+      backends: new Map([
+        ["10.0.0.1:53/udp", [dns, "ns/mapped"]],
+        ["[fd00::5]:53/tcp", []],
+        ["10.0.0.3:80/tcp", []],
+      ]),
+      invalid: 0,
+    });
   });
 
   test("an unusable file is reported, not thrown; invalid entries are counted and left out", async () => {
-    const dir = await scratch();
-    const state = new StateFile(dir);
+    const state = new StateFile(await scratch());
     await writeFile(state.path, "{ not json");
     const broken = await state.load();
-    assert.deepEqual(broken.backends, []);
+    assert.deepEqual(broken.backends, new Map());
     assert.match(broken.problem ?? "", /not JSON/);
-    await writeFile(state.path, JSON.stringify({ version: 7, backends: [] }));
-    assert.match((await state.load()).problem ?? "", /not a version 1 state file/);
+    for (const body of [{ version: 7, backends: [] }, { version: 2, services: [] }, null, [1]]) {
+      await writeFile(state.path, JSON.stringify(body));
+      assert.match((await state.load()).problem ?? "", /not a version 1 or 2 state file/);
+    }
     await writeFile(
       state.path,
       JSON.stringify({
         version: 1,
         backends: [
-          { address: "10.0.0.1", port: 53, protocol: "udp", services: ["kube-system/kube-dns"] },
+          { address: "10.0.0.1", port: 53, protocol: "udp", services: [dns, 7] },
           { address: "10.0.0.300", port: 53, protocol: "udp" },
           { address: "10.0.0.2", port: 0, protocol: "udp" },
           { address: "10.0.0.2", port: 53, protocol: "sctp" },
         ],
       }),
     );
-    assert.deepEqual(await state.load(), { backends: [a], invalid: 3 });
+    assert.deepEqual(await state.load(), { backends: new Map([[a.key, [dns]]]), invalid: 3 });
+    await writeFile(
+      state.path,
+      JSON.stringify({
+        version: 2,
+        services: {
+          [dns]: [a.key, "10.0.0.1:0/udp", "[::ffff:10.0.0.1]:53/udp", "[FD00::5]:53/udp", 12, null],
+          "ns/broken": "10.0.0.4:53/udp",
+        },
+        unlisted: [b.key, "10.0.0.5:53/sctp"],
+      }),
+    );
+    assert.deepEqual(await state.load(), {
+      backends: new Map([
+        [a.key, [dns]],
+        [b.key, []],
+      ]),
+      invalid: 7,
+    });
   });
 
-  test("the file is written whole: JSON with a version, one line", async () => {
-    const state = new StateFile(await scratch());
+  test("maxBytes: a larger file is a problem and is not read", async () => {
+    assert.throws(() => new StateFile("/x", { maxBytes: 0 }), RangeError);
+    const dir = await scratch();
+    const state = new StateFile(dir, { maxBytes: 1024 });
     await state.save([a]);
-    const text = await readFile(state.path, "utf8");
-    assert.ok(text.endsWith("}\n"));
-    const parsed = JSON.parse(text) as { version: number; backends: unknown[] };
-    assert.equal(parsed.version, 1);
-    assert.equal(parsed.backends.length, 1);
+    assert.equal((await state.load()).backends.size, 1);
+    const exact = JSON.stringify({ version: 2, services: {}, unlisted: [] });
+    await writeFile(state.path, exact.padEnd(1024, " "));
+    assert.deepEqual(await state.load(), { backends: new Map(), invalid: 0 });
+    await writeFile(state.path, exact.padEnd(1025, " "));
+    assert.match((await state.load()).problem ?? "", /is 1025 bytes, more than the 1024 read at most/);
+    // 512 MiB, sparse: reading it would show in the process's memory.
+    const big = 512 * 1024 * 1024;
+    await truncate(state.path, big);
+    const before = process.memoryUsage();
+    const loaded = await state.load();
+    const grown = process.memoryUsage();
+    assert.match(loaded.problem ?? "", new RegExp(`is ${big} bytes, more than the 1024 read at most`));
+    assert.ok(grown.rss - before.rss < big / 4, `rss grew by ${grown.rss - before.rss}`);
+    assert.ok(grown.arrayBuffers - before.arrayBuffers < big / 4, "array buffers grew");
+    assert.ok(grown.heapUsed - before.heapUsed < big / 4, "heap grew");
+  });
+
+  test("a symbolic link planted at backends.json is not followed to read, nor to write", async () => {
+    const dir = await scratch();
+    const target = await victim();
+    const state = new StateFile(dir);
+    await symlink(target, state.path);
+    const loaded = await state.load();
+    assert.deepEqual(loaded.backends, new Map());
+    assert.match(loaded.problem ?? "", /is a symbolic link; not followed/);
+    await state.save([a]);
+    assert.equal(await readFile(target, "utf8"), "precious\n", "the link's target was written");
+    assert.ok((await lstat(state.path)).isFile(), "rename replaces the link itself");
+    assert.deepEqual([...(await state.load()).backends.keys()], [a.key]);
+  });
+
+  test("a FIFO or a directory at backends.json is a problem, and load does not hang", async () => {
+    const dir = await scratch();
+    const state = new StateFile(dir);
+    execFileSync("mkfifo", [state.path]);
+    assert.match((await state.load()).problem ?? "", /is not a regular file/);
+    await rm(state.path);
+    await mkdir(state.path);
+    assert.match((await state.load()).problem ?? "", /is not a regular file/);
+  });
+
+  test("the temporary file: a random name, never through a planted link", async () => {
+    const dir = await scratch();
+    const target = await victim();
+    const state = new StateFile(dir);
+    // Every name one could guess: the old pid-based one, and some random-looking ones.
+    const planted = [
+      `.backends.json.${process.pid}.tmp`,
+      ...Array.from({ length: 8 }, (_, i) => `.backends.json.${String(i).repeat(32)}.tmp`),
+      ".backends.json.tmp",
+    ];
+    for (const name of planted) await symlink(target, join(dir, name));
+    const names = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      await state.save([a]);
+      assert.equal(await readFile(target, "utf8"), "precious\n");
+    }
+    for (const name of planted)
+      assert.equal(await readlink(join(dir, name)), target, "a planted link was touched");
+    assert.deepEqual((await readdir(dir)).sort(), ["backends.json", ...planted].sort());
+    // The names differ from save to save (seen through a link that would fail the open).
+    const seen = mock.method(crypto, "randomBytes");
+    syncBuiltinESMExports();
+    try {
+      for (let i = 0; i < 3; i++) await state.save([a]);
+      for (const call of seen.mock.calls) names.add((call.result as unknown as Buffer).toString("hex"));
+    } finally {
+      seen.mock.restore();
+      syncBuiltinESMExports();
+    }
+    assert.equal(names.size, 3);
+    for (const name of names) assert.match(name, /^[0-9a-f]{32}$/);
+  });
+
+  test("the temporary file is created exclusively: whatever holds its name makes the save fail", async () => {
+    const dir = await scratch();
+    const target = await victim();
+    const state = new StateFile(dir);
+    await state.save([a]);
+    const fixed = Buffer.alloc(16, 0xab);
+    const name = `.backends.json.${fixed.toString("hex")}.tmp`;
+    const random = mock.method(crypto, "randomBytes", () => Buffer.from(fixed));
+    syncBuiltinESMExports();
+    try {
+      await symlink(target, join(dir, name));
+      await assert.rejects(state.save([b]), { code: "EEXIST" });
+      assert.equal(await readFile(target, "utf8"), "precious\n");
+      assert.equal(await readlink(join(dir, name)), target, "the planted link was removed or changed");
+      // Even a dangling link: O_EXCL with O_NOFOLLOW does not create its target.
+      await rm(join(dir, name));
+      const dangling = join(await scratch(), "would-be-created");
+      await symlink(dangling, join(dir, name));
+      await assert.rejects(state.save([b]), { code: "EEXIST" });
+      await assert.rejects(lstat(dangling), { code: "ENOENT" });
+      // A plain file too (O_EXCL), left as it was.
+      await rm(join(dir, name));
+      await writeFile(join(dir, name), "theirs");
+      await assert.rejects(state.save([b]), { code: "EEXIST" });
+      assert.equal(await readFile(join(dir, name), "utf8"), "theirs");
+    } finally {
+      random.mock.restore();
+      syncBuiltinESMExports();
+    }
+    assert.deepEqual([...(await state.load()).backends.keys()], [a.key], "a failed save changed the state");
+    await rm(join(dir, name));
+    await state.save([b]);
+    assert.deepEqual([...(await state.load()).backends.keys()], [b.key]);
+  });
+
+  test("a save that fails after making the temporary file removes it", async () => {
+    const dir = await scratch();
+    const state = new StateFile(dir);
+    // rename cannot replace a directory that is not empty.
+    await mkdir(join(state.path, "x"), { recursive: true });
+    await assert.rejects(state.save([a]));
+    assert.deepEqual(await readdir(dir), ["backends.json"]);
+    await rm(state.path, { recursive: true });
+    await state.save([a]);
+    assert.equal((await state.load()).backends.size, 1);
+  });
+});
+
+describe("StateFile.prepare", () => {
+  async function refused(dir: string, reason: RegExp): Promise<void> {
+    await assert.rejects(new StateFile(dir).prepare(), (err: unknown) => {
+      assert.ok(err instanceof StateDirError);
+      assert.equal(err.path, dir);
+      assert.equal(err.code, "ERR_SOCKDIAG_AGENT_STATE_DIR");
+      assert.ok(err.message.startsWith(`state directory ${dir}: `), err.message);
+      assert.match(err.message, reason);
+      return true;
+    });
+  }
+
+  test("a directory writable by group or others is refused", async () => {
+    const dir = await scratch();
+    await chmod(dir, 0o777);
+    await refused(dir, /is writable by group or others \(mode 0777\)/);
+    await chmod(dir, 0o1777);
+    await refused(dir, /is writable by group or others \(mode 1777\)/);
+    await chmod(dir, 0o770);
+    await refused(dir, /is writable by group or others \(mode 0770\)/);
+    await chmod(dir, 0o755);
+    await new StateFile(dir).prepare();
+  });
+
+  test("a directory owned by another uid is refused", async (t) => {
+    if (process.geteuid?.() !== 0) return t.skip("needs root to chown");
+    const dir = await scratch();
+    await chmod(dir, 0o700);
+    await chown(dir, 65534, 65534);
+    await refused(dir, /is owned by uid 65534, not by this process \(uid 0\)/);
+  });
+
+  test("a symbolic link to a directory, a file, or a path that cannot be made is refused", async () => {
+    const base = await scratch();
+    const real = join(base, "real");
+    await mkdir(real, { mode: 0o700 });
+    await symlink(real, join(base, "link"));
+    await refused(join(base, "link"), /is a symbolic link/);
+    await writeFile(join(base, "file"), "");
+    await refused(join(base, "file"), /is not a directory/);
+    await refused(join(base, "file", "state"), /cannot be made or examined: ENOTDIR/);
   });
 });
