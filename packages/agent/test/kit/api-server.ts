@@ -1,20 +1,25 @@
 /**
  * StandInApiServer: the only cluster the agent's tests have. An HTTPS server on 127.0.0.1 that
  * stores EndpointSlices and serves them as kube-apiserver does:
- * - list (cluster-wide or per namespace) answers the items and the store's resourceVersion;
+ * - list (cluster-wide or per namespace) answers the items, sorted by namespace/name as etcd keys
+ *   are, and the store's resourceVersion; `limit` and `continue` page it from one snapshot, as
+ *   kube-apiserver does with etcd (see {@link StandInApiServer.list});
  * - watch (?watch=true&resourceVersion=RV) replays every change after RV, then streams new ones as
  *   ADDED/MODIFIED/DELETED lines; "" or "0" starts with synthetic ADDED events for every object;
- *   BOOKMARK events only when the client asked for them (allowWatchBookmarks=true);
+ *   BOOKMARK events only when the client asked for them (allowWatchBookmarks=true); the stream ends
+ *   cleanly after `timeoutSeconds`;
  * - an RV older than the compacted history answers an ERROR event with a 410 "Expired" Status, and
  *   the stream ends, as after etcd compaction;
  * - a bearer token is required (401 otherwise), and every watch response carries `Connection:
  *   close`, since the server may end it at any time.
- * Tests make the changes (apply, remove), and the failures: compaction, expiring open watches,
- * dropping connections, a partition that resets every new connection.
+ * Every list and watch request is logged ({@link StandInApiServer.requests}). Tests make the changes
+ * (apply, applyRaw, remove), and the failures: compaction, expiring open watches, dropping
+ * connections, a partition, stalls, a black hole, error statuses, a 410 on every watch, a line cut
+ * in half. {@link StandInApiServer.resetFaults} turns every fault off.
  */
 import { EventEmitter, once } from "node:events";
 import { writeFile } from "node:fs/promises";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { V1EndpointSlice } from "@kubernetes/client-node";
@@ -22,40 +27,132 @@ import { type Certificate, makeCertificate } from "./certificate.js";
 
 const LIST_PATH = /^\/apis\/discovery\.k8s\.io\/v1\/(?:namespaces\/([^/]+)\/)?endpointslices$/;
 
+/** The version kube-apiserver writes into its continue tokens. */
+const CONTINUE_VERSION = "meta.k8s.io/v1";
+const CONTINUE_EXPIRED =
+  "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
+/**
+ * Paged-list snapshots kept at once. etcd can read any revision since compaction; the stand-in
+ * keeps the snapshots of recent paged lists instead, so a bounded number of them.
+ */
+const MAX_SNAPSHOTS = 32;
+
+/** The two kinds of request the server answers. */
+export type RequestKind = "list" | "watch";
+/** What a fault applies to: one kind of request, or both. */
+export type RequestKinds = RequestKind | "both";
+
+/**
+ * How a request was answered, decided when it arrived:
+ * - "ok": served (a watch: streamed; later faults such as a cut do not change this);
+ * - "expired": 410 Expired (a watch: the ERROR event; a list: the Status);
+ * - "stalled": held with no response at all ({@link StandInApiServer.stall});
+ * - "blackholed": a watch whose headers were sent and nothing more ({@link StandInApiServer.blackhole});
+ * - "cut": the response was cut in half ({@link StandInApiServer.cut});
+ * - "status NNN": any other error Status, the injected ones and the server's own (400, 401, 504).
+ * Connections refused by a partition carry no request, so they are not logged (see counts.refused).
+ */
+export type Answer = "ok" | "expired" | "stalled" | "blackholed" | "cut" | `status ${number}`;
+
+/** A list or watch request as it arrived and how it was answered; emitted as "list" and "watch" events. */
+export interface RequestSeen {
+  /** performance.now() when the request arrived. */
+  at: number;
+  kind: RequestKind;
+  namespace: string | undefined;
+  resourceVersion: string | undefined;
+  /** The `limit` asked (NaN when not a number). */
+  limit: number | undefined;
+  continue: string | undefined;
+  /** The `timeoutSeconds` asked (NaN when not a number). */
+  timeoutSeconds: number | undefined;
+  allowWatchBookmarks: boolean;
+  answer: Answer;
+  /** True when answered 410 Expired (answer "expired"); absent otherwise. */
+  expired?: true;
+}
+
+/** An error Status to answer with ({@link StandInApiServer.fail}). */
+export interface StatusFailure {
+  /** The HTTP status, e.g. 500, 503, 429. */
+  code: number;
+  /** How many requests to fail; absent: every one until turned off. */
+  times?: number;
+  /** Sent as Retry-After and in the Status details; 429 defaults to 1 s, as kube-apiserver does. */
+  retryAfterSeconds?: number;
+  message?: string;
+}
+
 type EventType = "ADDED" | "MODIFIED" | "DELETED";
+
+/** A stored object: `object` is what watch events carry, `item` what lists carry. */
+interface Entry {
+  /** namespace/name: the etcd key's order, and the identity (raw objects may have no metadata). */
+  readonly key: string;
+  readonly namespace: string;
+  readonly object: unknown;
+  readonly item: unknown;
+  readonly raw: boolean;
+}
 
 interface Change {
   rv: number;
   type: EventType;
-  object: V1EndpointSlice;
+  namespace: string;
+  object: unknown;
 }
 
 interface OpenWatch {
   namespace: string | undefined;
   bookmarks: boolean;
   res: ServerResponse;
+  timer: NodeJS.Timeout | undefined;
 }
 
-/** What a request asked; emitted as "list" and "watch" events for tests to await. */
-export interface RequestSeen {
-  namespace: string | undefined;
-  resourceVersion: string | undefined;
-  /** For a watch: whether it was answered 410 Expired. */
-  expired?: boolean;
+/** A Status, as kube-apiserver answers a failed request. */
+interface Status {
+  code: number;
+  reason?: string;
+  message: string;
+  details?: { retryAfterSeconds?: number; causes?: { reason: string; message: string }[] };
 }
+
+interface ListBody {
+  kind: "EndpointSliceList";
+  apiVersion: "discovery.k8s.io/v1";
+  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
+  items: unknown[];
+}
+
+type Asked = Omit<RequestSeen, "answer" | "expired">;
 
 export class StandInApiServer extends EventEmitter {
   readonly token = `token-${process.pid}-${Date.now()}`;
-  private readonly objects = new Map<string, V1EndpointSlice>();
+  private readonly objects = new Map<string, Entry>();
   private history: Change[] = [];
   private rv = 1;
   /** Changes up to and including this RV are no longer in the history. */
   private compactedRv = 1;
   private uid = 0;
+  /** Sorted entries of paged lists, by snapshotKey; Map order is age order. */
+  private readonly snapshots = new Map<string, readonly Entry[]>();
   private readonly watches = new Set<OpenWatch>();
+  /** Watches in the black hole: open, and nothing is ever written to them again. */
+  private readonly silent = new Set<ServerResponse>();
+  /** Stalled requests, held with no response. */
+  private readonly held = new Map<ServerResponse, RequestKind>();
   private readonly sockets = new Set<Socket>();
+  private readonly log: RequestSeen[] = [];
   private partitioned = false;
-  /** Requests answered, by kind. */
+  private blackholed = false;
+  private expiring = false;
+  private readonly stalls = new Set<RequestKind>();
+  private readonly failures = new Map<RequestKind, { failure: StatusFailure; left: number }>();
+  private readonly cuts = new Set<RequestKind>();
+  /**
+   * Requests by kind, counted when they arrive, whatever the answer; `expired`: watches answered
+   * 410; `refused`: connections reset by a partition.
+   */
   readonly counts = { list: 0, watch: 0, expired: 0, refused: 0 };
 
   private constructor(
@@ -86,9 +183,14 @@ export class StandInApiServer extends EventEmitter {
     return String(this.rv);
   }
 
-  /** How many watch streams are open now. */
+  /** How many watch streams are open now, those in the black hole included. */
   get openWatches(): number {
-    return this.watches.size;
+    return this.watches.size + this.silent.size;
+  }
+
+  /** Every list and watch request so far, in arrival order. */
+  get requests(): readonly RequestSeen[] {
+    return this.log;
   }
 
   /** Write a kubeconfig for this server (its CA, a bearer token) and return its path. */
@@ -113,10 +215,13 @@ export class StandInApiServer extends EventEmitter {
     return path;
   }
 
-  /** Create or replace a slice (ADDED or MODIFIED); returns it as stored. */
+  /**
+   * Create or replace a slice (ADDED or MODIFIED); returns it as stored, deeply frozen: stored
+   * objects are replaced, never changed, so list snapshots can hold references to them.
+   */
   apply(slice: V1EndpointSlice): V1EndpointSlice {
     const key = keyOf(slice);
-    const old = this.objects.get(key);
+    const old = this.objects.get(key)?.object as V1EndpointSlice | undefined;
     const rv = ++this.rv;
     const stored: V1EndpointSlice = structuredClone(slice);
     stored.apiVersion = "discovery.k8s.io/v1";
@@ -128,21 +233,36 @@ export class StandInApiServer extends EventEmitter {
       generation: (old?.metadata?.generation ?? 0) + 1,
       creationTimestamp: old?.metadata?.creationTimestamp ?? (new Date().toISOString() as unknown as Date),
     };
-    this.objects.set(key, stored);
-    this.record({ rv, type: old ? "MODIFIED" : "ADDED", object: stored });
+    deepFreeze(stored);
+    // List items carry no apiVersion and kind; the list does.
+    const { apiVersion: _a, kind: _k, ...item } = stored;
+    const namespace = stored.metadata.namespace ?? "";
+    this.put({ key, namespace, object: stored, item: Object.freeze(item), raw: false }, rv);
     return stored;
   }
 
-  /** Delete a slice (DELETED); false when there was none. */
+  /**
+   * Store any JSON value as the object `namespace/name` (ADDED or MODIFIED), as a malformed object
+   * would come from a real server: lists and watch events carry it exactly as given, with no
+   * apiVersion, kind or metadata added. The store's resourceVersion advances; `remove(namespace,
+   * name)` deletes it, its DELETED event carrying the same value. Returns the change's resourceVersion.
+   */
+  applyRaw(namespace: string, name: string, object: unknown): string {
+    const value = deepFreeze(structuredClone(object));
+    const rv = ++this.rv;
+    this.put({ key: `${namespace}/${name}`, namespace, object: value, item: value, raw: true }, rv);
+    return String(rv);
+  }
+
+  /** Delete a slice or raw object (DELETED); false when there was none. */
   remove(namespace: string, name: string): boolean {
     const key = `${namespace}/${name}`;
     const old = this.objects.get(key);
     if (!old) return false;
     this.objects.delete(key);
     const rv = ++this.rv;
-    const object = structuredClone(old);
-    object.metadata = { ...object.metadata, resourceVersion: String(rv) };
-    this.record({ rv, type: "DELETED", object });
+    const object = old.raw ? old.object : deletedSlice(old.object as V1EndpointSlice, rv);
+    this.record({ rv, type: "DELETED", namespace: old.namespace, object });
     return true;
   }
 
@@ -157,34 +277,42 @@ export class StandInApiServer extends EventEmitter {
       apiVersion: "discovery.k8s.io/v1",
       kind: "EndpointSlice",
       metadata: { resourceVersion: this.resourceVersion },
-    } as V1EndpointSlice);
-    for (const w of this.watches) if (w.bookmarks) w.res.write(line);
+    });
+    for (const w of this.watches) if (w.bookmarks) this.send(w, line);
   }
 
-  /** Forget the history up to now: a watch from an older resourceVersion is answered 410. */
+  /**
+   * Forget the history up to now: a watch from an older resourceVersion is answered 410. The kept
+   * list snapshots go too, so a continue token made before is answered 410, unless its
+   * resourceVersion is still the current one (the current state is that snapshot).
+   */
   compact(): void {
     this.history = [];
     this.compactedRv = this.rv;
+    this.snapshots.clear();
   }
 
-  /** End every open watch with an ERROR 410 Expired event, as the server does when it cannot serve it on. */
+  /**
+   * End every open watch with an ERROR 410 Expired event, as the server does when it cannot serve it
+   * on. Watches in the black hole get nothing, as nothing gets through it.
+   */
   expireWatches(): void {
     for (const w of this.watches) {
-      w.res.end(expiredEvent(this.resourceVersion));
+      this.endWatch(w, expiredEvent(this.resourceVersion));
       this.counts.expired++;
     }
-    this.watches.clear();
   }
 
-  /** End every open watch cleanly (as the server's watch timeout does). */
+  /** End every open watch cleanly (as the server's watch timeout does); not those in the black hole. */
   closeWatches(): void {
-    for (const w of this.watches) w.res.end();
-    this.watches.clear();
+    for (const w of this.watches) this.endWatch(w);
   }
 
-  /** Reset every connection (open watches included) without a response end. */
+  /** Reset every connection (open, stalled and black-holed requests included) without a response end. */
   dropConnections(): void {
     this.watches.clear();
+    this.silent.clear();
+    this.held.clear();
     for (const s of this.sockets) s.destroy();
   }
 
@@ -194,8 +322,87 @@ export class StandInApiServer extends EventEmitter {
     if (on) this.dropConnections();
   }
 
-  /** Resolves at the next request of `kind` that matches. */
-  async next(kind: "list" | "watch", match: (r: RequestSeen) => boolean = () => true): Promise<RequestSeen> {
+  /**
+   * While on, requests of `kinds` get no response at all, not even headers: each connection stays
+   * open until the client gives up, the server closes, or the stall is turned off for its kind,
+   * which resets the held connections (a server that never answers them).
+   */
+  stall(kinds: RequestKinds, on = true): void {
+    for (const kind of kindsOf(kinds)) {
+      if (on) {
+        this.stalls.add(kind);
+        continue;
+      }
+      this.stalls.delete(kind);
+      for (const [res, k] of this.held) if (k === kind) res.destroy();
+    }
+  }
+
+  /**
+   * While on, a stuck proxy between client and server: open watches, and new ones after their
+   * headers, receive nothing more (no events, no bookmarks, no end at timeoutSeconds, no expiry),
+   * while the store keeps changing. Turning it off lets new watches through; those already in the
+   * black hole stay silent until the client gives up or the connections are dropped. A new watch
+   * from its last resourceVersion catches up as usual. Lists are not affected.
+   */
+  blackhole(on = true): void {
+    this.blackholed = on;
+    if (!on) return;
+    for (const w of this.watches) {
+      clearTimeout(w.timer);
+      this.hide(w.res);
+    }
+    this.watches.clear();
+  }
+
+  /**
+   * Answer requests of `kinds` with an error Status instead (`failure.times` of them, or all until
+   * `fail(kinds, false)`): reason InternalError for 500, ServiceUnavailable for 503, TooManyRequests
+   * for 429 (with Retry-After), and so on. Checked after a stall, before anything else.
+   */
+  fail(kinds: RequestKinds, failure: StatusFailure | false): void {
+    for (const kind of kindsOf(kinds)) {
+      if (failure) this.failures.set(kind, { failure, left: failure.times ?? Number.POSITIVE_INFINITY });
+      else this.failures.delete(kind);
+    }
+  }
+
+  /**
+   * While on, every watch is answered 410, as by a server whose watch cache is broken: the open
+   * ones at once (as `expireWatches()`), each new one with headers, an ERROR event with a 410
+   * Expired Status, and the end of the stream, whatever its resourceVersion.
+   */
+  expireEveryWatch(on = true): void {
+    this.expiring = on;
+    if (on) this.expireWatches();
+  }
+
+  /**
+   * Cut the next response of `kind` in half, once (`cut(kind, false)` disarms it): for a watch, the
+   * next event line written to any watch (a replayed one included) is written half, and the socket
+   * destroyed; for a list, the next list body (headers with its full Content-Length) is written
+   * half, and the socket destroyed. No clean end either way, as when a connection breaks.
+   */
+  cut(kind: RequestKind, on = true): void {
+    if (on) this.cuts.add(kind);
+    else this.cuts.delete(kind);
+  }
+
+  /** Turn every fault off: partition, stalls, black hole, failures, 410 on every watch, cuts. */
+  resetFaults(): void {
+    this.partition(false);
+    this.stall("both", false);
+    this.blackhole(false);
+    this.fail("both", false);
+    this.expireEveryWatch(false);
+    this.cuts.clear();
+  }
+
+  /**
+   * Resolves at the next request of `kind` that matches. Requests are emitted when they arrive and
+   * their answer is decided, failed, stalled and black-holed ones included, so await `answer`.
+   */
+  async next(kind: RequestKind, match: (r: RequestSeen) => boolean = () => true): Promise<RequestSeen> {
     for (;;) {
       const [seen] = (await once(this, kind)) as [RequestSeen];
       if (match(seen)) return seen;
@@ -218,87 +425,234 @@ export class StandInApiServer extends EventEmitter {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const at = performance.now();
     const url = new URL(req.url ?? "/", "https://127.0.0.1");
-    if (req.headers.authorization !== `Bearer ${this.token}`) {
-      status(res, 401, "Unauthorized", "Unauthorized");
-      return;
-    }
     const m = LIST_PATH.exec(url.pathname);
+    const asked = m && req.method === "GET" ? askedOf(url, m[1], at) : undefined;
+    if (req.headers.authorization !== `Bearer ${this.token}`) {
+      sendStatus(res, { code: 401, reason: "Unauthorized", message: "Unauthorized" });
+      if (asked) this.logRequest(asked, "status 401");
+      return;
+    }
     if (!m) {
-      status(res, 404, "NotFound", `the server could not find the requested resource ${url.pathname}`);
+      sendStatus(res, {
+        code: 404,
+        reason: "NotFound",
+        message: `the server could not find the requested resource ${url.pathname}`,
+      });
       return;
     }
-    if (req.method !== "GET") {
-      status(res, 405, "MethodNotAllowed", `${req.method} is not supported by the stand-in server`);
+    if (!asked) {
+      sendStatus(res, {
+        code: 405,
+        reason: "MethodNotAllowed",
+        message: `${req.method} is not supported by the stand-in server`,
+      });
       return;
     }
-    const namespace = m[1];
-    const resourceVersion = url.searchParams.get("resourceVersion") ?? undefined;
-    if (url.searchParams.get("watch") === "true") {
-      this.watch(res, namespace, resourceVersion, url.searchParams.get("allowWatchBookmarks") === "true");
-    } else {
-      this.list(res, namespace, resourceVersion);
-    }
+    this.logRequest(asked, this.answer(asked, res));
   }
 
-  private list(
-    res: ServerResponse,
+  private logRequest(asked: Asked, answer: Answer): void {
+    const seen: RequestSeen = { ...asked, answer, ...(answer === "expired" ? { expired: true } : {}) };
+    this.log.push(seen);
+    this.counts[seen.kind]++;
+    this.emit(seen.kind, seen);
+  }
+
+  private answer(asked: Asked, res: ServerResponse): Answer {
+    if (this.stalls.has(asked.kind)) {
+      this.held.set(res, asked.kind);
+      res.once("close", () => this.held.delete(res));
+      return "stalled";
+    }
+    const failure = this.takeFailure(asked.kind);
+    if (failure) return sendStatus(res, injected(failure));
+    const invalid = invalidParameter(asked);
+    if (invalid) return sendStatus(res, badRequest(invalid));
+    return asked.kind === "list" ? this.list(asked, res) : this.watch(asked, res);
+  }
+
+  private takeFailure(kind: RequestKind): StatusFailure | undefined {
+    const f = this.failures.get(kind);
+    if (!f) return undefined;
+    if (--f.left <= 0) this.failures.delete(kind);
+    return f.failure;
+  }
+
+  /** Serve one list page, cut in half if a cut is armed. */
+  private list(asked: Asked, res: ServerResponse): Answer {
+    const page = this.page(asked);
+    if ("code" in page) return sendStatus(res, page);
+    const body = JSON.stringify(page);
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+    if (this.cuts.delete("list")) {
+      writeHalfAndDestroy(res, body);
+      return "cut";
+    }
+    res.end(body);
+    return "ok";
+  }
+
+  /**
+   * The list page asked for, following kube-apiserver's rules for resourceVersion and paging:
+   * - continue: the next page of the snapshot the token names (a resourceVersion other than "" or
+   *   "0" beside it is a 400); 410 Expired when that snapshot is older than the compacted history
+   *   or no longer kept (more than MAX_SNAPSHOTS paged lists since);
+   * - "0" ("any"): the whole current list, limit ignored, as the watch cache serves it
+   *   (kubernetes/kubernetes#118394);
+   * - a number: 504 "Too large resource version" (at once; a real server waits a few seconds
+   *   first) above the current one; with a limit ("exact"), 410 below the compacted history;
+   *   otherwise the current list is served ("not older than"; an exact read of an older
+   *   revision is simplified to the current one);
+   * - "" or absent ("most recent"): the current list.
+   * A page with more items after it carries metadata.continue and remainingItemCount.
+   */
+  private page(asked: Asked): ListBody | Status {
+    const { namespace, resourceVersion: rv, limit } = asked;
+    if (asked.continue !== undefined) return this.continuePage(asked, asked.continue);
+    if (rv === "0") return this.pageOf(this.current(namespace), this.rv, namespace, 0, undefined);
+    if (rv) {
+      const n = Number(rv);
+      if (n > this.rv) return tooLarge(rv, this.rv);
+      if (limit && n < this.compactedRv)
+        return expired("The resourceVersion for the provided list is too old.");
+    }
+    return this.pageOf(this.current(namespace), this.rv, namespace, 0, limit);
+  }
+
+  private continuePage(asked: Asked, token: string): ListBody | Status {
+    if (asked.resourceVersion && asked.resourceVersion !== "0")
+      return badRequest("specifying resource version is not allowed when using continue");
+    const position = decodeContinue(token);
+    if (!position || position.rv > this.rv) return badRequest("continue key is not valid");
+    const snapshot =
+      position.rv < this.compactedRv ? undefined : this.snapshotAt(position.rv, asked.namespace);
+    if (!snapshot) return expired(CONTINUE_EXPIRED);
+    const start = firstAtOrAfter(snapshot, position.start);
+    return this.pageOf(snapshot, position.rv, asked.namespace, start, asked.limit);
+  }
+
+  /** Items [start, start + limit) of a snapshot; keeps the snapshot when items remain after them. */
+  private pageOf(
+    snapshot: readonly Entry[],
+    rv: number,
     namespace: string | undefined,
-    resourceVersion: string | undefined,
-  ): void {
-    this.counts.list++;
-    const items = [...this.objects.values()]
-      .filter((o) => namespace === undefined || o.metadata?.namespace === namespace)
-      .sort((a, b) => keyOf(a).localeCompare(keyOf(b)))
-      // List items carry no apiVersion and kind; the list does.
-      .map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
-    const body = JSON.stringify({
+    start: number,
+    limit: number | undefined,
+  ): ListBody {
+    const end = limit ? Math.min(snapshot.length, start + limit) : snapshot.length;
+    const body: ListBody = {
       kind: "EndpointSliceList",
       apiVersion: "discovery.k8s.io/v1",
-      metadata: { resourceVersion: this.resourceVersion },
-      items,
-    });
-    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
-    res.end(body);
-    this.emit("list", { namespace, resourceVersion } satisfies RequestSeen);
+      metadata: { resourceVersion: String(rv) },
+      items: snapshot.slice(start, end).map((e) => e.item),
+    };
+    const last = snapshot[end - 1];
+    if (end < snapshot.length && last) {
+      this.keepSnapshot(rv, namespace, snapshot);
+      body.metadata.continue = encodeContinue(rv, last.key);
+      body.metadata.remainingItemCount = snapshot.length - end;
+    }
+    return body;
   }
 
-  private watch(
-    res: ServerResponse,
-    namespace: string | undefined,
-    resourceVersion: string | undefined,
-    bookmarks: boolean,
-  ): void {
-    this.counts.watch++;
-    res.writeHead(200, { "content-type": "application/json", connection: "close" });
-    res.flushHeaders();
-    const inScope = (o: V1EndpointSlice) => namespace === undefined || o.metadata?.namespace === namespace;
+  /** The entries in scope now, in key order: references to the stored objects, not copies. */
+  private current(namespace: string | undefined): Entry[] {
+    const entries: Entry[] = [];
+    for (const e of this.objects.values())
+      if (namespace === undefined || e.namespace === namespace) entries.push(e);
+    return entries.sort(byKey);
+  }
+
+  /** A kept snapshot, or the current state when `rv` is the current resourceVersion (the same thing). */
+  private snapshotAt(rv: number, namespace: string | undefined): readonly Entry[] | undefined {
+    return (
+      this.snapshots.get(snapshotKey(rv, namespace)) ?? (rv === this.rv ? this.current(namespace) : undefined)
+    );
+  }
+
+  private keepSnapshot(rv: number, namespace: string | undefined, snapshot: readonly Entry[]): void {
+    const key = snapshotKey(rv, namespace);
+    this.snapshots.delete(key);
+    this.snapshots.set(key, snapshot);
+    for (const oldest of this.snapshots.keys()) {
+      if (this.snapshots.size <= MAX_SNAPSHOTS) break;
+      this.snapshots.delete(oldest);
+    }
+  }
+
+  private watch(asked: Asked, res: ServerResponse): Answer {
+    const { namespace, resourceVersion } = asked;
     const from =
       resourceVersion === undefined || resourceVersion === "" || resourceVersion === "0"
         ? undefined
         : Number(resourceVersion);
-    if (from !== undefined && (!Number.isInteger(from) || from < this.compactedRv)) {
+    startStream(res);
+    if (this.expiring || (from !== undefined && (!Number.isInteger(from) || from < this.compactedRv))) {
       res.end(expiredEvent(this.resourceVersion, resourceVersion));
       this.counts.expired++;
-      this.emit("watch", { namespace, resourceVersion, expired: true } satisfies RequestSeen);
+      return "expired";
+    }
+    if (this.blackholed) {
+      this.hide(res);
+      return "blackholed";
+    }
+    const w: OpenWatch = { namespace, bookmarks: asked.allowWatchBookmarks, res, timer: undefined };
+    this.watches.add(w);
+    res.once("close", () => {
+      clearTimeout(w.timer);
+      this.watches.delete(w);
+    });
+    if (asked.timeoutSeconds) w.timer = setTimeout(() => this.endWatch(w), asked.timeoutSeconds * 1000);
+    for (const line of this.replay(namespace, from)) if (!this.send(w, line)) return "cut";
+    return "ok";
+  }
+
+  /** The events a watch from `from` starts with: synthetic ADDED for all, or the history after it. */
+  private *replay(namespace: string | undefined, from: number | undefined): Generator<string> {
+    const inScope = (ns: string) => namespace === undefined || ns === namespace;
+    if (from === undefined) {
+      for (const e of this.objects.values()) if (inScope(e.namespace)) yield event("ADDED", e.object);
       return;
     }
-    if (from === undefined) {
-      for (const o of this.objects.values()) if (inScope(o)) res.write(event("ADDED", o));
-    } else {
-      for (const c of this.history) if (c.rv > from && inScope(c.object)) res.write(event(c.type, c.object));
+    for (const c of this.history) if (c.rv > from && inScope(c.namespace)) yield event(c.type, c.object);
+  }
+
+  /** Write one event line to a watch; false when a cut took it (half written, socket destroyed). */
+  private send(w: OpenWatch, line: string): boolean {
+    if (!this.cuts.delete("watch")) {
+      w.res.write(line);
+      return true;
     }
-    const w: OpenWatch = { namespace, bookmarks, res };
-    this.watches.add(w);
-    res.once("close", () => this.watches.delete(w));
-    this.emit("watch", { namespace, resourceVersion } satisfies RequestSeen);
+    clearTimeout(w.timer);
+    this.watches.delete(w);
+    writeHalfAndDestroy(w.res, line);
+    return false;
+  }
+
+  private endWatch(w: OpenWatch, last?: string): void {
+    clearTimeout(w.timer);
+    this.watches.delete(w);
+    w.res.end(last);
+  }
+
+  private hide(res: ServerResponse): void {
+    this.silent.add(res);
+    res.once("close", () => this.silent.delete(res));
+  }
+
+  private put(entry: Entry, rv: number): void {
+    const type = this.objects.has(entry.key) ? "MODIFIED" : "ADDED";
+    this.objects.set(entry.key, entry);
+    this.record({ rv, type, namespace: entry.namespace, object: entry.object });
   }
 
   private record(change: Change): void {
     this.history.push(change);
     const line = event(change.type, change.object);
     for (const w of this.watches)
-      if (w.namespace === undefined || w.namespace === change.object.metadata?.namespace) w.res.write(line);
+      if (w.namespace === undefined || w.namespace === change.namespace) this.send(w, line);
   }
 }
 
@@ -306,7 +660,88 @@ function keyOf(o: V1EndpointSlice): string {
   return `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
 }
 
-function event(type: EventType | "BOOKMARK", object: V1EndpointSlice): string {
+function byKey(a: Entry, b: Entry): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+function snapshotKey(rv: number, namespace: string | undefined): string {
+  // A namespace in a path is never empty, so "" can stand for cluster-wide.
+  return `${rv}/${namespace ?? ""}`;
+}
+
+/** The index of the first entry whose key is `start` or after it. */
+function firstAtOrAfter(snapshot: readonly Entry[], start: string): number {
+  let lo = 0;
+  let hi = snapshot.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((snapshot[mid]?.key ?? "") < start) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A token as kube-apiserver makes one: base64 JSON of the snapshot's RV and the next key. */
+function encodeContinue(rv: number, lastKey: string): string {
+  // The key just after lastKey, as etcd's range reads take it.
+  const start = `${lastKey}\u0000`;
+  return Buffer.from(JSON.stringify({ v: CONTINUE_VERSION, rv, start })).toString("base64url");
+}
+
+function decodeContinue(token: string): { rv: number; start: string } | undefined {
+  try {
+    const { v, rv, start } = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
+    if (v !== CONTINUE_VERSION || !Number.isInteger(rv) || rv <= 0 || typeof start !== "string")
+      return undefined;
+    return { rv, start };
+  } catch {
+    return undefined;
+  }
+}
+
+function askedOf(url: URL, namespace: string | undefined, at: number): Asked {
+  const q = url.searchParams;
+  const number = (name: string) => (q.has(name) ? Number(q.get(name)) : undefined);
+  return {
+    at,
+    kind: q.get("watch") === "true" ? "watch" : "list",
+    namespace,
+    resourceVersion: q.get("resourceVersion") ?? undefined,
+    limit: number("limit"),
+    continue: q.get("continue") ?? undefined,
+    timeoutSeconds: number("timeoutSeconds"),
+    allowWatchBookmarks: q.get("allowWatchBookmarks") === "true",
+  };
+}
+
+/** Why the request's parameters are invalid, or undefined. A watch's resourceVersion is judged later (410). */
+function invalidParameter(asked: Asked): string | undefined {
+  const count = (n: number | undefined) => n === undefined || (Number.isInteger(n) && n >= 0);
+  if (!count(asked.limit)) return `invalid limit: must be a non-negative integer`;
+  if (!count(asked.timeoutSeconds)) return `invalid timeoutSeconds: must be a non-negative integer`;
+  if (asked.kind === "list" && !/^\d*$/.test(asked.resourceVersion ?? ""))
+    return `invalid resourceVersion: ${asked.resourceVersion}`;
+  return undefined;
+}
+
+function kindsOf(kinds: RequestKinds): RequestKind[] {
+  return kinds === "both" ? ["list", "watch"] : [kinds];
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** What a DELETED event carries: the last state, at the deletion's resourceVersion. */
+function deletedSlice(old: V1EndpointSlice, rv: number): V1EndpointSlice {
+  return Object.freeze({ ...old, metadata: Object.freeze({ ...old.metadata, resourceVersion: String(rv) }) });
+}
+
+function event(type: EventType | "BOOKMARK", object: unknown): string {
   return `${JSON.stringify({ type, object })}\n`;
 }
 
@@ -323,16 +758,85 @@ function expiredEvent(current: string, asked?: string): string {
   return `${JSON.stringify({ type: "ERROR", object })}\n`;
 }
 
-function status(res: ServerResponse, code: number, reason: string, message: string): void {
+function startStream(res: ServerResponse): void {
+  res.writeHead(200, { "content-type": "application/json", connection: "close" });
+  res.flushHeaders();
+}
+
+/** Write the first half of `text` and destroy the socket once it is written: a connection broken mid-write. */
+function writeHalfAndDestroy(res: ServerResponse, text: string): void {
+  res.write(text.slice(0, Math.floor(text.length / 2)), () => res.destroy());
+}
+
+const REASONS: Record<number, string> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  409: "Conflict",
+  410: "Expired",
+  429: "TooManyRequests",
+  500: "InternalError",
+  503: "ServiceUnavailable",
+  504: "Timeout",
+};
+
+const MESSAGES: Record<number, string> = {
+  429: "Too many requests, please try again later.",
+  500: "Internal error occurred: injected by the stand-in server",
+  503: "the server is currently unable to handle the request",
+};
+
+function injected(failure: StatusFailure): Status {
+  const { code } = failure;
+  const retryAfterSeconds = failure.retryAfterSeconds ?? (code === 429 ? 1 : undefined);
+  return {
+    code,
+    ...(REASONS[code] ? { reason: REASONS[code] } : {}),
+    message: failure.message ?? MESSAGES[code] ?? `injected failure ${code}`,
+    ...(retryAfterSeconds !== undefined ? { details: { retryAfterSeconds } } : {}),
+  };
+}
+
+function badRequest(message: string): Status {
+  return { code: 400, reason: "BadRequest", message };
+}
+
+function expired(message: string): Status {
+  return { code: 410, reason: "Expired", message };
+}
+
+function tooLarge(asked: string, current: number): Status {
+  return {
+    code: 504,
+    reason: "Timeout",
+    message: `Too large resource version: ${asked}, current: ${current}`,
+    details: {
+      causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+      retryAfterSeconds: 1,
+    },
+  };
+}
+
+/** Answer a Status; returns how (410 is "expired"). */
+function sendStatus(res: ServerResponse, s: Status): Answer {
   const body = JSON.stringify({
     kind: "Status",
     apiVersion: "v1",
     metadata: {},
     status: "Failure",
-    message,
-    reason,
-    code,
+    message: s.message,
+    ...(s.reason ? { reason: s.reason } : {}),
+    ...(s.details ? { details: s.details } : {}),
+    code: s.code,
   });
-  res.writeHead(code, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  const headers: OutgoingHttpHeaders = {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+  };
+  if (s.details?.retryAfterSeconds !== undefined)
+    headers["retry-after"] = String(s.details.retryAfterSeconds);
+  res.writeHead(s.code, headers);
   res.end(body);
+  return s.code === 410 ? "expired" : `status ${s.code}`;
 }
