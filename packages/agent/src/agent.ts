@@ -1,21 +1,24 @@
 /**
- * Agent: EndpointSlice events in, removal batches out. Slices are merged per Service
- * (EndpointCache), removals coalesced (RemovalTracker), each batch handed to the Terminator in one
- * call — one pass over every namespace for all its backends — then counted, logged and saved. The
- * set of live backends is saved after every batch and every change, never before the first list is
- * synced: until then the saved file still holds what the agent knew when it last ran, and the
- * difference with the first list is what was removed while it was away.
+ * Agent: EndpointSlices in (raw, from the reflector), removal batches out. Each slice is read into
+ * its compact form (untrusted input: whatever names nothing is skipped, logged once per version and
+ * counted), merged per backend (EndpointCache), removals coalesced (RemovalTracker), each batch
+ * handed to the Terminator in one call — one pass over every namespace for all its backends — then
+ * counted, logged and saved.
+ *
+ * The first sync is all or nothing: a list's pages are staged and applied only once the last page
+ * came; until then nothing saved is terminated and nothing is saved, so the file still holds what
+ * the agent knew when it last ran, and its difference with the first whole list is what was removed
+ * while it was away. A re-list replaces the slices known, as client-go's store does.
  */
-import type { V1EndpointSlice } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { AgentProtocol } from "./backend.js";
-import { EndpointCache } from "./endpoint-cache.js";
+import { type Before, EndpointCache } from "./endpoint-cache.js";
 import type { AgentMetrics } from "./metrics.js";
 import { type Clock, type Removal, RemovalTracker, systemClock, type TerminatingPolicy } from "./removals.js";
-import { readSlice, sliceId } from "./slice.js";
+import { objectId, readSlice, type SliceContent } from "./slice.js";
 import type { SliceWatchEvents } from "./slice-watch.js";
-import type { SavedBackend, StateFile } from "./state-file.js";
-import type { BatchOutcome, Terminator } from "./terminator.js";
+import type { StateFile } from "./state-file.js";
+import type { BatchError, BatchOutcome, Terminator } from "./terminator.js";
 
 export interface AgentSettings {
   protocols: readonly AgentProtocol[];
@@ -42,11 +45,15 @@ export class Agent implements SliceWatchEvents {
   private readonly tracker: RemovalTracker;
   private readonly protocols: ReadonlySet<AgentProtocol>;
   private readonly clock: Clock;
-  private saved: SavedBackend[] = [];
+  private saved = new Map<string, string[]>();
+  /** The list in progress, by slice id. */
+  private staged: Map<string, SliceContent> | undefined;
   private synced = false;
+  private failed = false;
   private stopping = false;
   private batches: Promise<void> | undefined;
   private saveTimer: unknown;
+  private watchesOpened = 0;
 
   constructor(
     private readonly settings: AgentSettings,
@@ -78,51 +85,94 @@ export class Agent implements SliceWatchEvents {
         { path: this.parts.state.path, invalid: loaded.invalid },
         "state entries ignored",
       );
-    this.parts.logger.info({ path: this.parts.state.path, backends: this.saved.length }, "state loaded");
+    this.parts.logger.info({ path: this.parts.state.path, backends: this.saved.size }, "state loaded");
   }
 
-  /** True once the first list has been synced. */
-  ready(): boolean {
+  /** True once a first list has been applied whole. */
+  isSynced(): boolean {
     return this.synced;
   }
 
-  put(slice: V1EndpointSlice): void {
-    const content = readSlice(slice, this.protocols);
-    if (content.skipped.length > 0)
-      this.parts.logger.debug({ slice: content.id, skipped: content.skipped }, "slice parts skipped");
-    this.parts.logger.debug({ slice: content.id, backends: content.backends.size }, "slice put");
-    this.changed(this.cache.put(content));
+  /** False once the terminator failed: the process cannot terminate safely any more. */
+  isWorking(): boolean {
+    return !this.failed;
   }
 
-  delete(slice: V1EndpointSlice): void {
-    const id = sliceId(slice);
-    this.parts.logger.debug({ slice: id }, "slice deleted");
-    this.changed(this.cache.remove(id));
+  listPage(items: readonly unknown[]): void {
+    this.staged ??= new Map();
+    for (const raw of items) {
+      // A re-listed slice at the version already known is not read again.
+      const identity = objectId(raw);
+      const known = identity && this.cache.slice(identity.id);
+      if (known && identity.resourceVersion !== "" && known.resourceVersion === identity.resourceVersion) {
+        this.staged.set(known.id, known);
+        continue;
+      }
+      const content = this.read(raw);
+      if (content) this.staged.set(content.id, content);
+    }
   }
 
   listed(count: number): void {
+    const staged = this.staged ?? new Map<string, SliceContent>();
+    this.staged = undefined;
+    const touched = new Map<string, Before>();
+    const merge = (changes: Map<string, Before>) => {
+      for (const [key, before] of changes) if (!touched.has(key)) touched.set(key, before);
+    };
+    const gone = [...this.cache.sliceIds()].filter((id) => !staged.has(id));
+    for (const id of gone) merge(this.cache.remove(id));
+    for (const content of staged.values())
+      if (this.cache.slice(content.id) !== content) merge(this.cache.put(content));
+    this.changed(touched);
+    this.parts.metrics.lists.inc();
     if (this.synced) {
-      this.parts.logger.info({ slices: count }, "endpointslices listed again");
+      this.parts.logger.info({ slices: count, changed: touched.size }, "endpointslices listed again");
       return;
     }
     this.synced = true;
     const restored = this.tracker.restore(this.saved);
-    this.saved = [];
+    this.saved = new Map();
     this.parts.logger.info(
-      { slices: count, backends: this.tracker.known().length - restored, removedWhileAway: restored },
+      { slices: count, backends: this.cache.backendCount, removedWhileAway: restored },
       "endpointslices synced",
     );
     this.saveSoon(0);
   }
 
-  error(err: unknown, delayMs: number): void {
-    this.parts.metrics.errors.inc({ where: "watch" });
-    this.parts.logger.error({ err, retryInMs: delayMs }, "endpointslice watch failed");
+  watchOpened(): void {
+    if (this.watchesOpened++ > 0) this.parts.metrics.watchRestarts.inc();
   }
 
-  restarted(): void {
-    this.parts.metrics.watchRestarts.inc();
-    this.parts.logger.info("endpointslice watch restarted");
+  listAbandoned(): void {
+    this.staged = undefined;
+  }
+
+  put(raw: unknown): void {
+    const content = this.read(raw);
+    if (!content) return;
+    this.parts.logger.debug({ slice: content.id, backends: content.keys.length }, "slice put");
+    this.changed(this.cache.put(content));
+  }
+
+  delete(raw: unknown): void {
+    const identity = objectId(raw);
+    if (!identity) {
+      this.skippedParts("(no metadata)", [
+        { reason: "metadata", detail: "a deleted object without metadata" },
+      ]);
+      return;
+    }
+    this.parts.logger.debug({ slice: identity.id }, "slice deleted");
+    this.changed(this.cache.remove(identity.id));
+  }
+
+  error(err: unknown, step: "list" | "watch", delayMs: number): void {
+    this.parts.metrics.errors.inc({ where: step });
+    this.parts.logger.warn(
+      { err, retryInMs: delayMs },
+      step === "list" ? "endpointslice list failed" : "endpointslice watch failed",
+    );
   }
 
   /**
@@ -137,7 +187,23 @@ export class Agent implements SliceWatchEvents {
     if (this.synced) await this.save();
   }
 
-  private changed(touched: Set<string>): void {
+  /** Read a raw slice; log and count what was skipped, once per version of the slice. */
+  private read(raw: unknown): SliceContent | undefined {
+    const { content, skipped } = readSlice(raw, this.protocols);
+    if (skipped.length > 0) {
+      const before = content && this.cache.slice(content.id);
+      if (!before || before.resourceVersion !== content.resourceVersion || content.resourceVersion === "")
+        this.skippedParts(content?.id ?? "(no metadata)", skipped);
+    }
+    return content;
+  }
+
+  private skippedParts(slice: string, skipped: readonly { reason: string; detail: string }[]): void {
+    for (const s of skipped) this.parts.metrics.skipped.inc({ reason: s.reason });
+    this.parts.logger.warn({ slice, skipped: skipped.map((s) => s.detail) }, "endpointslice parts skipped");
+  }
+
+  private changed(touched: ReadonlyMap<string, Before>): void {
     if (touched.size === 0) return;
     const before = this.tracker.pendingCount;
     this.tracker.observe(touched);
@@ -172,8 +238,8 @@ export class Agent implements SliceWatchEvents {
     try {
       outcome = await this.parts.terminator.terminate(due.map((r) => r.backend));
     } catch (err) {
-      this.parts.metrics.errors.inc({ where: "batch" });
       this.parts.logger.fatal({ err, backends: due.map((r) => r.key) }, "terminator failed");
+      this.failed = true;
       this.stopping = true;
       this.parts.onFatal?.(err);
       return false;
@@ -182,9 +248,8 @@ export class Agent implements SliceWatchEvents {
     this.parts.metrics.countBatch(due.length, outcome, (ended - started) / 1000);
     for (const r of due)
       if (!r.restored) this.parts.metrics.eventToTerminated.observe((ended - r.since) / 1000);
-    if (outcome.errors.length > 0) this.parts.metrics.errors.inc({ where: "batch" }, outcome.errors.length);
     for (const e of outcome.errors.slice(0, MAX_ERROR_LINES))
-      this.parts.logger.error({ netns: e.netns, error: e.message }, "removal batch error");
+      this.parts.logger.error({ netns: e.netns, err: errorOf(e) }, "removal batch error");
     this.parts.logger.info(
       {
         services: [...new Set(due.flatMap((r) => r.services))],
@@ -212,11 +277,16 @@ export class Agent implements SliceWatchEvents {
   }
 
   private save(): Promise<void> {
-    const known = this.tracker.known();
+    const known = [...this.tracker.known()];
     this.parts.metrics.backends.set(known.length);
     return this.parts.state.save(known).catch((err: unknown) => {
       this.parts.metrics.errors.inc({ where: "state" });
       this.parts.logger.error({ err, path: this.parts.state.path }, "state not saved");
     });
   }
+}
+
+/** A batch error as pino's `err` field shows errors: type, message, code. */
+function errorOf(e: BatchError): { type: string; message: string; code?: string } {
+  return { type: "SockdiagError", message: e.message, ...(e.code ? { code: e.code } : {}) };
 }

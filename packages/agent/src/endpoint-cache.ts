@@ -1,34 +1,38 @@
 /**
- * EndpointCache: every slice the agent knows, merged per Service before anything is compared — as
- * kube-proxy's EndpointSliceCache does — so that an endpoint that moves from one slice of its
- * Service to another never looks removed. A backend's status is the merge over every slice of every
- * Service that lists it: serving while any lists it as not terminating, terminating while only
- * terminating listings remain, absent when none does.
+ * EndpointCache: every slice the agent knows, in its compact form, and per backend the merge over
+ * every slice that lists it — as kube-proxy's EndpointSliceCache merges a Service's slices before
+ * anything is compared — so that an endpoint that moves from one slice to another never looks
+ * removed. A backend is serving while any slice lists it as not terminating, terminating while only
+ * terminating listings remain, absent when none does. This is the agent's only model of the
+ * cluster: no copy of the objects is kept.
  */
-import type { AgentBackend } from "./backend.js";
 import type { SliceContent } from "./slice.js";
 
 /** Where a backend stands in the merged view. */
 export type BackendStatus = "serving" | "terminating" | "absent";
 
-interface Listings {
-  serving: number;
-  terminating: number;
+/** A touched backend as it stood before the change: what the removal tracker compares. */
+export interface Before {
+  status: BackendStatus;
+  services: readonly string[];
 }
 
+const ABSENT: Before = Object.freeze({ status: "absent", services: Object.freeze([]) });
+
 interface Entry {
-  backend: AgentBackend;
-  /** Per Service ("namespace/service"), how many of its slices list the backend, by condition. */
-  services: Map<string, Listings>;
+  serving: number;
+  terminating: number;
+  /** The Service ("namespace/service", or "(slice ns/name)" without one) of each listing. */
+  listedBy: string[];
 }
 
 export class EndpointCache {
   private readonly slices = new Map<string, SliceContent>();
   private readonly entries = new Map<string, Entry>();
 
-  /** Put a slice (added or modified); returns the keys of the backends whose listings changed. */
-  put(slice: SliceContent): Set<string> {
-    const touched = new Set<string>();
+  /** Put a slice (added or modified); returns the backends whose listings changed, as they were. */
+  put(slice: SliceContent): Map<string, Before> {
+    const touched = new Map<string, Before>();
     const old = this.slices.get(slice.id);
     if (old) this.count(old, -1, touched);
     this.slices.set(slice.id, slice);
@@ -36,9 +40,9 @@ export class EndpointCache {
     return touched;
   }
 
-  /** Remove a slice (deleted); returns the keys of the backends whose listings changed. */
-  remove(id: string): Set<string> {
-    const touched = new Set<string>();
+  /** Remove a slice (deleted); returns the backends whose listings changed, as they were. */
+  remove(id: string): Map<string, Before> {
+    const touched = new Map<string, Before>();
     const old = this.slices.get(id);
     if (old) {
       this.slices.delete(id);
@@ -47,20 +51,26 @@ export class EndpointCache {
     return touched;
   }
 
+  /** The slice kept under `id`. */
+  slice(id: string): SliceContent | undefined {
+    return this.slices.get(id);
+  }
+
+  /** The ids of every slice kept. */
+  sliceIds(): IterableIterator<string> {
+    return this.slices.keys();
+  }
+
   status(key: string): BackendStatus {
     const entry = this.entries.get(key);
     if (!entry) return "absent";
-    for (const l of entry.services.values()) if (l.serving > 0) return "serving";
-    return "terminating";
+    return entry.serving > 0 ? "serving" : "terminating";
   }
 
-  backend(key: string): AgentBackend | undefined {
-    return this.entries.get(key)?.backend;
-  }
-
-  /** The Services listing the backend now. */
+  /** The Services listing the backend now, each once. */
   servicesOf(key: string): string[] {
-    return [...(this.entries.get(key)?.services.keys() ?? [])];
+    const listedBy = this.entries.get(key)?.listedBy ?? [];
+    return listedBy.length < 2 ? [...listedBy] : [...new Set(listedBy)];
   }
 
   /** Every backend listed by some slice. */
@@ -72,24 +82,25 @@ export class EndpointCache {
     return this.slices.size;
   }
 
-  private count(slice: SliceContent, delta: 1 | -1, touched: Set<string>): void {
+  get backendCount(): number {
+    return this.entries.size;
+  }
+
+  private count(slice: SliceContent, delta: 1 | -1, touched: Map<string, Before>): void {
     const group = slice.service ?? `(slice ${slice.id})`;
-    for (const [key, { backend, terminating }] of slice.backends) {
-      touched.add(key);
+    for (const key of slice.keys) {
       let entry = this.entries.get(key);
+      if (!touched.has(key))
+        touched.set(key, entry ? { status: this.status(key), services: this.servicesOf(key) } : ABSENT);
       if (!entry) {
-        entry = { backend, services: new Map() };
+        entry = { serving: 0, terminating: 0, listedBy: [] };
         this.entries.set(key, entry);
       }
-      let listings = entry.services.get(group);
-      if (!listings) {
-        listings = { serving: 0, terminating: 0 };
-        entry.services.set(group, listings);
-      }
-      if (terminating) listings.terminating += delta;
-      else listings.serving += delta;
-      if (listings.serving === 0 && listings.terminating === 0) entry.services.delete(group);
-      if (entry.services.size === 0) this.entries.delete(key);
+      if (slice.terminating?.has(key)) entry.terminating += delta;
+      else entry.serving += delta;
+      if (delta > 0) entry.listedBy.push(group);
+      else entry.listedBy.splice(entry.listedBy.indexOf(group), 1);
+      if (entry.serving === 0 && entry.terminating === 0) this.entries.delete(key);
     }
   }
 }

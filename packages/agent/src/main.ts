@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * `sockdiag-agent`: the node agent's entry point. Exit status: 0 after SIGTERM or SIGINT (the
- * batch in flight finished, the state saved), 1 when it could not start or the terminator failed,
- * 2 for a usage error.
+ * batch in flight finished, the state saved), 1 when it could not start, crashed or the terminator
+ * failed — each said in one JSON log line — and 2 for a usage error (a line of text on stderr, for
+ * the person who typed it).
  */
 import { readFileSync } from "node:fs";
 import { helpText, parseOptions, UsageError } from "./options.js";
-import { startAgent } from "./start.js";
+import { makeLogger, startAgent } from "./start.js";
 
 async function main(): Promise<void> {
   let command: ReturnType<typeof parseOptions>;
@@ -29,6 +30,13 @@ async function main(): Promise<void> {
     process.stdout.write(`sockdiag-agent ${pkg.version}\n`);
     return;
   }
+  const logger = makeLogger(command.run.logLevel);
+  const crash = (what: string) => (err: unknown) => {
+    logger.fatal({ err }, what);
+    process.exit(1);
+  };
+  process.on("uncaughtException", crash("crashed"));
+  process.on("unhandledRejection", crash("crashed"));
   // Signals are taken before start-up finishes: a SIGTERM that arrives while the first list or the
   // node check is still running must stop the agent cleanly, not kill it with the default action.
   let agent: Awaited<ReturnType<typeof startAgent>> | undefined;
@@ -49,11 +57,13 @@ async function main(): Promise<void> {
   };
   process.once("SIGTERM", () => shutdown("SIGTERM"));
   process.once("SIGINT", () => shutdown("SIGINT"));
-  agent = await startAgent(command.run);
+  try {
+    agent = await startAgent(command.run, { logger });
+  } catch (err) {
+    crash("cannot start")(err);
+    return;
+  }
   if (requested !== undefined) shutdown(requested);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`sockdiag-agent: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
-});
+void main();

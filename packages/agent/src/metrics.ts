@@ -1,13 +1,23 @@
 /**
  * The agent's Prometheus metrics, one registry per agent (no globals: two agents in one test
  * process count apart). Names follow Prometheus: the sockdiag_agent_ prefix, counters ending in
- * _total, durations in seconds; labels only with small fixed sets. prom-client's default metrics
- * (event-loop delay, heap, GC) come with the same prefix.
+ * _total, durations in seconds; labels only with small fixed sets; one counter per thing (a failed
+ * socket is in sockets_total{outcome="failed"}, a failed namespace in namespaces_failed_total,
+ * nowhere else). prom-client's default metrics (process_*, nodejs_*: event-loop delay, heap, GC)
+ * keep their usual names, which the standard dashboards query — but for the three gauges it names
+ * *_total, which `promtool check metrics` rejects (a gauge must not end in _total).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { BatchOutcome } from "./terminator.js";
 
 export const PREFIX = "sockdiag_agent_";
+
+/** prom-client's default gauges whose names end in _total (promtool: only counters may). */
+const GAUGES_NAMED_TOTAL = [
+  "nodejs_active_handles_total",
+  "nodejs_active_requests_total",
+  "nodejs_active_resources_total",
+];
 
 export class AgentMetrics {
   readonly registry = new Registry();
@@ -43,6 +53,11 @@ export class AgentMetrics {
     help: "Network namespaces that could not be visited or listed",
     registers: [this.registry],
   });
+  readonly lists = new Counter({
+    name: `${PREFIX}lists_total`,
+    help: "Whole EndpointSlice lists applied (the first sync, and each re-list after 410 Gone)",
+    registers: [this.registry],
+  });
   readonly watchRestarts = new Counter({
     name: `${PREFIX}watch_restarts_total`,
     help: "Times the EndpointSlice watch was started again after an error or a closed connection",
@@ -50,8 +65,14 @@ export class AgentMetrics {
   });
   readonly errors = new Counter({
     name: `${PREFIX}errors_total`,
-    help: "Errors by where they happened (batch, watch, state)",
+    help: "Failed EndpointSlice lists and watches, and state file errors, by where (list, watch, state)",
     labelNames: ["where"] as const,
+    registers: [this.registry],
+  });
+  readonly skipped = new Counter({
+    name: `${PREFIX}slice_parts_skipped_total`,
+    help: "Parts of EndpointSlices skipped as naming nothing to act on or malformed, by reason",
+    labelNames: ["reason"] as const,
     registers: [this.registry],
   });
   readonly eventToTerminated = new Histogram({
@@ -78,7 +99,8 @@ export class AgentMetrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    collectDefaultMetrics({ register: this.registry });
+    for (const name of GAUGES_NAMED_TOTAL) this.registry.removeSingleMetric(name);
   }
 
   /** Count a finished batch. */

@@ -15,7 +15,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Everything the command line decides. */
 export interface AgentOptions {
-  /** Undefined: the in-cluster service account. */
+  /** Undefined: KUBECONFIG, else the in-cluster service account (see kubeconfig.ts). */
   kubeconfig: string | undefined;
   /** Pin directories named on the command line (must exist), or undefined for the defaults. */
   netnsDirs: string[] | undefined;
@@ -25,6 +25,8 @@ export interface AgentOptions {
   protocols: AgentProtocol[];
   onTerminating: TerminatingPolicy;
   coalesceMs: number;
+  /** Each watch asks the server to end it after 1 to 2 times this; a silent one is given up after that. */
+  watchTimeoutMs: number;
   conntrack: boolean;
   dryRun: boolean;
   logLevel: LogLevel;
@@ -49,7 +51,7 @@ const OPTIONS: readonly OptionRow[] = [
     name: "kubeconfig",
     value: "FILE",
     env: "KUBECONFIG",
-    help: "kubeconfig file (default: in-cluster service account)",
+    help: "kubeconfig file (default: KUBECONFIG, else the in-cluster service account)",
   },
   {
     name: "netns-dir",
@@ -92,6 +94,12 @@ const OPTIONS: readonly OptionRow[] = [
     value: "MS",
     env: "COALESCE_MS",
     help: "wait this long for an endpoint to reappear before acting (default 1000)",
+  },
+  {
+    name: "watch-timeout",
+    value: "SECONDS",
+    env: "WATCH_TIMEOUT",
+    help: "each watch asks the server to end it after 1-2x this; one silent longer is given up (default 300)",
   },
   {
     name: "no-conntrack",
@@ -179,6 +187,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       protocols: parseProtocols(text("protocols") ?? { text: "udp", from: "--protocols" }),
       onTerminating: oneOf(text("on-terminating"), ["terminate", "keep"] as const, "terminate"),
       coalesceMs: parseCoalesce(text("coalesce")),
+      watchTimeoutMs: parseWatchTimeout(text("watch-timeout")),
       conntrack: !flag("no-conntrack"),
       dryRun: flag("dry-run"),
       logLevel: oneOf(text("log-level"), LOG_LEVELS, "info"),
@@ -192,8 +201,9 @@ function parseListen({ text, from }: { text: string; from: string }): ListenAddr
   const port = Number(m?.[3]);
   if (!m || host === undefined || port > 65535)
     throw new UsageError(`${from}: expected HOST:PORT, got ${JSON.stringify(text)}`);
-  if (m[1] !== undefined && isIP(host) !== 6)
-    throw new UsageError(`${from}: ${JSON.stringify(host)} is not an IPv6 address`);
+  // Brackets may hold an IPv4 address too: "[$(HOST_IP)]:9813" then serves IPv4 and IPv6 nodes alike.
+  if (m[1] !== undefined && isIP(host) === 0)
+    throw new UsageError(`${from}: ${JSON.stringify(host)} is not an IP address`);
   return { host, port };
 }
 
@@ -214,6 +224,14 @@ function parseCoalesce(r: { text: string; from: string } | undefined): number {
   if (!/^\d+$/.test(r.text) || ms > 3_600_000)
     throw new UsageError(`${r.from}: expected milliseconds (0-3600000), got ${JSON.stringify(r.text)}`);
   return ms;
+}
+
+function parseWatchTimeout(r: { text: string; from: string } | undefined): number {
+  if (r === undefined) return 300_000;
+  const seconds = Number(r.text);
+  if (!/^\d+$/.test(r.text) || seconds < 1 || seconds > 86_400)
+    throw new UsageError(`${r.from}: expected seconds (1-86400), got ${JSON.stringify(r.text)}`);
+  return seconds * 1000;
 }
 
 function oneOf<T extends string>(

@@ -1,14 +1,15 @@
 /**
- * RemovalTracker: which backends are live, which were removed, and when a removal is due. A backend
- * is "armed" while it is live (serving; with the keep policy, terminating too). When it stops being
- * live it becomes pending; it is due once it has stayed that way for the coalescing window, so that
+ * RemovalTracker: which backends were removed, and when a removal is due. A backend is live while
+ * the cache says serving (with the keep policy, terminating too); the cache is the only record of
+ * live backends. When one stops being live it becomes pending; it is due once it has stayed that way for the coalescing window, so that
  * an endpoint moving between two slices (deleted in one, added in the other, in either order) is no
  * removal. The tracker waits for a quiet window after the last change, and at most twice the window
  * after the oldest pending removal, so that a burst of changes becomes one batch and a steady churn
  * cannot postpone removals forever.
  */
-import { type AgentBackend, backendKey } from "./backend.js";
-import type { EndpointCache } from "./endpoint-cache.js";
+import { type AgentBackend, parseBackendKey } from "./backend.js";
+import type { BackendStatus, Before, EndpointCache } from "./endpoint-cache.js";
+import type { KnownBackend } from "./state-file.js";
 
 /** What happens to clients of a terminating (not yet removed) backend. */
 export type TerminatingPolicy = "terminate" | "keep";
@@ -47,7 +48,6 @@ export interface TrackerOptions {
 }
 
 export class RemovalTracker {
-  private readonly armed = new Map<string, { backend: AgentBackend; services: string[] }>();
   private readonly pending = new Map<string, Removal>();
   private readonly inFlight = new Map<string, Removal>();
   private readonly clock: Clock;
@@ -61,21 +61,20 @@ export class RemovalTracker {
     this.clock = options.clock ?? systemClock;
   }
 
-  /** Look again at backends whose listings changed in the cache. */
-  observe(keys: Iterable<string>): void {
+  /**
+   * Look again at backends whose listings changed in the cache (as `put`/`remove` return them,
+   * with how they stood before): one that was live and is not any more is a removal.
+   */
+  observe(touched: ReadonlyMap<string, Before>): void {
     const now = this.clock.now();
     let removed = false;
-    for (const key of keys) {
-      if (this.isLive(key)) {
-        const backend = this.cache.backend(key)!;
-        this.armed.set(key, { backend, services: this.cache.servicesOf(key) });
+    for (const [key, before] of touched) {
+      if (this.isLive(this.cache.status(key))) {
         this.pending.delete(key);
         continue;
       }
-      const was = this.armed.get(key);
-      if (!was) continue;
-      this.armed.delete(key);
-      this.pending.set(key, { key, backend: was.backend, services: was.services, since: now });
+      if (!this.isLive(before.status) || this.pending.has(key)) continue;
+      this.pending.set(key, { key, backend: backendOf(key), services: [...before.services], since: now });
       removed = true;
     }
     if (removed) {
@@ -88,13 +87,18 @@ export class RemovalTracker {
    * After the first list: backends of the saved set that are not live now were removed while the
    * agent was away, and are due at once. Returns how many.
    */
-  restore(saved: readonly { backend: AgentBackend; services: string[] }[]): number {
+  restore(saved: ReadonlyMap<string, readonly string[]>): number {
     const dueNow = this.clock.now() - this.options.coalesceMs;
     let count = 0;
-    for (const { backend, services } of saved) {
-      const key = backendKey(backend);
-      if (this.isLive(key) || this.pending.has(key)) continue;
-      this.pending.set(key, { key, backend, services, since: dueNow, restored: true });
+    for (const [key, services] of saved) {
+      if (this.isLive(this.cache.status(key)) || this.pending.has(key)) continue;
+      this.pending.set(key, {
+        key,
+        backend: backendOf(key),
+        services: [...services],
+        since: dueNow,
+        restored: true,
+      });
       count++;
     }
     if (count > 0) {
@@ -128,13 +132,15 @@ export class RemovalTracker {
     for (const r of removals) this.inFlight.delete(r.key);
   }
 
-  /** Every backend that must be terminated if it goes away while the agent is not running. */
-  known(): { backend: AgentBackend; services: string[] }[] {
-    const out = [...this.armed.values()];
-    for (const r of [...this.pending.values(), ...this.inFlight.values()]) {
-      if (!this.armed.has(r.key)) out.push({ backend: r.backend, services: r.services });
-    }
-    return out;
+  /**
+   * Every backend that must be terminated if it goes away while the agent is not running: the live
+   * ones, and the removals not yet settled. Read lazily: consume it at once.
+   */
+  *known(): IterableIterator<KnownBackend> {
+    for (const key of this.cache.keys())
+      if (this.isLive(this.cache.status(key))) yield { key, services: this.cache.servicesOf(key) };
+    for (const r of [...this.pending.values(), ...this.inFlight.values()])
+      if (!this.isLive(this.cache.status(r.key))) yield { key: r.key, services: r.services };
   }
 
   get pendingCount(): number {
@@ -147,8 +153,7 @@ export class RemovalTracker {
     this.timer = undefined;
   }
 
-  private isLive(key: string): boolean {
-    const status = this.cache.status(key);
+  private isLive(status: BackendStatus): boolean {
     return status === "serving" || (status === "terminating" && this.options.policy === "keep");
   }
 
@@ -165,4 +170,11 @@ export class RemovalTracker {
       this.options.onDue();
     }, delay);
   }
+}
+
+/** The backend a cache key names (keys come from backendKey, so they always parse). */
+function backendOf(key: string): AgentBackend {
+  const backend = parseBackendKey(key);
+  if (!backend) throw new Error(`not a backend key: ${key}`);
+  return backend;
 }

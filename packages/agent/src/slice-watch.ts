@@ -1,126 +1,244 @@
 /**
- * SliceWatch: EndpointSlices of every namespace through @kubernetes/client-node's informer (list,
- * then watch from the list's resourceVersion with bookmarks; on "410 Gone" it lists again and
- * reports the difference as adds, updates and deletes). The informer stops on any other error; this
- * wrapper starts it again with a capped exponential back-off, from the last resourceVersion it saw,
- * so that a dropped connection loses no event.
+ * SliceWatch: the agent's reflector for EndpointSlices, modelled on client-go's: list (in pages,
+ * each page handed over as it comes, the whole applied only once the last page came), then watch
+ * from the list's resourceVersion with bookmarks; a watch that ends is started again from the last
+ * resourceVersion seen; "410 Gone" lists again. It keeps no objects: the consumer reads each one.
+ *
+ * Every request can fail, hang or go silent, so:
+ * - every retry, list or watch, whatever the error, waits an exponential back-off with jitter,
+ *   capped; the back-off resets only once a watch has delivered an event or a bookmark;
+ * - each watch asks the server to end it (`timeoutSeconds` drawn between the watch timeout and twice
+ *   it, as client-go draws 5 to 10 minutes), and is given up when it has sent nothing for longer
+ *   than that plus a margin (a stuck proxy keeps a connection open and silent);
+ * - each list page is given up after the list timeout.
  */
-import {
-  DiscoveryV1Api,
-  type Informer,
-  type KubeConfig,
-  type ListPromise,
-  ListWatch,
-  makeInformer,
-  type ObjectCache,
-  type V1EndpointSlice,
-} from "@kubernetes/client-node";
-
-/** The cluster-wide list/watch path; the informer adds watch=true and resourceVersion. */
-export const ENDPOINTSLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices?allowWatchBookmarks=true";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ApiStatusError, type EndpointSliceApi } from "./kube-api.js";
 
 export interface SliceWatchEvents {
-  put(slice: V1EndpointSlice): void;
-  delete(slice: V1EndpointSlice): void;
-  /** After every complete list (the first one, and each re-list after 410), once its items were reported. */
+  /** One page of a list in progress: read and stage its items, apply nothing yet. */
+  listPage(items: readonly unknown[]): void;
+  /** The list in progress came whole: apply what was staged (replacing what was known). */
   listed(count: number): void;
-  /** A failed list or watch; the watch starts again after `delayMs`. */
-  error(err: unknown, delayMs: number): void;
-  /** The watch was started again (after an error, a 410 or a connection the server closed). */
-  restarted(): void;
+  /** The list in progress was given up: drop what was staged. */
+  listAbandoned(): void;
+  /** ADDED or MODIFIED by watch. */
+  put(object: unknown): void;
+  /** DELETED by watch. */
+  delete(object: unknown): void;
+  /** A watch was answered 200: events follow. */
+  watchOpened(): void;
+  /** A failed list or watch; the next attempt starts after `delayMs`. */
+  error(err: unknown, step: "list" | "watch", delayMs: number): void;
 }
 
 export interface SliceWatchOptions {
-  /** First delay before starting again after an error; doubles up to `maxRestartDelayMs`. Default 500. */
-  restartDelayMs?: number;
+  /** Items per list page. Default 500, as client-go's pager. */
+  pageSize?: number;
+  /** The watch timeout T: each watch asks for T to 2T, and is given up after its ask plus a margin. Default 300,000. */
+  watchTimeoutMs?: number;
+  /** A list page that has not come in this long is given up. Default min(60,000, watchTimeoutMs). */
+  listTimeoutMs?: number;
+  /** First back-off; doubles up to `maxBackoffMs`. Default 500. */
+  backoffMs?: number;
   /** Default 30,000. */
-  maxRestartDelayMs?: number;
-  /** How long the watch counts as alive after it was last connected. Default 60,000. */
+  maxBackoffMs?: number;
+  /** How long the watch still counts as healthy after its last sign of life while it fails. Default 60,000. */
   staleAfterMs?: number;
+  /** For tests: the random source of jitter and of `timeoutSeconds`. */
+  random?: () => number;
+}
+
+/** A watch that ends cleanly sooner than this with nothing delivered counts as a failure (client-go). */
+const SHORT_WATCH_MS = 1000;
+
+/** A watch or list given up by the agent, with why. */
+export class GivenUpError extends Error {
+  override readonly name = "GivenUpError";
 }
 
 export class SliceWatch {
-  private readonly informer: Informer<V1EndpointSlice> & ObjectCache<V1EndpointSlice>;
-  private readonly restartDelayMs: number;
-  private readonly maxRestartDelayMs: number;
+  private readonly pageSize: number;
+  private readonly watchTimeoutMs: number;
+  private readonly listTimeoutMs: number;
+  private readonly backoffMs: number;
+  private readonly maxBackoffMs: number;
   private readonly staleAfterMs: number;
-  private failures = 0;
-  private connects = 0;
-  private connected = false;
-  private lastAlive = performance.now();
-  private stopped = false;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly random: () => number;
+  private readonly stopper = new AbortController();
+  private running: Promise<void> | undefined;
+  private rv = "";
+  private attempt = 0;
+  private failing = false;
+  private lastSignOfLife = Number.NEGATIVE_INFINITY;
 
   constructor(
-    kubeConfig: KubeConfig,
+    private readonly api: EndpointSliceApi,
     private readonly events: SliceWatchEvents,
     options: SliceWatchOptions = {},
   ) {
-    this.restartDelayMs = options.restartDelayMs ?? 500;
-    this.maxRestartDelayMs = options.maxRestartDelayMs ?? 30_000;
+    this.pageSize = options.pageSize ?? 500;
+    this.watchTimeoutMs = options.watchTimeoutMs ?? 300_000;
+    this.listTimeoutMs = options.listTimeoutMs ?? Math.min(60_000, this.watchTimeoutMs);
+    this.backoffMs = options.backoffMs ?? 500;
+    this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
     this.staleAfterMs = options.staleAfterMs ?? 60_000;
-    const api = kubeConfig.makeApiClient(DiscoveryV1Api);
-    const list: ListPromise<V1EndpointSlice> = async () => {
-      const result = await api.listEndpointSliceForAllNamespaces();
-      // The informer reports the list's items right after this promise settles, before any
-      // macrotask: an immediate callback runs once they all are.
-      setImmediate(() => this.events.listed(result.items.length));
-      return result;
-    };
-    this.informer = makeInformer(kubeConfig, ENDPOINTSLICES_PATH, list);
-    this.informer.on("add", (s) => this.events.put(s));
-    this.informer.on("update", (s) => this.events.put(s));
-    this.informer.on("delete", (s) => this.events.delete(s));
-    this.informer.on("connect", () => {
-      if (++this.connects > 1) this.events.restarted();
-    });
-    this.informer.on("error", (err) => this.onError(err));
+    this.random = options.random ?? Math.random;
   }
 
-  /** Start listing and watching; resolves once the first attempt has connected or failed. */
-  async start(): Promise<void> {
-    this.stopped = false;
-    await this.attempt();
+  /** Start listing and watching in the background; returns at once. */
+  start(): void {
+    this.running ??= this.run();
   }
 
-  /** Stop watching; no event is reported after this resolves. */
+  /** Stop: the request in flight is given up; no event is reported after this resolves. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    this.connected = false;
-    await this.informer.stop();
+    this.stopper.abort();
+    await this.running;
   }
 
-  /** The resourceVersion the watch resumes from (the last event's or bookmark's); "" before the first list. */
+  /** The resourceVersion the next watch resumes from; "" before the first list. */
   resourceVersion(): string {
-    return this.informer instanceof ListWatch ? this.informer.latestResourceVersion() : "";
+    return this.rv;
   }
 
-  /** True while connected, and for `staleAfterMs` after the connection was last up. */
-  alive(): boolean {
-    if (this.stopped) return false;
-    return this.connected || performance.now() - this.lastAlive < this.staleAfterMs;
+  /**
+   * True while lists and watches work: none has failed since the last sign of life (a list that
+   * came whole, an event, a bookmark), or the last one came within `staleAfterMs`.
+   */
+  healthy(): boolean {
+    if (this.stopper.signal.aborted) return false;
+    return !this.failing || performance.now() - this.lastSignOfLife < this.staleAfterMs;
   }
 
-  private async attempt(): Promise<void> {
-    const failuresBefore = this.failures;
-    await this.informer.start();
-    if (this.stopped || this.failures !== failuresBefore) return;
-    this.connected = true;
-    this.lastAlive = performance.now();
-    this.failures = 0;
+  private async run(): Promise<void> {
+    const stopped = this.stopper.signal;
+    let needList = true;
+    while (!stopped.aborted) {
+      let step: "list" | "watch" = needList ? "list" : "watch";
+      try {
+        if (needList) {
+          await this.list();
+          needList = false;
+        }
+        step = "watch";
+        if (await this.watchOnce()) continue;
+        throw new GivenUpError("the watch ended at once with nothing delivered");
+      } catch (err) {
+        if (stopped.aborted) return;
+        if (err instanceof ApiStatusError && err.expired) needList = true;
+        this.failing = true;
+        const delayMs = this.nextBackoff();
+        this.events.error(err, step, delayMs);
+        await sleep(delayMs, undefined, { signal: stopped }).catch(() => undefined);
+      }
+    }
   }
 
-  private onError(err: unknown): void {
-    if (this.stopped) return;
-    if (this.connected) this.lastAlive = performance.now();
-    this.connected = false;
-    const delayMs = Math.min(this.maxRestartDelayMs, this.restartDelayMs * 2 ** this.failures);
-    this.failures++;
-    this.events.error(err, delayMs);
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      if (!this.stopped) void this.attempt();
-    }, delayMs);
+  /** One whole list, page by page; the consumer applies it only once every page came. */
+  private async list(): Promise<void> {
+    let token: string | undefined;
+    let count = 0;
+    let rv = "";
+    try {
+      do {
+        const page = await this.limited(this.listTimeoutMs, "a list page", (signal) =>
+          this.api.listPage(this.pageSize, token, signal),
+        );
+        this.events.listPage(page.items);
+        count += page.items.length;
+        rv = page.resourceVersion;
+        token = page.continue;
+        // Let the event loop serve others between pages.
+        await new Promise((resolve) => setImmediate(resolve));
+      } while (token !== undefined);
+    } catch (err) {
+      this.events.listAbandoned();
+      throw err;
+    }
+    this.events.listed(count);
+    this.rv = rv;
+    this.signOfLife();
+  }
+
+  /**
+   * One watch from the current resourceVersion. Resolves true when the server ended it after it
+   * delivered something or lasted a while (watch again at once), false when it ended at once with
+   * nothing; rejects on every error, and when it went silent.
+   */
+  private async watchOnce(): Promise<boolean> {
+    const askSeconds = Math.round((this.watchTimeoutMs / 1000) * (1 + this.random()));
+    const silenceMs = askSeconds * 1000 + Math.max(1000, this.watchTimeoutMs / 10);
+    const started = performance.now();
+    let delivered = false;
+    await this.limited(silenceMs, "a silent watch", (signal, rearm) =>
+      this.api.watch(
+        this.rv,
+        Math.max(1, askSeconds),
+        signal,
+        (event) => {
+          rearm();
+          this.onEvent(event.type, event.object);
+          delivered = true;
+        },
+        () => this.events.watchOpened(),
+      ),
+    );
+    return delivered || performance.now() - started >= SHORT_WATCH_MS;
+  }
+
+  private onEvent(type: string, object: unknown): void {
+    if (type === "ADDED" || type === "MODIFIED") this.events.put(object);
+    else if (type === "DELETED") this.events.delete(object);
+    else if (type !== "BOOKMARK") return;
+    const rv = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+    if (typeof rv === "string" && rv !== "") this.rv = rv;
+    this.signOfLife();
+    this.attempt = 0;
+  }
+
+  private signOfLife(): void {
+    this.failing = false;
+    this.lastSignOfLife = performance.now();
+  }
+
+  /** The next back-off: base·2^n capped, drawn between half of it and all of it ("equal jitter"). */
+  private nextBackoff(): number {
+    const ceiling = Math.min(this.maxBackoffMs, this.backoffMs * 2 ** this.attempt);
+    this.attempt = Math.min(this.attempt + 1, 30);
+    return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+  }
+
+  /**
+   * Run `request` with a signal that aborts when the agent stops or when `limitMs` passes without
+   * `rearm()` being called; a request given up for time rejects with GivenUpError.
+   */
+  private async limited<T>(
+    limitMs: number,
+    what: string,
+    request: (signal: AbortSignal, rearm: () => void) => Promise<T>,
+  ): Promise<T> {
+    const controller = new AbortController();
+    const onStop = () => controller.abort(this.stopper.signal.reason);
+    this.stopper.signal.addEventListener("abort", onStop, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, limitMs);
+    };
+    arm();
+    try {
+      return await request(controller.signal, arm);
+    } catch (err) {
+      if (timedOut) throw new GivenUpError(`${what}: nothing came for ${limitMs / 1000} s; given up`);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.stopper.signal.removeEventListener("abort", onStop);
+    }
   }
 }

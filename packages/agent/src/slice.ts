@@ -1,84 +1,162 @@
 /**
- * What one EndpointSlice says: the Service it belongs to and its backends (every address of every
- * endpoint times every port of a protocol the agent acts on), each serving or terminating.
+ * What one EndpointSlice says, read from the raw JSON the API server sent — untrusted input: any
+ * field may be missing, null or of the wrong type. The result is compact (the only copy of a slice
+ * the agent keeps): its id, resourceVersion, Service, and the keys of its backends (every address
+ * of every endpoint times every port of a protocol the agent acts on), with those listed as
+ * terminating apart. Whatever names nothing to act on is skipped with a reason, never thrown.
  */
-import type { V1EndpointSlice } from "@kubernetes/client-node";
-import { type AgentBackend, type AgentProtocol, backendKey, canonicalAddress } from "./backend.js";
+import { isIPv4, isIPv6 } from "node:net";
+import { type AgentProtocol, backendKey, canonicalAddress, isValidPort } from "./backend.js";
 
 /** The label that ties a slice to its Service. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
-/** One backend of a slice. */
-export interface SliceBackend {
-  backend: AgentBackend;
-  terminating: boolean;
+/** Why part of a slice was skipped; a small fixed set (a metric label). */
+export type SkipReason = "metadata" | "addressType" | "ports" | "port" | "protocol" | "endpoint" | "address";
+
+/** One skipped part: why, and what it was. */
+export interface Skip {
+  reason: SkipReason;
+  detail: string;
 }
 
-/** A slice read for the agent. */
+/** A slice as the agent keeps it. */
 export interface SliceContent {
-  /** "namespace/name" of the slice. */
+  /** "namespace/name". */
   id: string;
+  /** The object's resourceVersion ("" when it has none): unchanged slices are not read again. */
+  resourceVersion: string;
   /** "namespace/service" of its Service; undefined for a slice without the service-name label. */
   service: string | undefined;
-  /** By backend key. */
-  backends: Map<string, SliceBackend>;
-  /** Why parts of the slice name nothing to act on (FQDN, no port, bad address). */
-  skipped: string[];
+  /** Backend keys ("10.0.0.5:53/udp"), each once, in the order met. */
+  keys: string[];
+  /** The keys every listing of which says terminating; undefined when none. */
+  terminating: Set<string> | undefined;
 }
 
-/** "namespace/name" of a slice (or of any namespaced object). */
-export function sliceId(slice: V1EndpointSlice): string {
-  return `${slice.metadata?.namespace ?? ""}/${slice.metadata?.name ?? ""}`;
+/** A slice read: its content (undefined when the object names no slice) and what was skipped. */
+export interface SliceRead {
+  content: SliceContent | undefined;
+  skipped: Skip[];
+}
+
+const PROTOCOLS = new Set(["TCP", "UDP", "SCTP"]);
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const show = (v: unknown): string => (v === undefined ? "absent" : JSON.stringify(v));
+
+/** The identity of a raw object: "namespace/name", or undefined when its metadata does not name one. */
+export function objectId(raw: unknown): { id: string; resourceVersion: string } | undefined {
+  const metadata = isObject(raw) ? raw.metadata : undefined;
+  if (!isObject(metadata)) return undefined;
+  const { namespace, name, resourceVersion } = metadata;
+  if (typeof namespace !== "string" || namespace === "" || typeof name !== "string" || name === "")
+    return undefined;
+  return {
+    id: `${namespace}/${name}`,
+    resourceVersion: typeof resourceVersion === "string" ? resourceVersion : "",
+  };
 }
 
 /**
- * Read a slice. Ports of protocols outside `protocols` are ignored; a port entry without a number
- * (all ports, headless) and FQDN slices name nothing to act on and are noted in `skipped`. A
- * condition that is absent takes the API's default: not terminating.
+ * Read a raw slice. Ports of protocols outside `protocols` (SCTP always) are ignored; a port without
+ * a valid number (1-65535; absent means "all ports", headless), an unknown protocol, an endpoint or
+ * address that is not one, a family other than the slice's, and FQDN slices are skipped with a
+ * reason. An absent or non-boolean `terminating` takes the API's default: not terminating.
  */
-export function readSlice(slice: V1EndpointSlice, protocols: ReadonlySet<AgentProtocol>): SliceContent {
-  const id = sliceId(slice);
-  const labels = slice.metadata?.labels ?? {};
+export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): SliceRead {
+  const skipped: Skip[] = [];
+  const identity = objectId(raw);
+  if (!identity) {
+    skipped.push({ reason: "metadata", detail: "no metadata with a namespace and a name" });
+    return { content: undefined, skipped };
+  }
+  const slice = raw as Json;
+  const metadata = slice.metadata as Json;
+  const labels = isObject(metadata.labels) ? metadata.labels : {};
   const serviceName = labels[SERVICE_NAME_LABEL];
   const content: SliceContent = {
-    id,
-    service: serviceName ? `${slice.metadata?.namespace ?? ""}/${serviceName}` : undefined,
-    backends: new Map(),
-    skipped: [],
+    id: identity.id,
+    resourceVersion: identity.resourceVersion,
+    service:
+      typeof serviceName === "string" && serviceName !== ""
+        ? `${metadata.namespace as string}/${serviceName}`
+        : undefined,
+    keys: [],
+    terminating: undefined,
   };
-  if (slice.addressType !== "IPv4" && slice.addressType !== "IPv6") {
-    content.skipped.push(`addressType ${slice.addressType}`);
-    return content;
+  const family = slice.addressType;
+  if (family !== "IPv4" && family !== "IPv6") {
+    skipped.push({ reason: "addressType", detail: `addressType ${show(family)}` });
+    return { content, skipped };
   }
-  const ports: { port: number; protocol: AgentProtocol }[] = [];
-  for (const p of slice.ports ?? []) {
-    const protocol = (p.protocol ?? "TCP").toLowerCase();
-    if (protocol !== "udp" && protocol !== "tcp") continue;
-    if (!protocols.has(protocol)) continue;
-    if (typeof p.port !== "number") {
-      content.skipped.push(`port ${p.name ?? "(unnamed)"} has no number`);
+  const ports = readPorts(slice.ports, protocols, skipped);
+  if (ports.length === 0) return { content, skipped };
+  const isFamily = family === "IPv4" ? isIPv4 : isIPv6;
+  const seen = new Map<string, boolean>();
+  const endpoints = Array.isArray(slice.endpoints) ? slice.endpoints : [];
+  if (slice.endpoints !== undefined && slice.endpoints !== null && !Array.isArray(slice.endpoints))
+    skipped.push({ reason: "endpoint", detail: `endpoints ${show(slice.endpoints)}` });
+  for (const endpoint of endpoints) {
+    if (!isObject(endpoint) || !Array.isArray(endpoint.addresses)) {
+      skipped.push({ reason: "endpoint", detail: `endpoint ${show(endpoint)}` });
       continue;
     }
-    ports.push({ port: p.port, protocol });
-  }
-  if ((slice.ports ?? []).length === 0) content.skipped.push("no ports");
-  if (ports.length === 0) return content;
-  for (const endpoint of slice.endpoints ?? []) {
-    const terminating = endpoint.conditions?.terminating === true;
-    for (const raw of endpoint.addresses ?? []) {
-      const address = canonicalAddress(raw);
-      if (address === undefined) {
-        content.skipped.push(`address ${JSON.stringify(raw)} is not an IP address`);
+    const conditions = isObject(endpoint.conditions) ? endpoint.conditions : {};
+    const terminating = conditions.terminating === true;
+    for (const address of endpoint.addresses) {
+      const canonical =
+        typeof address === "string" && isFamily(address) ? canonicalAddress(address) : undefined;
+      if (canonical === undefined) {
+        skipped.push({ reason: "address", detail: `address ${show(address)} is not an ${family} address` });
         continue;
       }
       for (const { port, protocol } of ports) {
-        const backend: AgentBackend = { address, port, protocol };
-        const key = backendKey(backend);
-        // One address listed twice in a slice: terminating only if every listing says so.
-        const seen = content.backends.get(key);
-        content.backends.set(key, { backend, terminating: terminating && (seen?.terminating ?? true) });
+        const key = backendKey({ address: canonical, port, protocol });
+        // An address listed twice in one slice: terminating only if every listing says so.
+        const before = seen.get(key);
+        if (before === undefined) content.keys.push(key);
+        seen.set(key, terminating && (before ?? true));
       }
     }
   }
-  return content;
+  const terminating = [...seen].filter(([, t]) => t).map(([key]) => key);
+  if (terminating.length > 0) content.terminating = new Set(terminating);
+  return { content, skipped };
+}
+
+function readPorts(
+  raw: unknown,
+  protocols: ReadonlySet<AgentProtocol>,
+  skipped: Skip[],
+): { port: number; protocol: AgentProtocol }[] {
+  const list = Array.isArray(raw) ? raw : [];
+  if (list.length === 0) {
+    skipped.push({
+      reason: "ports",
+      detail: raw === undefined || Array.isArray(raw) ? "no ports" : `ports ${show(raw)}`,
+    });
+    return [];
+  }
+  const ports: { port: number; protocol: AgentProtocol }[] = [];
+  for (const p of list) {
+    if (!isObject(p)) {
+      skipped.push({ reason: "port", detail: `port ${show(p)}` });
+      continue;
+    }
+    const protocol = p.protocol ?? "TCP";
+    if (typeof protocol !== "string" || !PROTOCOLS.has(protocol)) {
+      skipped.push({ reason: "protocol", detail: `port ${show(p.name)}: protocol ${show(p.protocol)}` });
+      continue;
+    }
+    const lower = protocol.toLowerCase();
+    if ((lower !== "udp" && lower !== "tcp") || !protocols.has(lower)) continue;
+    if (!isValidPort(p.port)) {
+      skipped.push({ reason: "port", detail: `port ${show(p.name)}: number ${show(p.port)}` });
+      continue;
+    }
+    ports.push({ port: p.port, protocol: lower });
+  }
+  return ports;
 }

@@ -3,10 +3,11 @@
  * endpoints, metrics, logger, terminator — and started. Collaborators can be passed in (tests and
  * the demo use their own logger stream, a stand-in API server, faster restarts).
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { Agent } from "./agent.js";
 import { AgentHttpServer, type ListenAddress } from "./http-server.js";
+import { EndpointSliceApi } from "./kube-api.js";
+import { loadKubeConfig } from "./kubeconfig.js";
 import { AgentMetrics } from "./metrics.js";
 import type { AgentOptions } from "./options.js";
 import { SliceWatch, type SliceWatchOptions } from "./slice-watch.js";
@@ -15,9 +16,14 @@ import { libraryTerminator, type Terminator } from "./terminator.js";
 
 export interface StartParts {
   terminator?: Terminator;
-  /** Where the JSON log lines go; default stdout. */
+  /** The logger (main makes it before start-up, so that a start-up failure is a JSON line too). */
+  logger?: Logger;
+  /** Where the JSON log lines go when no logger is given; default stdout. */
   logStream?: DestinationStream;
-  watch?: SliceWatchOptions;
+  /** Reflector settings beyond the watch timeout (tests: quicker back-off). */
+  watch?: Omit<SliceWatchOptions, "watchTimeoutMs">;
+  /** The environment KUBECONFIG and KUBERNETES_SERVICE_HOST are read from; default process.env. */
+  env?: NodeJS.ProcessEnv;
   /** Called when the terminator failed fatally (the default: exit status 1 after stopping). */
   onFatal?: (err: unknown) => void;
 }
@@ -26,7 +32,9 @@ export interface RunningAgent {
   readonly listen: ListenAddress;
   readonly metrics: AgentMetrics;
   readonly logger: Logger;
+  /** Readiness: the first list was applied whole, and lists and watches work. */
   ready(): boolean;
+  /** Liveness: the process works (its event loop answers this, and the terminator has not failed). */
   live(): boolean;
   /** Where the EndpointSlice watch stands (resumes from). */
   resourceVersion(): string;
@@ -34,16 +42,11 @@ export interface RunningAgent {
   stop(): Promise<void>;
 }
 
-export function loadKubeConfig(file: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  if (file === undefined) kc.loadFromCluster();
-  else kc.loadFromFile(file);
-  return kc;
-}
-
 export async function startAgent(options: AgentOptions, parts: StartParts = {}): Promise<RunningAgent> {
-  const logger = pino({ level: options.logLevel, base: { name: "sockdiag-agent" } }, parts.logStream);
-  const kubeConfig = loadKubeConfig(options.kubeconfig);
+  const logger = parts.logger ?? makeLogger(options.logLevel, parts.logStream);
+  const { kubeConfig, source } = loadKubeConfig(options.kubeconfig, parts.env);
+  const state = new StateFile(options.stateDir);
+  await state.prepare();
   const metrics = new AgentMetrics();
   const terminator =
     parts.terminator ??
@@ -63,23 +66,27 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
     },
     {
       terminator,
-      state: new StateFile(options.stateDir),
+      state,
       metrics,
       logger,
       onFatal: (err) => (parts.onFatal ?? (() => void stop().finally(() => process.exit(1))))(err),
     },
   );
   await agent.load();
-  const watch = new SliceWatch(kubeConfig, agent, parts.watch);
-  const http = new AgentHttpServer(metrics.registry, {
-    live: () => watch.alive(),
-    ready: () => agent.ready(),
+  const watch = new SliceWatch(new EndpointSliceApi(kubeConfig), agent, {
+    ...parts.watch,
+    watchTimeoutMs: options.watchTimeoutMs,
   });
+  const live = () => agent.isWorking();
+  const ready = () => agent.isSynced() && watch.healthy();
+  const http = new AgentHttpServer(metrics.registry, { live, ready });
   const listen = await http.listen(options.listen);
   logger.info(
     {
       listen: `${listen.host}:${listen.port}`,
       server: kubeConfig.getCurrentCluster()?.server,
+      config: source,
+      watchTimeoutS: options.watchTimeoutMs / 1000,
       protocols: options.protocols,
       onTerminating: options.onTerminating,
       coalesceMs: options.coalesceMs,
@@ -98,7 +105,7 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
     );
     for (const [check, c] of failed) logger.warn({ check, detail: c.detail }, "node check failed");
   }
-  await watch.start();
+  watch.start();
 
   function stop(): Promise<void> {
     stopping ??= (async () => {
@@ -114,9 +121,14 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
     listen,
     metrics,
     logger,
-    ready: () => agent.ready(),
-    live: () => watch.alive(),
+    ready,
+    live,
     resourceVersion: () => watch.resourceVersion(),
     stop,
   };
+}
+
+/** The agent's JSON logger: errors under `err` through pino's serializer (type, message, stack, code). */
+export function makeLogger(level: string, stream?: DestinationStream): Logger {
+  return pino({ level, base: { name: "sockdiag-agent" } }, stream);
 }

@@ -30,6 +30,8 @@ export interface ConntrackCounts {
 /** One error of a batch: a namespace that failed, a socket that could not be destroyed, a source error. */
 export interface BatchError {
   netns?: string;
+  /** The stable code (ERR_SOCKDIAG_*, or the errno name such as EPERM), when there is one. */
+  code?: string;
   message: string;
 }
 
@@ -117,12 +119,18 @@ function outcomeOf(report: BatchTerminationReport): BatchOutcome {
   outcome.namespaces.visited = report.namespaces.length;
   for (const n of report.namespaces) {
     if (n.error || n.conntrackError) outcome.namespaces.failed++;
-    if (n.error) outcome.errors.push({ netns: n.netns, message: n.error.message });
+    if (n.error) outcome.errors.push({ netns: n.netns, code: n.error.code, message: n.error.message });
     if (n.conntrackError)
-      outcome.errors.push({ netns: n.netns, message: `conntrack: ${n.conntrackError.message}` });
-    for (const f of n.report?.failed ?? []) outcome.errors.push({ netns: n.netns, message: f.message });
+      outcome.errors.push({
+        netns: n.netns,
+        code: n.conntrackError.code,
+        message: `conntrack: ${n.conntrackError.message}`,
+      });
+    for (const f of n.report?.failed ?? [])
+      outcome.errors.push({ netns: n.netns, code: f.code, message: f.message });
   }
-  for (const f of report.sourceErrors) outcome.errors.push({ netns: f.netns, message: f.error.message });
+  for (const f of report.sourceErrors)
+    outcome.errors.push({ netns: f.netns, code: f.error.code, message: f.error.message });
   if (report.unsupported) outcome.unsupported = report.unsupported;
   return outcome;
 }

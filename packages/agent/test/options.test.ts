@@ -19,6 +19,7 @@ describe("agent options", () => {
       protocols: ["udp"],
       onTerminating: "terminate",
       coalesceMs: 1000,
+      watchTimeoutMs: 300_000,
       conntrack: true,
       dryRun: false,
       logLevel: "info",
@@ -43,6 +44,8 @@ describe("agent options", () => {
       "keep",
       "--coalesce",
       "250",
+      "--watch-timeout",
+      "60",
       "--no-conntrack",
       "--dry-run",
       "--log-level",
@@ -57,6 +60,7 @@ describe("agent options", () => {
       SOCKDIAG_AGENT_PROTOCOLS: "udp,tcp",
       SOCKDIAG_AGENT_ON_TERMINATING: "keep",
       SOCKDIAG_AGENT_COALESCE_MS: "250",
+      SOCKDIAG_AGENT_WATCH_TIMEOUT: "60",
       SOCKDIAG_AGENT_NO_CONNTRACK: "1",
       SOCKDIAG_AGENT_DRY_RUN: "yes",
       SOCKDIAG_AGENT_LOG_LEVEL: "debug",
@@ -70,6 +74,7 @@ describe("agent options", () => {
       protocols: ["udp", "tcp"],
       onTerminating: "keep",
       coalesceMs: 250,
+      watchTimeoutMs: 60_000,
       conntrack: false,
       dryRun: true,
       logLevel: "debug",
@@ -77,6 +82,8 @@ describe("agent options", () => {
     assert.deepEqual(flags, expected);
     assert.deepEqual(env, expected);
     assert.equal(run(["--coalesce", "5"], { SOCKDIAG_AGENT_COALESCE_MS: "9" }).coalesceMs, 5);
+    // Brackets hold either family, so "[$(HOST_IP)]:9813" serves IPv4 and IPv6 nodes.
+    assert.deepEqual(run(["--listen", "[10.0.0.7]:9813"]).listen, { host: "10.0.0.7", port: 9813 });
   });
 
   test("bad values name the flag or the variable they came from", () => {
@@ -85,7 +92,9 @@ describe("agent options", () => {
       [["--on-terminating", "drain"], {}, /--on-terminating: expected terminate, keep/],
       [["--coalesce=-1"], {}, /--coalesce: expected milliseconds/],
       [["--listen", "9813"], {}, /--listen: expected HOST:PORT/],
-      [["--listen", "[nope]:1"], {}, /not an IPv6 address/],
+      [["--listen", "[nope]:1"], {}, /"nope" is not an IP address/],
+      [["--watch-timeout", "0"], {}, /--watch-timeout: expected seconds/],
+      [[], { SOCKDIAG_AGENT_WATCH_TIMEOUT: "5m" }, /SOCKDIAG_AGENT_WATCH_TIMEOUT: expected seconds/],
       [[], { SOCKDIAG_AGENT_COALESCE_MS: "1s" }, /SOCKDIAG_AGENT_COALESCE_MS: expected milliseconds/],
       [[], { SOCKDIAG_AGENT_DRY_RUN: "maybe" }, /SOCKDIAG_AGENT_DRY_RUN: expected true or false/],
       [["--frobnicate"], {}, /--frobnicate/],

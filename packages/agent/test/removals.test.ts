@@ -3,10 +3,11 @@ import { describe, test } from "node:test";
 import type { V1EndpointSlice } from "@kubernetes/client-node";
 import { EndpointCache } from "../src/endpoint-cache.js";
 import { type Removal, RemovalTracker, type TerminatingPolicy } from "../src/removals.js";
-import { readSlice, sliceId } from "../src/slice.js";
+import { objectId, readSlice, type SliceContent } from "../src/slice.js";
 import { endpointSlice, ManualClock, udpSlice } from "./kit/index.js";
 
 const UDP = new Set(["udp"] as const);
+const content = (s: V1EndpointSlice): SliceContent => readSlice(s, UDP).content!;
 
 /** Cache + tracker + clock, with every due batch taken at once. */
 function scene(policy: TerminatingPolicy = "terminate", coalesceMs = 1000) {
@@ -33,8 +34,8 @@ function scene(policy: TerminatingPolicy = "terminate", coalesceMs = 1000) {
     tracker,
     batches,
     taken,
-    put: (s: V1EndpointSlice) => tracker.observe(cache.put(readSlice(s, UDP))),
-    remove: (s: V1EndpointSlice) => tracker.observe(cache.remove(sliceId(s))),
+    put: (s: V1EndpointSlice) => tracker.observe(cache.put(content(s))),
+    remove: (s: V1EndpointSlice) => tracker.observe(cache.remove(objectId(s)!.id)),
   };
 }
 
@@ -145,17 +146,14 @@ describe("EndpointCache and RemovalTracker", () => {
   test("restore: saved backends absent from the first list are due at once; present ones are armed", () => {
     const s = scene();
     s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.2"]));
-    const saved = ["10.0.0.1", "10.0.0.2"].map((address) => ({
-      backend: { address, port: 53, protocol: "udp" as const },
-      services: ["default/dns"],
-    }));
+    const saved = new Map(["10.0.0.1:53/udp", "10.0.0.2:53/udp"].map((key) => [key, ["default/dns"]]));
     assert.equal(s.tracker.restore(saved), 1);
     s.clock.advance(0);
     assert.deepEqual(s.batches, [["10.0.0.1:53/udp"]]);
     assert.equal(s.taken[0]![0]!.restored, true);
     assert.deepEqual(
-      s.tracker.known().map((k) => k.backend.address),
-      ["10.0.0.2"],
+      [...s.tracker.known()].map((k) => k.key),
+      ["10.0.0.2:53/udp"],
     );
   });
 
@@ -168,14 +166,14 @@ describe("EndpointCache and RemovalTracker", () => {
       clock,
       onDue: () => {},
     });
-    tracker.observe(cache.put(readSlice(udpSlice("a", "dns", 53, ["10.0.0.1", "10.0.0.2"]), UDP)));
-    tracker.observe(cache.put(readSlice(udpSlice("a", "dns", 53, ["10.0.0.2"]), UDP)));
-    assert.equal(tracker.known().length, 2);
+    tracker.observe(cache.put(content(udpSlice("a", "dns", 53, ["10.0.0.1", "10.0.0.2"]))));
+    tracker.observe(cache.put(content(udpSlice("a", "dns", 53, ["10.0.0.2"]))));
+    assert.equal([...tracker.known()].length, 2);
     clock.advance(100);
     const due = tracker.take();
     assert.equal(due.length, 1);
-    assert.equal(tracker.known().length, 2);
+    assert.equal([...tracker.known()].length, 2);
     tracker.settled(due);
-    assert.equal(tracker.known().length, 1);
+    assert.equal([...tracker.known()].length, 1);
   });
 });

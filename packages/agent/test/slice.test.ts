@@ -1,13 +1,36 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { readSlice } from "../src/slice.js";
+import fc from "fast-check";
+import { readSlice, type SliceRead } from "../src/slice.js";
 import { endpointSlice } from "./kit/index.js";
 
 const BOTH = new Set(["udp", "tcp"] as const);
+const UDP = new Set(["udp"] as const);
+
+/** The keys of a read slice, each with whether it is terminating. */
+const listed = (read: SliceRead) =>
+  (read.content?.keys ?? []).map((k) => [k, read.content?.terminating?.has(k) ?? false]);
+const reasons = (read: SliceRead) => read.skipped.map((s) => s.reason);
+
+/** A well-formed UDP slice as raw JSON, with `change` applied to it. */
+function raw(change: (slice: Record<string, unknown>) => void = () => {}): unknown {
+  const slice = JSON.parse(
+    JSON.stringify(
+      endpointSlice({
+        name: "s",
+        service: "dns",
+        ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+        endpoints: [{ addresses: ["10.0.0.1"] }, { addresses: ["10.0.0.2"] }],
+      }),
+    ),
+  ) as Record<string, unknown>;
+  change(slice);
+  return slice;
+}
 
 describe("readSlice", () => {
   test("every address times every port of a chosen protocol; absent protocol means TCP", () => {
-    const content = readSlice(
+    const read = readSlice(
       endpointSlice({
         namespace: "kube-system",
         name: "kube-dns-x1",
@@ -21,42 +44,32 @@ describe("readSlice", () => {
       }),
       BOTH,
     );
-    assert.equal(content.id, "kube-system/kube-dns-x1");
-    assert.equal(content.service, "kube-system/kube-dns");
-    assert.deepEqual(
-      [...content.backends].map(([k, v]) => [k, v.terminating]),
-      [
-        ["10.0.0.1:53/udp", false],
-        ["10.0.0.1:53/tcp", false],
-        ["10.0.0.2:53/udp", true],
-        ["10.0.0.2:53/tcp", true],
-      ],
-    );
-    const udpOnly = readSlice(
-      endpointSlice({
-        name: "s",
-        service: "x",
-        ports: [{ port: 53, protocol: "UDP" }, { port: 80 }],
-        endpoints: [{ addresses: ["10.0.0.1"] }],
-      }),
-      new Set(["udp"] as const),
-    );
-    assert.deepEqual([...udpOnly.backends.keys()], ["10.0.0.1:53/udp"]);
+    assert.equal(read.content?.id, "kube-system/kube-dns-x1");
+    assert.equal(read.content?.service, "kube-system/kube-dns");
+    assert.deepEqual(listed(read), [
+      ["10.0.0.1:53/udp", false],
+      ["10.0.0.1:53/tcp", false],
+      ["10.0.0.2:53/udp", true],
+      ["10.0.0.2:53/tcp", true],
+    ]);
+    assert.deepEqual(read.skipped, [], "SCTP is ignored, not skipped");
+    const udpOnly = readSlice(raw(), UDP);
+    assert.deepEqual(udpOnly.content?.keys, ["10.0.0.1:53/udp", "10.0.0.2:53/udp"]);
   });
 
-  test("IPv6 addresses are canonical; FQDN, portless and bad entries are skipped with a reason", () => {
+  test("IPv6 addresses are canonical, v4-mapped ones are their IPv4 backend; FQDN and portless slices are skipped with a reason", () => {
     const v6 = readSlice(
       endpointSlice({
         name: "v6",
         service: "x",
         addressType: "IPv6",
         ports: [{ port: 53, protocol: "UDP" }],
-        endpoints: [{ addresses: ["fd00:0:0::05", "not-an-ip"] }],
+        endpoints: [{ addresses: ["fd00:0:0::05", "::ffff:10.0.0.7", "not-an-ip", "10.0.0.8"] }],
       }),
       BOTH,
     );
-    assert.deepEqual([...v6.backends.keys()], ["[fd00::5]:53/udp"]);
-    assert.match(v6.skipped.join(";"), /not-an-ip/);
+    assert.deepEqual(v6.content?.keys, ["[fd00::5]:53/udp", "10.0.0.7:53/udp"]);
+    assert.deepEqual(reasons(v6), ["address", "address"], "a name, and an IPv4 address in an IPv6 slice");
     const fqdn = readSlice(
       endpointSlice({
         name: "f",
@@ -67,8 +80,8 @@ describe("readSlice", () => {
       }),
       BOTH,
     );
-    assert.equal(fqdn.backends.size, 0);
-    assert.deepEqual(fqdn.skipped, ["addressType FQDN"]);
+    assert.deepEqual(fqdn.content?.keys, []);
+    assert.deepEqual(reasons(fqdn), ["addressType"]);
     const headless = readSlice(
       endpointSlice({
         name: "h",
@@ -78,12 +91,90 @@ describe("readSlice", () => {
       }),
       BOTH,
     );
-    assert.equal(headless.backends.size, 0);
-    assert.match(headless.skipped.join(";"), /no number/);
+    assert.deepEqual(headless.content?.keys, []);
+    assert.deepEqual(reasons(headless), ["port"]);
     const none = readSlice(
       endpointSlice({ name: "n", service: "x", ports: [], endpoints: [{ addresses: ["10.0.0.1"] }] }),
       BOTH,
     );
-    assert.deepEqual(none.skipped, ["no ports"]);
+    assert.deepEqual(reasons(none), ["ports"]);
+  });
+
+  test("malformed parts are skipped, each with its reason; the rest of the slice still counts", () => {
+    const cases: [string, (s: Record<string, unknown>) => void, string[], string[]][] = [
+      ["no metadata", (s) => delete s.metadata, [], ["metadata"]],
+      ["metadata null", (s) => (s.metadata = null), [], ["metadata"]],
+      ["no name", (s) => delete (s.metadata as Record<string, unknown>).name, [], ["metadata"]],
+      ["endpoint null", (s) => (s.endpoints as unknown[]).push(null), ["10.0.0.1", "10.0.0.2"], ["endpoint"]],
+      ["endpoints not a list", (s) => (s.endpoints = "x"), [], ["endpoint"]],
+      [
+        "addresses null",
+        (s) => ((s.endpoints as Record<string, unknown>[])[0]!.addresses = null),
+        ["10.0.0.2"],
+        ["endpoint"],
+      ],
+      [
+        "address empty",
+        (s) => ((s.endpoints as Record<string, unknown>[])[0]!.addresses = [""]),
+        ["10.0.0.2"],
+        ["address"],
+      ],
+      [
+        "address a number",
+        (s) => ((s.endpoints as Record<string, unknown>[])[0]!.addresses = [7]),
+        ["10.0.0.2"],
+        ["address"],
+      ],
+      ["port 0", (s) => ((s.ports as Record<string, unknown>[])[0]!.port = 0), [], ["port"]],
+      ["port 70000", (s) => ((s.ports as Record<string, unknown>[])[0]!.port = 70000), [], ["port"]],
+      ["port 53.5", (s) => ((s.ports as Record<string, unknown>[])[0]!.port = 53.5), [], ["port"]],
+      ["port a string", (s) => ((s.ports as Record<string, unknown>[])[0]!.port = "53"), [], ["port"]],
+      ["port null", (s) => (s.ports as unknown[]).push(null), ["10.0.0.1", "10.0.0.2"], ["port"]],
+      [
+        "unknown protocol",
+        (s) => ((s.ports as Record<string, unknown>[])[0]!.protocol = "QUIC"),
+        [],
+        ["protocol"],
+      ],
+      [
+        "lower-case protocol",
+        (s) => ((s.ports as Record<string, unknown>[])[0]!.protocol = "udp"),
+        [],
+        ["protocol"],
+      ],
+      ["addressType absent", (s) => delete s.addressType, [], ["addressType"]],
+      [
+        "conditions not an object",
+        (s) => ((s.endpoints as Record<string, unknown>[])[0]!.conditions = 5),
+        ["10.0.0.1", "10.0.0.2"],
+        [],
+      ],
+    ];
+    for (const [what, change, addresses, expected] of cases) {
+      const read = readSlice(raw(change), UDP);
+      assert.deepEqual(
+        read.content?.keys ?? [],
+        addresses.map((a) => `${a}:53/udp`),
+        what,
+      );
+      assert.deepEqual(reasons(read), expected, what);
+    }
+  });
+
+  test("any JSON value is read without throwing, and names only valid backends", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.jsonValue(), (endpoints, ports, metadata) => {
+        const read = readSlice(
+          raw((s) => Object.assign(s, { endpoints, ports, metadata })),
+          BOTH,
+        );
+        for (const key of read.content?.keys ?? []) assert.match(key, /^(\d+\.){3}\d+:\d+\/(udp|tcp)$/);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        readSlice(value, BOTH);
+      }),
+    );
   });
 });

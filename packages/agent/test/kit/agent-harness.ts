@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { AgentOptions } from "../../src/options.js";
-import { type RunningAgent, startAgent } from "../../src/start.js";
+import { type RunningAgent, type StartParts, startAgent } from "../../src/start.js";
 import type { Terminator } from "../../src/terminator.js";
 import type { StandInApiServer } from "./api-server.js";
 
@@ -25,6 +25,10 @@ export interface TestAgent {
 export interface TestAgentOptions extends Partial<AgentOptions> {
   stateDir: string;
   terminator?: Terminator;
+  /** Reflector settings (default: back-off 50 ms, capped at 200 ms). */
+  watch?: StartParts["watch"];
+  /** Resolve as soon as the agent started, not once it is ready. */
+  unready?: boolean;
 }
 
 /** A scratch directory removed by the returned function. */
@@ -57,7 +61,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
     new Promise<Record<string, unknown>>((resolve) => {
       waiters.push({ msg, resolve });
     });
-  const { terminator, ...rest } = options;
+  const { terminator, watch, unready: _, ...rest } = options;
   const agent = await startAgent(
     {
       kubeconfig,
@@ -67,6 +71,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
       protocols: ["udp"],
       onTerminating: "terminate",
       coalesceMs: 200,
+      watchTimeoutMs: 300_000,
       conntrack: true,
       dryRun: false,
       logLevel: "info",
@@ -75,11 +80,11 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
     {
       ...(terminator ? { terminator } : {}),
       logStream,
-      watch: { restartDelayMs: 50, maxRestartDelayMs: 200 },
+      watch: { backoffMs: 50, maxBackoffMs: 200, ...watch },
       onFatal: (err) => logs.push({ fatal: String(err) }),
     },
   );
-  await until(() => agent.ready(), 10_000, "the agent to be ready");
+  if (!options.unready) await until(() => agent.ready(), 10_000, "the agent to be ready");
   return { agent, logs, nextLog, url: `http://127.0.0.1:${agent.listen.port}`, stop: () => agent.stop() };
 }
 

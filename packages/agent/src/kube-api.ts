@@ -1,0 +1,211 @@
+/**
+ * EndpointSliceApi: the two requests the agent makes of the API server — one page of the
+ * cluster-wide EndpointSlice list, and a watch from a resourceVersion — with the client library's
+ * KubeConfig for the server, TLS and credentials (`applyToFetchOptions`, which the library's own
+ * Watch uses: a fresh agent and fresh credentials per request), over Node's http(s). Objects come
+ * out as parsed JSON, unchecked: the caller validates them.
+ *
+ * Why not the library's list and Watch: its list deserialises whole pages into model classes, and
+ * its Watch cannot be given up before the server answers (it replaces the timeout signal it builds
+ * with its own controller, handed out only after the headers came) and silently drops lines it
+ * cannot parse. A controller must be able to give up any request, and treat a broken line as a
+ * broken stream.
+ */
+import type { Agent as HttpAgent, IncomingMessage } from "node:http";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import type { KubeConfig } from "@kubernetes/client-node";
+
+/** The cluster-wide list/watch path of EndpointSlices. */
+export const ENDPOINTSLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices";
+
+/** One watch line longer than this ends the watch: no object of ours comes near it. */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The API server answered with an error status, or a watch sent an ERROR event. `code` is the
+ * HTTP status (410 for "Expired": the resourceVersion or continue token is too old; list again).
+ */
+export class ApiStatusError extends Error {
+  override readonly name = "ApiStatusError";
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  /** True for 410 Gone / Expired: what was asked for is no longer in the server's history. */
+  get expired(): boolean {
+    return this.code === 410;
+  }
+}
+
+/** A watch stream that broke: a line that is not a JSON event, or a line too long. */
+export class WatchStreamError extends Error {
+  override readonly name = "WatchStreamError";
+}
+
+/** A page of a list: raw items, the list's resourceVersion, and the token of the next page. */
+export interface ListPage {
+  items: unknown[];
+  resourceVersion: string;
+  continue: string | undefined;
+}
+
+/** One watch event as sent: `type` (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) and the raw object. */
+export interface WatchEvent {
+  type: string;
+  object: unknown;
+}
+
+export class EndpointSliceApi {
+  constructor(private readonly kubeConfig: KubeConfig) {}
+
+  /** The server's URL, for logs. */
+  get server(): string | undefined {
+    return this.kubeConfig.getCurrentCluster()?.server;
+  }
+
+  /**
+   * One page of the list (`limit` items at most, from the page `continueToken` names).
+   * Rejects with ApiStatusError for an error status, or the request's error (abort included).
+   */
+  async listPage(limit: number, continueToken: string | undefined, signal: AbortSignal): Promise<ListPage> {
+    const res = await this.get({ limit: String(limit), continue: continueToken }, signal);
+    const body = await readBody(res, signal);
+    const list = parseJson(body, "list") as {
+      metadata?: { resourceVersion?: unknown; continue?: unknown };
+      items?: unknown;
+    } | null;
+    if (typeof list !== "object" || list === null || !Array.isArray(list.items))
+      throw new WatchStreamError("the list answer has no items array");
+    const rv = list.metadata?.resourceVersion;
+    if (typeof rv !== "string" || rv === "")
+      throw new WatchStreamError("the list answer has no resourceVersion");
+    const next = list.metadata?.continue;
+    return {
+      items: list.items,
+      resourceVersion: rv,
+      continue: typeof next === "string" && next ? next : undefined,
+    };
+  }
+
+  /**
+   * Watch from `resourceVersion`, asking the server to end the watch after `timeoutSeconds` and to
+   * send bookmarks. `onEvent` gets each event as it arrives (ERROR events too). Resolves when the
+   * server ends the stream; rejects on an error status, a broken line, or the request's error
+   * (abort included). `onOpen` is called once the server has answered 200.
+   */
+  async watch(
+    resourceVersion: string,
+    timeoutSeconds: number,
+    signal: AbortSignal,
+    onEvent: (event: WatchEvent) => void,
+    onOpen?: () => void,
+  ): Promise<void> {
+    const res = await this.get(
+      {
+        watch: "true",
+        resourceVersion,
+        allowWatchBookmarks: "true",
+        timeoutSeconds: String(timeoutSeconds),
+      },
+      signal,
+    );
+    onOpen?.();
+    let partial = "";
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      let text = partial + chunk.toString("utf8");
+      let newline = text.indexOf("\n");
+      while (newline >= 0) {
+        const line = text.slice(0, newline);
+        text = text.slice(newline + 1);
+        if (line.trim() !== "") onEvent(eventOf(line));
+        newline = text.indexOf("\n");
+      }
+      if (text.length > MAX_LINE_BYTES)
+        throw new WatchStreamError(`a watch line over ${MAX_LINE_BYTES} bytes`);
+      partial = text;
+    }
+    // A server ends a watch between lines; a partial line is a connection that broke.
+    if (partial.trim() !== "") throw new WatchStreamError("the watch ended in the middle of a line");
+  }
+
+  /** GET the list path with these parameters; resolves with a 200 response, else rejects. */
+  private async get(
+    query: Record<string, string | undefined>,
+    signal: AbortSignal,
+  ): Promise<IncomingMessage> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error("the kubeconfig has no current cluster");
+    const url = new URL(cluster.server.replace(/\/+$/, "") + ENDPOINTSLICES_PATH);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
+    const options = await this.kubeConfig.applyToFetchOptions({});
+    signal.throwIfAborted();
+    const headers: Record<string, string> = { accept: "application/json" };
+    // The library hands out node-fetch's Headers class.
+    (options.headers as { forEach(f: (value: string, name: string) => void): void }).forEach(
+      (value, name) => {
+        headers[name] = value;
+      },
+    );
+    const agent = options.agent as HttpAgent | undefined;
+    const request = url.protocol === "http:" ? httpRequest : httpsRequest;
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(url, { method: "GET", headers, agent, signal }, resolve);
+      req.once("error", reject);
+      req.end();
+    });
+    // The agent is this request's alone: its sockets go when the response does.
+    res.once("close", () => agent?.destroy());
+    if (res.statusCode === 200) return res;
+    const body = await readBody(res, signal).catch(() => "");
+    throw statusError(res.statusCode ?? 0, body);
+  }
+}
+
+async function readBody(res: IncomingMessage, signal: AbortSignal): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
+  // A response cut short ends without error on some paths: "aborted" says so.
+  if (res.errored || !res.complete) throw res.errored ?? new WatchStreamError("the answer was cut short");
+  signal.throwIfAborted();
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new WatchStreamError(`the ${what} is not JSON: ${(err as Error).message}`);
+  }
+}
+
+function eventOf(line: string): WatchEvent {
+  const event = parseJson(line, "watch line") as { type?: unknown; object?: unknown } | null;
+  if (typeof event !== "object" || event === null || typeof event.type !== "string")
+    throw new WatchStreamError("a watch line is not an event");
+  if (event.type === "ERROR") throw statusOf(event.object, 0);
+  return { type: event.type, object: event.object };
+}
+
+function statusError(httpCode: number, body: string): ApiStatusError {
+  let status: unknown;
+  try {
+    status = JSON.parse(body);
+  } catch {
+    status = undefined;
+  }
+  return statusOf(status, httpCode);
+}
+
+/** An ApiStatusError from a Status object (its code wins over the HTTP status, as client-go reads it). */
+function statusOf(status: unknown, httpCode: number): ApiStatusError {
+  const s = (typeof status === "object" && status !== null ? status : {}) as Record<string, unknown>;
+  const code = typeof s.code === "number" ? s.code : httpCode;
+  const reason = typeof s.reason === "string" ? s.reason : "";
+  const message = typeof s.message === "string" ? s.message : `HTTP ${code}`;
+  return new ApiStatusError(code, reason, `${code}${reason ? ` ${reason}` : ""}: ${message}`);
+}
