@@ -44,11 +44,12 @@ export type RequestKinds = RequestKind | "both";
 
 /**
  * How a request was answered, decided when it arrived:
- * - "ok": served (a watch: streamed; later faults such as a cut do not change this);
+ * - "ok": served (a watch: its stream started);
  * - "expired": 410 Expired (a watch: the ERROR event; a list: the Status);
  * - "stalled": held with no response at all ({@link StandInApiServer.stall});
  * - "blackholed": a watch whose headers were sent and nothing more ({@link StandInApiServer.blackhole});
- * - "cut": the response was cut in half ({@link StandInApiServer.cut});
+ * - "cut": the response was cut in half ({@link StandInApiServer.cut}): a list's body, or a line of
+ *   the events a watch starts with (a line cut later leaves the watch's answer "ok");
  * - "status NNN": any other error Status, the injected ones and the server's own (400, 401, 504).
  * Connections refused by a partition carry no request, so they are not logged (see counts.refused).
  */
@@ -64,7 +65,7 @@ export interface RequestSeen {
   /** The `limit` asked (NaN when not a number). */
   limit: number | undefined;
   continue: string | undefined;
-  /** The `timeoutSeconds` asked (NaN when not a number). */
+  /** The `timeoutSeconds` asked (NaN when not a number); lists ignore it. */
   timeoutSeconds: number | undefined;
   allowWatchBookmarks: boolean;
   answer: Answer;
@@ -76,7 +77,7 @@ export interface RequestSeen {
 export interface StatusFailure {
   /** The HTTP status, e.g. 500, 503, 429. */
   code: number;
-  /** How many requests to fail; absent: every one until turned off. */
+  /** How many requests to fail (0: none); absent: every one until turned off. */
   times?: number;
   /** Sent as Retry-After and in the Status details; 429 defaults to 1 s, as kube-apiserver does. */
   retryAfterSeconds?: number;
@@ -362,7 +363,8 @@ export class StandInApiServer extends EventEmitter {
    */
   fail(kinds: RequestKinds, failure: StatusFailure | false): void {
     for (const kind of kindsOf(kinds)) {
-      if (failure) this.failures.set(kind, { failure, left: failure.times ?? Number.POSITIVE_INFINITY });
+      const left = failure ? (failure.times ?? Number.POSITIVE_INFINITY) : 0;
+      if (failure && left > 0) this.failures.set(kind, { failure, left });
       else this.failures.delete(kind);
     }
   }
@@ -378,14 +380,16 @@ export class StandInApiServer extends EventEmitter {
   }
 
   /**
-   * Cut the next response of `kind` in half, once (`cut(kind, false)` disarms it): for a watch, the
+   * Cut the next response of `kinds` in half, once (`cut(kinds, false)` disarms it): for a watch, the
    * next event line written to any watch (a replayed one included) is written half, and the socket
    * destroyed; for a list, the next list body (headers with its full Content-Length) is written
    * half, and the socket destroyed. No clean end either way, as when a connection breaks.
    */
-  cut(kind: RequestKind, on = true): void {
-    if (on) this.cuts.add(kind);
-    else this.cuts.delete(kind);
+  cut(kinds: RequestKinds, on = true): void {
+    for (const kind of kindsOf(kinds)) {
+      if (on) this.cuts.add(kind);
+      else this.cuts.delete(kind);
+    }
   }
 
   /** Turn every fault off: partition, stalls, black hole, failures, 410 on every watch, cuts. */
