@@ -404,7 +404,8 @@ export class StandInApiServer extends EventEmitter {
 
   /**
    * Resolves at the next request of `kind` that matches. Requests are emitted when they arrive and
-   * their answer is decided, failed, stalled and black-holed ones included, so await `answer`.
+   * their answer is decided, failed, stalled and black-holed ones included: match on `answer`
+   * when only some will do.
    */
   async next(kind: RequestKind, match: (r: RequestSeen) => boolean = () => true): Promise<RequestSeen> {
     for (;;) {
