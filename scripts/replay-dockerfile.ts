@@ -145,14 +145,18 @@ function replay(context: string, work: string): StageFs {
   return done.at(-1)!;
 }
 
-/** What the image holds is what the agent needs: no dev dependency, koffi's binary for this machine. */
+/**
+ * What the image holds is what the agent needs: no package the lockfile marks dev-only (typescript,
+ * esbuild, biome, ...), and koffi's prebuilt binary for this machine.
+ */
 function checkLayout(image: StageFs, context: string): void {
-  const pkg = JSON.parse(readFileSync(join(context, "package.json"), "utf8")) as {
-    devDependencies?: Record<string, string>;
+  const lock = JSON.parse(readFileSync(join(context, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { dev?: boolean }>;
   };
+  const app = at(image, ".");
+  for (const [path, entry] of Object.entries(lock.packages))
+    if (entry.dev && existsSync(join(app, path))) throw new Error(`the image holds the dev-only ${path}`);
   const modules = at(image, "node_modules");
-  for (const name of Object.keys(pkg.devDependencies ?? {}))
-    if (existsSync(join(modules, name))) throw new Error(`the image holds the dev dependency ${name}`);
   const koffi = join(modules, "@koromix", `koffi-${process.platform}-${process.arch}`);
   if (!existsSync(koffi))
     throw new Error(`the image lacks koffi's prebuilt binary (${relative(image.root, koffi)})`);
