@@ -10,12 +10,13 @@
  * the agent knew when it last ran, and its difference with the first whole list is what was removed
  * while it was away. A re-list replaces the slices known, as client-go's store does.
  */
+import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import type { AgentProtocol } from "./backend.js";
 import { type Before, EndpointCache } from "./endpoint-cache.js";
 import type { AgentMetrics } from "./metrics.js";
 import { type Clock, type Removal, RemovalTracker, systemClock, type TerminatingPolicy } from "./removals.js";
-import { objectId, readSlice, type SliceContent } from "./slice.js";
+import { objectId, readSlice, type Skip, type SliceContent } from "./slice.js";
 import type { SliceWatchEvents } from "./slice-watch.js";
 import type { StateFile } from "./state-file.js";
 import type { BatchError, BatchOutcome, Terminator } from "./terminator.js";
@@ -39,6 +40,8 @@ export interface AgentParts {
 
 /** How many error lines one batch logs; the rest are counted in the batch line. */
 const MAX_ERROR_LINES = 20;
+/** How many unnamed malformed objects are remembered as logged (then the memory starts again). */
+const MAX_UNNAMED_REMEMBERED = 1000;
 
 export class Agent implements SliceWatchEvents {
   private readonly cache = new EndpointCache();
@@ -54,6 +57,8 @@ export class Agent implements SliceWatchEvents {
   private batches: Promise<void> | undefined;
   private saveTimer: unknown;
   private watchesOpened = 0;
+  /** Digests of the objects without a name that were logged. */
+  private readonly unnamedSeen = new Set<string>();
 
   constructor(
     private readonly settings: AgentSettings,
@@ -190,15 +195,30 @@ export class Agent implements SliceWatchEvents {
   /** Read a raw slice; log and count what was skipped, once per version of the slice. */
   private read(raw: unknown): SliceContent | undefined {
     const { content, skipped } = readSlice(raw, this.protocols);
-    if (skipped.length > 0) {
-      const before = content && this.cache.slice(content.id);
-      if (!before || before.resourceVersion !== content.resourceVersion || content.resourceVersion === "")
-        this.skippedParts(content?.id ?? "(no metadata)", skipped);
+    if (skipped.length === 0) return content;
+    if (!content) {
+      this.skippedObject(raw, skipped);
+      return undefined;
     }
+    // Without a resourceVersion (a real server always sends one), the object's text is its version.
+    if (content.resourceVersion === "") content.resourceVersion = `sha256:${digestOf(raw)}`;
+    if (this.cache.slice(content.id)?.resourceVersion !== content.resourceVersion)
+      this.skippedParts(content.id, skipped);
     return content;
   }
 
-  private skippedParts(slice: string, skipped: readonly { reason: string; detail: string }[]): void {
+  /** An object without a name has no version to remember: it is known by its text. */
+  private skippedObject(raw: unknown, skipped: readonly Skip[]): void {
+    const digest = createHash("sha256")
+      .update(JSON.stringify(raw) ?? "undefined")
+      .digest("base64");
+    if (this.unnamedSeen.has(digest)) return;
+    if (this.unnamedSeen.size >= MAX_UNNAMED_REMEMBERED) this.unnamedSeen.clear();
+    this.unnamedSeen.add(digest);
+    this.skippedParts("(no metadata)", skipped);
+  }
+
+  private skippedParts(slice: string, skipped: readonly Skip[]): void {
     for (const s of skipped) this.parts.metrics.skipped.inc({ reason: s.reason });
     this.parts.logger.warn({ slice, skipped: skipped.map((s) => s.detail) }, "endpointslice parts skipped");
   }
@@ -286,7 +306,17 @@ export class Agent implements SliceWatchEvents {
   }
 }
 
-/** A batch error as pino's `err` field shows errors: type, message, code. */
-function errorOf(e: BatchError): { type: string; message: string; code?: string } {
-  return { type: "SockdiagError", message: e.message, ...(e.code ? { code: e.code } : {}) };
+/** The digest of an object's text, less the apiVersion and kind that watch events carry and list items do not. */
+function digestOf(raw: unknown): string {
+  const {
+    apiVersion: _a,
+    kind: _k,
+    ...rest
+  } = (typeof raw === "object" && raw !== null ? raw : { raw }) as Record<string, unknown>;
+  return createHash("sha256").update(JSON.stringify(rest)).digest("base64");
+}
+
+/** A batch error as pino's `err` field shows errors: message and code. */
+function errorOf(e: BatchError): { message: string; code?: string } {
+  return { message: e.message, ...(e.code ? { code: e.code } : {}) };
 }

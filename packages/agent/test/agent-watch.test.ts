@@ -3,8 +3,6 @@
  * terminator: what becomes a removal batch, across re-lists, dropped connections and restarts.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AgentBackend } from "../src/backend.js";
 import { StateFile } from "../src/state-file.js";
@@ -155,9 +153,16 @@ describe("agent and the stand-in API server", () => {
     // Writes to other resources move the store's resourceVersion past the last slice event.
     api.touch();
     api.touch();
-    api.bookmark();
     const bookmarked = api.resourceVersion;
-    await until(() => t.agent.resourceVersion() === bookmarked, 5000, "the bookmark to reach the informer");
+    // Ready comes with the list; the watch opens just after: bookmark until it has one.
+    await until(
+      () => {
+        api.bookmark();
+        return t.agent.resourceVersion() === bookmarked;
+      },
+      5000,
+      "the bookmark to reach the agent",
+    );
     assert.notEqual(before, bookmarked);
     api.compact();
     const lists = api.counts.list;

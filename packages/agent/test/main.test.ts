@@ -4,11 +4,12 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { readFile } from "node:fs/promises";
+import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { StateFile } from "../src/state-file.js";
 import { StandInApiServer, scratchDir, udpSlice } from "./kit/index.js";
 
 const BIN = fileURLToPath(new URL("../src/main.js", import.meta.url));
@@ -74,9 +75,41 @@ describe("sockdiag-agent bin", () => {
     const [code] = await once(child, "exit");
     assert.equal(code, 0);
     assert.ok(lines.some((l) => l.msg === "agent stopped"));
-    const saved = JSON.parse(await readFile(join(dir.path, "state", "backends.json"), "utf8")) as {
-      backends: { address: string }[];
+    const saved = await new StateFile(join(dir.path, "state")).load();
+    assert.deepEqual([...saved.backends.keys()].sort(), ["10.9.0.1:53/udp", "10.9.0.2:53/udp"]);
+  });
+
+  test("no cluster configuration, or a state directory others may write: one JSON line and exit 1", async () => {
+    const dir = await scratchDir("bin-fail");
+    cleanups.push(dir.remove);
+    const bare: NodeJS.ProcessEnv = { ...env };
+    for (const k of ["KUBECONFIG", "KUBERNETES_SERVICE_HOST", "SOCKDIAG_AGENT_KUBECONFIG"]) delete bare[k];
+    const none = spawnSync(process.execPath, [BIN, "--state-dir", dir.path], { encoding: "utf8", env: bare });
+    assert.equal(none.status, 1);
+    assert.equal(none.stderr, "");
+    const lines = none.stdout.trim().split("\n");
+    assert.equal(lines.length, 1, none.stdout);
+    const line = JSON.parse(lines[0]!) as { level: number; msg: string; err: { message: string } };
+    assert.equal(line.level, 60);
+    assert.match(line.err.message, /no Kubernetes configuration: give --kubeconfig/);
+    // KUBECONFIG is read when no flag names a file; a state directory writable by others is refused.
+    const api = await StandInApiServer.start();
+    cleanups.push(() => api.close());
+    const kubeconfig = await api.writeKubeconfig(join(dir.path, "kubeconfig.json"));
+    const open = join(dir.path, "open");
+    await mkdir(open, { mode: 0o777 });
+    await chmod(open, 0o777);
+    const refused = spawnSync(process.execPath, [BIN, "--state-dir", open, "--listen", "127.0.0.1:0"], {
+      encoding: "utf8",
+      env: { ...bare, KUBECONFIG: kubeconfig },
+    });
+    assert.equal(refused.status, 1);
+    const last = JSON.parse(refused.stdout.trim().split("\n").pop()!) as {
+      msg: string;
+      err: { message: string };
     };
-    assert.deepEqual(saved.backends.map((b) => b.address).sort(), ["10.9.0.1", "10.9.0.2"]);
+    assert.equal(last.msg, "cannot start");
+    assert.match(last.err.message, new RegExp(`state directory ${open}: .*writable`));
+    assert.equal(api.counts.list, 0, "nothing was asked of the API server");
   });
 });
