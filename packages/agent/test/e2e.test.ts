@@ -194,6 +194,69 @@ describeAsRoot("sockdiag-agent end to end", () => {
     await second.stop();
   });
 
+  test("a restart whose first list holds a malformed slice: nothing saved is terminated, and the watch runs", async () => {
+    const svc = service([A, B]);
+    const dir = await scratchDir("malformed");
+    cleanups.push(dir.remove);
+    const first = await agent({}, dir.path);
+    await first.stop();
+    const [a, b] = [await scene.clients(A), await scene.clients(B)];
+    const bad = udpSlice(`${svc.name}-bad`, svc.name, scene.port, [C]) as unknown as Record<string, unknown>;
+    delete bad.metadata;
+    sliceNames.add(`${svc.name}-bad`);
+    api.applyRaw("default", `${svc.name}-bad`, bad);
+    const second = await agent({}, dir.path);
+    const synced = second.logs.find((l) => l.msg === "endpointslices synced")!;
+    assert.equal(synced.removedWhileAway, 0);
+    assert.equal((await fetch(`${second.url}/readyz`)).status, 200);
+    svc.set(0, [B]);
+    await scene.aborted(a, ABORT_WAIT_MS);
+    await scene.assertAlive(b, "clients of B");
+    await batchesDone(second, 1);
+    assert.equal(await metric(second.url, "sockdiag_agent_removals_total"), 1);
+  });
+
+  test("a port outside 1-65535 is skipped, not terminated: the agent keeps working", async () => {
+    const svc = service([A, B]);
+    const zero = `${svc.name}-zero`;
+    sliceNames.add(zero);
+    api.apply(udpSlice(zero, svc.name, 0, [C]));
+    const t = await agent();
+    const [a, c] = [await scene.clients(A), await scene.clients(C)];
+    api.apply(udpSlice(zero, svc.name, 0, []));
+    svc.set(0, [B]);
+    await scene.aborted(a, ABORT_WAIT_MS);
+    await batchesDone(t, 1);
+    await scene.assertAlive(c, "clients of C");
+    assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
+    assert.equal(await metric(t.url, 'sockdiag_agent_slice_parts_skipped_total{reason="port"}'), 2);
+  });
+
+  test("::ffff:a.b.c.d in an IPv6 slice is the IPv4 backend: it leaves only when no Service lists it", async () => {
+    const v4 = service([A, B]);
+    const v6 = `${v4.name}-v6`;
+    const v6Slice = (addresses: string[]) =>
+      endpointSlice({
+        name: v6,
+        service: `${v4.name}6`,
+        addressType: "IPv6",
+        ports: [{ name: "dns", port: scene.port, protocol: "UDP" }],
+        endpoints: addresses.map((address) => ({ addresses: [address], ready: true })),
+      });
+    sliceNames.add(v6);
+    api.apply(v6Slice([`::ffff:${A}`]));
+    const t = await agent();
+    const [a, b] = [await scene.clients(A), await scene.clients(B)];
+    // The mapped form leaves its Service, and B leaves its own: one batch, B's clients only.
+    api.apply(v6Slice([]));
+    v4.set(0, [A]);
+    await scene.aborted(b, ABORT_WAIT_MS);
+    await batchesDone(t, 1);
+    await scene.assertAlive(a, "clients of A, still listed by the IPv4 Service");
+    v4.set(0, []);
+    await scene.aborted(a, ABORT_WAIT_MS);
+  });
+
   test("a DNAT'd client (Service virtual IP): after the removal its next datagram reaches a live backend", async () => {
     const VIP = "127.13.200.1";
     const node = scene.nodes[0]!;
