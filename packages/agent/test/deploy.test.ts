@@ -1,10 +1,16 @@
 /**
- * The manifests in deploy/, loaded as Kubernetes objects by the client library (a field it does not
- * know is dropped, so a misspelt field fails here), checked against what the agent needs on a node.
+ * deploy/ as `kubectl apply -k deploy/` applies it: rendered by `kubectl kustomize` (Debian's
+ * kubernetes-client; CI installs it, and without it this suite fails in CI and is skipped loudly
+ * elsewhere), loaded as Kubernetes objects by the client library (a field it does not know is
+ * dropped, so a misspelt field fails here), and checked against what the agent needs on a node.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import {
   loadAllYaml,
   type V1ClusterRole,
@@ -12,48 +18,89 @@ import {
   type V1DaemonSet,
   type V1ServiceAccount,
 } from "@kubernetes/client-node";
-import { DEFAULT_NETNS_DIRS } from "../src/options.js";
+import { DEFAULT_NETNS_DIRS, parseOptions } from "../src/options.js";
 
-const deploy = new URL("../../../../deploy/", import.meta.url);
-const read = (name: string) => readFileSync(new URL(name, deploy), "utf8");
-const objects = [...loadAllYaml(read("rbac.yaml")), ...loadAllYaml(read("daemonset.yaml"))] as {
+const DEPLOY = fileURLToPath(new URL("../../../../deploy/", import.meta.url));
+const read = (name: string) => readFileSync(join(DEPLOY, name), "utf8");
+const agentVersion = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+interface Rendered {
   kind: string;
-}[];
-/** The client library's model instances as plain data, for deepEqual. */
-const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
-const one = <T>(kind: string): T => {
-  const found = objects.filter((o) => o.kind === kind);
-  assert.equal(found.length, 1, `one ${kind}`);
-  return found[0] as T;
-};
+  metadata?: { name?: string; namespace?: string };
+}
 
-describe("deploy/ manifests", () => {
-  const ds = one<V1DaemonSet>("DaemonSet");
-  const pod = ds.spec!.template.spec!;
-  const container = pod.containers[0]!;
-  const env = new Map((container.env ?? []).map((e) => [e.name, e.value]));
+/** `kubectl kustomize DIR` as objects. */
+function kustomize(dir: string): Rendered[] {
+  const r = spawnSync("kubectl", ["kustomize", dir], { encoding: "utf8" });
+  if (r.error) throw new Error(`kubectl (Debian package kubernetes-client) is needed: ${r.error.message}`);
+  assert.equal(r.status, 0, r.stderr);
+  return loadAllYaml(r.stdout) as Rendered[];
+}
 
-  test("DaemonSet: host PID and network, every node, the capabilities the agent needs", () => {
-    assert.equal(pod.hostPID, true);
-    assert.equal(pod.hostNetwork, true);
-    assert.deepEqual(plain(pod.tolerations), [{ operator: "Exists" }]);
-    assert.equal(pod.containers.length, 1);
-    const caps = container.securityContext?.capabilities?.add ?? [];
+const haveKubectl = spawnSync("kubectl", ["version", "--client"]).error === undefined;
+if (!haveKubectl && process.env.CI !== "true")
+  process.stderr.write("\n*** deploy/ tests skipped: no kubectl (Debian package kubernetes-client) ***\n\n");
+
+(haveKubectl || process.env.CI === "true" ? describe : describe.skip)("deploy/ (kubectl kustomize)", () => {
+  const objects = haveKubectl ? kustomize(DEPLOY) : [];
+  /** The client library's model instances as plain data, for deepEqual. */
+  const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+  const one = <T>(kind: string): T => {
+    const found = objects.filter((o) => o.kind === kind);
+    assert.equal(found.length, 1, `one ${kind}`);
+    return found[0] as T;
+  };
+
+  test("renders", () => {
+    assert.deepEqual(objects.map((o) => o.kind).sort(), [
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "DaemonSet",
+      "ServiceAccount",
+    ]);
+  });
+
+  const ds = () => one<V1DaemonSet>("DaemonSet");
+  const pod = () => ds().spec!.template.spec!;
+  const container = () => {
+    assert.equal(pod().containers.length, 1);
+    return pod().containers[0]!;
+  };
+  const env = () => container().env ?? [];
+  const envValue = (name: string) => env().find((e) => e.name === name)?.value;
+
+  test("namespace and image are set once, in kustomization.yaml; the tag is the agent's version", () => {
+    for (const kind of ["ServiceAccount", "DaemonSet"])
+      assert.equal(one<Rendered>(kind).metadata?.namespace, "kube-system", kind);
+    for (const file of ["rbac.yaml", "daemonset.yaml"])
+      assert.doesNotMatch(read(file), /^\s*namespace:/m, file);
+    assert.equal(container().image, `sockdiag-agent:${agentVersion}`);
+    assert.match(read("daemonset.yaml"), /^\s*image: sockdiag-agent$/m, "no tag in daemonset.yaml");
+  });
+
+  test("DaemonSet: host PID and network, every node, the capabilities the agent needs, seccomp", () => {
+    assert.equal(pod().hostPID, true);
+    assert.equal(pod().hostNetwork, true);
+    assert.deepEqual(plain(pod().tolerations), [{ operator: "Exists" }]);
+    const caps = container().securityContext?.capabilities?.add ?? [];
     for (const cap of ["NET_ADMIN", "SYS_ADMIN", "SYS_PTRACE"]) assert.ok(caps.includes(cap), cap);
-    assert.equal(container.securityContext?.privileged ?? false, false);
-    assert.deepEqual(plain(ds.spec!.selector.matchLabels), plain(ds.spec!.template.metadata!.labels));
+    assert.equal(container().securityContext?.privileged ?? false, false);
+    assert.equal(pod().securityContext?.seccompProfile?.type, "RuntimeDefault");
+    assert.deepEqual(plain(ds().spec!.selector.matchLabels), plain(ds().spec!.template.metadata!.labels));
   });
 
   test("pin directories mounted with HostToContainer propagation; the state dir on a hostPath", () => {
-    const volumes = new Map((pod.volumes ?? []).map((v) => [v.name, v]));
-    const mounts = container.volumeMounts ?? [];
+    const volumes = new Map((pod().volumes ?? []).map((v) => [v.name, v]));
+    const mounts = container().volumeMounts ?? [];
     for (const dir of DEFAULT_NETNS_DIRS) {
       const mount = mounts.find((m) => m.mountPath === dir);
       assert.ok(mount, `${dir} is mounted`);
       assert.equal(mount.mountPropagation, "HostToContainer", dir);
       assert.equal(volumes.get(mount.name)?.hostPath?.path, dir);
     }
-    const stateDir = env.get("SOCKDIAG_AGENT_STATE_DIR");
+    const stateDir = envValue("SOCKDIAG_AGENT_STATE_DIR");
     assert.ok(stateDir);
     const state = mounts.find((m) => m.mountPath === stateDir);
     assert.ok(state, "the state dir is mounted");
@@ -61,22 +108,54 @@ describe("deploy/ manifests", () => {
     assert.equal(volumes.get(state.name)?.hostPath?.type, "DirectoryOrCreate");
   });
 
-  test("probes: /healthz and /readyz on the address the agent listens on", () => {
-    const [host, port] = (env.get("SOCKDIAG_AGENT_LISTEN") ?? "").split(":");
-    assert.equal(container.livenessProbe?.httpGet?.path, "/healthz");
-    assert.equal(container.readinessProbe?.httpGet?.path, "/readyz");
-    for (const probe of [container.livenessProbe!, container.readinessProbe!]) {
-      assert.equal(String(probe.httpGet!.port), port);
-      assert.equal(probe.httpGet!.host, host);
+  test("listens on the node's own address (downward API status.hostIP), IPv4 and IPv6 alike", () => {
+    const names = env().map((e) => e.name);
+    const hostIp = env().find((e) => e.name === "HOST_IP");
+    assert.equal(hostIp?.valueFrom?.fieldRef?.fieldPath, "status.hostIP");
+    // $(HOST_IP) is expanded only when HOST_IP comes before the variable that uses it.
+    assert.ok(names.indexOf("HOST_IP") < names.indexOf("SOCKDIAG_AGENT_LISTEN"));
+    const listen = envValue("SOCKDIAG_AGENT_LISTEN")!;
+    assert.match(listen, /^\[\$\(HOST_IP\)\]:\d+$/);
+    for (const ip of ["10.0.0.7", "fd00::7"]) {
+      const command = parseOptions([], { SOCKDIAG_AGENT_LISTEN: listen.replace("$(HOST_IP)", ip) });
+      assert.ok("run" in command);
+      assert.deepEqual(command.run.listen, { host: ip, port: 9813 });
     }
+  });
+
+  test("the metrics port is named; probes and scrape annotations follow the listen address", () => {
+    const port = Number(/:(\d+)$/.exec(envValue("SOCKDIAG_AGENT_LISTEN")!)![1]);
+    assert.deepEqual(plain(container().ports), [{ name: "metrics", containerPort: port, protocol: "TCP" }]);
+    const { livenessProbe, readinessProbe } = container();
+    assert.equal(livenessProbe?.httpGet?.path, "/healthz");
+    assert.equal(readinessProbe?.httpGet?.path, "/readyz");
+    for (const probe of [livenessProbe!, readinessProbe!]) {
+      assert.equal(probe.httpGet!.port, "metrics");
+      // No host: kubelet asks the pod IP, under hostNetwork the node's, where the agent listens.
+      assert.equal(probe.httpGet!.host, undefined);
+    }
+    assert.deepEqual(plain(ds().spec!.template.metadata!.annotations), {
+      "prometheus.io/scrape": "true",
+      "prometheus.io/port": String(port),
+      "prometheus.io/path": "/metrics",
+    });
+  });
+
+  test("daemonset.yaml says which probe is which, and where the resources come from", () => {
+    const source = read("daemonset.yaml");
+    assert.match(source, /# Liveness, \/healthz: [^\n]*\n(\s*#[^\n]*\n)*\s*livenessProbe:/);
+    assert.match(source, /# Readiness, \/readyz: [^\n]*\n(\s*#[^\n]*\n)*\s*readinessProbe:/);
+    assert.match(source, /npm run bench -w sockdiag-agent[^\n]*\n(\s*#[^\n]*\n)*\s*resources:/);
+    const { requests, limits } = container().resources!;
+    assert.ok(requests?.cpu && requests.memory && limits?.memory);
+    assert.equal(limits.cpu, undefined, "no CPU limit: a throttled agent is a late one");
   });
 
   test("RBAC: the service account may get, list and watch EndpointSlices, nothing more", () => {
     const sa = one<V1ServiceAccount>("ServiceAccount");
     const role = one<V1ClusterRole>("ClusterRole");
     const binding = one<V1ClusterRoleBinding>("ClusterRoleBinding");
-    assert.equal(pod.serviceAccountName, sa.metadata!.name);
-    assert.equal(sa.metadata!.namespace, ds.metadata!.namespace);
+    assert.equal(pod().serviceAccountName, sa.metadata!.name);
     assert.deepEqual(
       role.rules!.map((r) => ({
         apiGroups: r.apiGroups,
@@ -95,22 +174,26 @@ describe("deploy/ manifests", () => {
     ]);
   });
 
-  test("Dockerfile: runs the agent's bin on the Node version CI tests", () => {
-    const dockerfile = read("Dockerfile");
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      bin: Record<string, string>;
-    };
-    const bin = pkg.bin["sockdiag-agent"]!.replace(/^\.\//, "");
-    assert.match(
-      dockerfile,
-      new RegExp(`ENTRYPOINT \\["node", "/app/packages/agent/${bin.replace(/\./g, "\\.")}"\\]`),
-    );
-    assert.match(dockerfile, /^FROM node:20-/m);
-    assert.match(dockerfile, /npm ci --no-audit --no-fund/);
-    assert.doesNotMatch(
-      dockerfile,
-      /--omit=optional|--no-optional/,
-      "koffi's binary comes through an optional dependency",
-    );
+  test("the PodMonitor component, as kustomization.yaml's comment enables it, scrapes the named port", () => {
+    const copy = mkdtempSync(join(tmpdir(), "sockdiag-agent-deploy-"));
+    try {
+      cpSync(DEPLOY, copy, { recursive: true });
+      const base = read("kustomization.yaml");
+      const enabled = base.replace("# components:\n#   - podmonitor\n", "components:\n  - podmonitor\n");
+      assert.notEqual(enabled, base, "kustomization.yaml holds the commented-out component");
+      writeFileSync(join(copy, "kustomization.yaml"), enabled);
+      const rendered = kustomize(copy);
+      const monitors = rendered.filter((o) => o.kind === "PodMonitor") as (Rendered & {
+        spec: { selector: { matchLabels: unknown }; podMetricsEndpoints: unknown };
+      })[];
+      assert.equal(monitors.length, 1);
+      const [monitor] = monitors;
+      assert.equal(monitor!.metadata?.namespace, "kube-system");
+      assert.deepEqual(monitor!.spec.selector.matchLabels, plain(ds().spec!.template.metadata!.labels));
+      assert.deepEqual(monitor!.spec.podMetricsEndpoints, [{ port: "metrics", path: "/metrics" }]);
+      assert.equal(rendered.length, objects.length + 1);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 });
