@@ -19,6 +19,7 @@ import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { tmpdir } from "node:os";
 import { basename, dirname, join, posix, relative } from "node:path";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { dockerignore, parseDockerfile, type Stage, type Step } from "./dockerfile.js";
 
@@ -190,6 +191,24 @@ function checkHelp(image: StageFs): void {
   log("ENTRYPOINT --help: ok");
 }
 
+/** Ask `url` until it answers 200 with a body `ok` accepts, for at most WAIT_MS. */
+async function answers(url: string, ok: (body: string) => boolean): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  let last = "no answer";
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url);
+      const body = await res.text();
+      if (res.status === 200 && ok(body)) return;
+      last = `${res.status}: ${body}`;
+    } catch (err) {
+      last = String(err);
+    }
+    await sleep(50);
+  }
+  throw new Error(`${url} did not answer as expected within ${WAIT_MS} ms; last: ${last}`);
+}
+
 /** Run the entrypoint against the stand-in API server until it has acted on one removal. */
 async function checkAgainstStandIn(image: StageFs, work: string): Promise<void> {
   const kit = (await import(
@@ -235,15 +254,10 @@ async function checkAgainstStandIn(image: StageFs, work: string): Promise<void> 
       const started = await logged("agent started");
       await logged("endpointslices synced");
       const base = `http://${String(started.listen)}`;
-      for (const path of ["/healthz", "/readyz"]) {
-        const res = await fetch(base + path);
-        if (res.status !== 200) throw new Error(`${path} answered ${res.status}`);
-      }
+      for (const path of ["/healthz", "/readyz"]) await answers(base + path, () => true);
       api.apply(kit.udpSlice("dns-a", "dns", 53, ["10.9.0.1"]));
       const batch = await logged("removal batch");
-      const metrics = await (await fetch(`${base}/metrics`)).text();
-      if (!/^sockdiag_agent_batches_total 1$/m.test(metrics))
-        throw new Error(`/metrics: no sockdiag_agent_batches_total 1 after the batch:\n${metrics}`);
+      await answers(`${base}/metrics`, (text) => /^sockdiag_agent_batches_total 1$/m.test(text));
       log(`ENTRYPOINT against the stand-in API server: ready, removal batch ${JSON.stringify(batch)}`);
       child.kill("SIGTERM");
       const code = await exited;
@@ -257,14 +271,23 @@ async function checkAgainstStandIn(image: StageFs, work: string): Promise<void> 
   }
 }
 
+/** `git ARGS` in `cwd`; its stdout. */
+function git(cwd: string, ...args: string[]): string {
+  const r = spawnSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (r.status !== 0) throw new Error(`git ${args.join(" ")} in ${cwd} failed`);
+  return r.stdout;
+}
+
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), "sockdiag-replay-"));
   try {
     const context = join(work, "context");
-    const clone = spawnSync("git", ["clone", "--quiet", "--no-hardlinks", ROOT, context], {
-      stdio: "inherit",
-    });
-    if (clone.status !== 0) throw new Error(`git clone ${ROOT} failed`);
+    const head = git(ROOT, "rev-parse", "HEAD").trim();
+    if (git(ROOT, "status", "--porcelain", "--untracked-files=no") !== "")
+      log("the checkout has uncommitted changes: they are not part of the clean clone replayed");
+    git(ROOT, "clone", "--quiet", "--no-hardlinks", ROOT, context);
+    git(context, "checkout", "--quiet", "--detach", head);
+    log(`replaying ${DOCKERFILE} of ${head}`);
     const image = replay(context, work);
     checkLayout(image, context);
     checkHelp(image);
