@@ -1,5 +1,6 @@
 /**
- * `npm run bench -w sockdiag-agent` (also the "agent" section of the root `npm run bench`): how
+ * `npm run bench -w sockdiag-agent [-- scale|latency]` (also the "agent" section of the root `npm
+ * run bench`). "scale" (bench/scale.ts): the agent over 100,000 endpoints. "latency": how
  * long the agent takes from the watch event that removes backends to the end of the batch that
  * destroyed their sockets, and the agent's event-loop delay meanwhile. The agent runs in-process
  * against the stand-in API server with --coalesce 0 (the window is a deliberate wait, added on
@@ -26,6 +27,7 @@ import {
   udpSlice,
   until,
 } from "../test/kit/index.js";
+import { scaleBench } from "./scale.js";
 
 const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 100);
 /** Bound or connected elsewhere: sockets the dumps walk past. */
@@ -133,7 +135,7 @@ async function round(
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function main(): Promise<void> {
+async function latencyBench(): Promise<string[]> {
   const dir = join(tmpdir(), `sdt-agent-${process.pid}-bench`);
   mkdirSync(dir);
   const names = Array.from({ length: NAMESPACES }, (_, i) => `ns${i}`);
@@ -217,7 +219,16 @@ async function main(): Promise<void> {
     await state.remove();
     await api.close();
   }
-  console.log(out.join("\n"));
+  return out;
+}
+
+async function main(): Promise<void> {
+  const asked = process.argv.slice(2);
+  const sections = { scale: scaleBench, latency: latencyBench };
+  for (const name of asked)
+    if (!(name in sections)) throw new Error(`unknown section ${name} (scale, latency)`);
+  for (const [name, run] of Object.entries(sections))
+    if (asked.length === 0 || asked.includes(name)) console.log((await run()).join("\n"));
 }
 
 main().catch((err: Error) => {

@@ -40,6 +40,8 @@ export interface AgentParts {
 
 /** How many error lines one batch logs; the rest are counted in the batch line. */
 const MAX_ERROR_LINES = 20;
+/** Slices applied between two turns of the event loop. */
+const APPLY_CHUNK = 500;
 /** How many unnamed malformed objects are remembered as logged (then the memory starts again). */
 const MAX_UNNAMED_REMEMBERED = 1000;
 
@@ -52,6 +54,8 @@ export class Agent implements SliceWatchEvents {
   /** The list in progress, by slice id. */
   private staged: Map<string, SliceContent> | undefined;
   private synced = false;
+  /** A list is being applied. */
+  private applying = false;
   private failed = false;
   private stopping = false;
   private batches: Promise<void> | undefined;
@@ -118,21 +122,43 @@ export class Agent implements SliceWatchEvents {
     }
   }
 
-  listed(count: number): void {
+  /**
+   * Apply the staged list: slices gone from it are removed, new and changed ones put, in chunks
+   * with a turn of the event loop between (nothing else changes the cache meanwhile: the watch
+   * waits, and removals are looked at only once the whole list is in).
+   */
+  async listed(count: number): Promise<void> {
     const staged = this.staged ?? new Map<string, SliceContent>();
     this.staged = undefined;
+    this.applying = true;
     const touched = new Map<string, Before>();
     const merge = (changes: Map<string, Before>) => {
-      for (const [key, before] of changes) if (!touched.has(key)) touched.set(key, before);
+      // A backend absent before and not pending cannot make a removal: not worth remembering.
+      for (const [key, before] of changes)
+        if (!touched.has(key) && (before.status !== "absent" || this.tracker.isPending(key)))
+          touched.set(key, before);
     };
-    const gone = [...this.cache.sliceIds()].filter((id) => !staged.has(id));
-    for (const id of gone) merge(this.cache.remove(id));
-    for (const content of staged.values())
-      if (this.cache.slice(content.id) !== content) merge(this.cache.put(content));
+    try {
+      let done = 0;
+      const turn = async () => {
+        if (++done % APPLY_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));
+      };
+      for (const id of [...this.cache.sliceIds()].filter((id) => !staged.has(id))) {
+        merge(this.cache.remove(id));
+        await turn();
+      }
+      for (const content of staged.values()) {
+        if (this.cache.slice(content.id) !== content) merge(this.cache.put(content));
+        await turn();
+      }
+    } finally {
+      this.applying = false;
+    }
     this.changed(touched);
     this.parts.metrics.lists.inc();
     if (this.synced) {
       this.parts.logger.info({ slices: count, changed: touched.size }, "endpointslices listed again");
+      this.saveSoon(0);
       return;
     }
     this.synced = true;
@@ -297,9 +323,10 @@ export class Agent implements SliceWatchEvents {
   }
 
   private save(): Promise<void> {
-    const known = [...this.tracker.known()];
-    this.parts.metrics.backends.set(known.length);
-    return this.parts.state.save(known).catch((err: unknown) => {
+    // A save during a re-list's apply would write half of it; the apply saves when it is done.
+    if (this.applying) return Promise.resolve();
+    this.parts.metrics.backends.set(this.cache.backendCount + this.tracker.unsettledCount);
+    return this.parts.state.save(this.tracker.known()).catch((err: unknown) => {
       this.parts.metrics.errors.inc({ where: "state" });
       this.parts.logger.error({ err, path: this.parts.state.path }, "state not saved");
     });

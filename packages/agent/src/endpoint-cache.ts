@@ -22,20 +22,23 @@ const ABSENT: Before = Object.freeze({ status: "absent", services: Object.freeze
 interface Entry {
   serving: number;
   terminating: number;
-  /** The Service ("namespace/service", or "(slice ns/name)" without one) of each listing. */
-  listedBy: string[];
+  /**
+   * The Service ("namespace/service", or "(slice ns/name)" without one) of each listing: one
+   * string for the usual single listing, a list past it (an array per backend costs ~40 bytes).
+   */
+  listedBy: string | string[];
 }
 
 export class EndpointCache {
-  private readonly slices = new Map<string, SliceContent>();
+  private readonly byId = new Map<string, SliceContent>();
   private readonly entries = new Map<string, Entry>();
 
   /** Put a slice (added or modified); returns the backends whose listings changed, as they were. */
   put(slice: SliceContent): Map<string, Before> {
     const touched = new Map<string, Before>();
-    const old = this.slices.get(slice.id);
+    const old = this.byId.get(slice.id);
     if (old) this.count(old, -1, touched);
-    this.slices.set(slice.id, slice);
+    this.byId.set(slice.id, slice);
     this.count(slice, +1, touched);
     return touched;
   }
@@ -43,9 +46,9 @@ export class EndpointCache {
   /** Remove a slice (deleted); returns the backends whose listings changed, as they were. */
   remove(id: string): Map<string, Before> {
     const touched = new Map<string, Before>();
-    const old = this.slices.get(id);
+    const old = this.byId.get(id);
     if (old) {
-      this.slices.delete(id);
+      this.byId.delete(id);
       this.count(old, -1, touched);
     }
     return touched;
@@ -53,12 +56,17 @@ export class EndpointCache {
 
   /** The slice kept under `id`. */
   slice(id: string): SliceContent | undefined {
-    return this.slices.get(id);
+    return this.byId.get(id);
+  }
+
+  /** Every slice kept. */
+  slices(): IterableIterator<SliceContent> {
+    return this.byId.values();
   }
 
   /** The ids of every slice kept. */
   sliceIds(): IterableIterator<string> {
-    return this.slices.keys();
+    return this.byId.keys();
   }
 
   status(key: string): BackendStatus {
@@ -69,8 +77,9 @@ export class EndpointCache {
 
   /** The Services listing the backend now, each once. */
   servicesOf(key: string): string[] {
-    const listedBy = this.entries.get(key)?.listedBy ?? [];
-    return listedBy.length < 2 ? [...listedBy] : [...new Set(listedBy)];
+    const listedBy = this.entries.get(key)?.listedBy;
+    if (listedBy === undefined) return [];
+    return typeof listedBy === "string" ? [listedBy] : [...new Set(listedBy)];
   }
 
   /** Every backend listed by some slice. */
@@ -79,7 +88,7 @@ export class EndpointCache {
   }
 
   get sliceCount(): number {
-    return this.slices.size;
+    return this.byId.size;
   }
 
   get backendCount(): number {
@@ -93,14 +102,23 @@ export class EndpointCache {
       if (!touched.has(key))
         touched.set(key, entry ? { status: this.status(key), services: this.servicesOf(key) } : ABSENT);
       if (!entry) {
-        entry = { serving: 0, terminating: 0, listedBy: [] };
+        entry = { serving: 0, terminating: 0, listedBy: group };
         this.entries.set(key, entry);
+      } else if (delta > 0) {
+        entry.listedBy =
+          typeof entry.listedBy === "string" ? [entry.listedBy, group] : [...entry.listedBy, group];
       }
       if (slice.terminating?.has(key)) entry.terminating += delta;
       else entry.serving += delta;
-      if (delta > 0) entry.listedBy.push(group);
-      else entry.listedBy.splice(entry.listedBy.indexOf(group), 1);
-      if (entry.serving === 0 && entry.terminating === 0) this.entries.delete(key);
+      if (entry.serving === 0 && entry.terminating === 0) {
+        this.entries.delete(key);
+        continue;
+      }
+      if (delta < 0 && typeof entry.listedBy !== "string") {
+        const rest = [...entry.listedBy];
+        rest.splice(rest.indexOf(group), 1);
+        entry.listedBy = rest.length === 1 ? rest[0]! : rest;
+      }
     }
   }
 }

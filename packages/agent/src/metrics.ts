@@ -89,7 +89,7 @@ export class AgentMetrics {
   });
   readonly backends = new Gauge({
     name: `${PREFIX}backends`,
-    help: "Backends known (terminated if they go away)",
+    help: "Backends listed by some EndpointSlice, and removals not yet settled (terminated if they go away)",
     registers: [this.registry],
   });
   readonly pending = new Gauge({

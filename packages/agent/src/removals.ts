@@ -9,7 +9,7 @@
  */
 import { type AgentBackend, parseBackendKey } from "./backend.js";
 import type { BackendStatus, Before, EndpointCache } from "./endpoint-cache.js";
-import type { KnownBackend } from "./state-file.js";
+import type { KnownGroup } from "./state-file.js";
 
 /** What happens to clients of a terminating (not yet removed) backend. */
 export type TerminatingPolicy = "terminate" | "keep";
@@ -133,14 +133,33 @@ export class RemovalTracker {
   }
 
   /**
-   * Every backend that must be terminated if it goes away while the agent is not running: the live
-   * ones, and the removals not yet settled. Read lazily: consume it at once.
+   * Every backend that must be terminated if it goes away while the agent is not running, by
+   * Service: the live ones as their slices list them (a backend listed twice comes twice), and the
+   * removals not yet settled. Read lazily, from the cache's slices: consume it at once.
    */
-  *known(): IterableIterator<KnownBackend> {
-    for (const key of this.cache.keys())
-      if (this.isLive(this.cache.status(key))) yield { key, services: this.cache.servicesOf(key) };
-    for (const r of [...this.pending.values(), ...this.inFlight.values()])
-      if (!this.isLive(this.cache.status(r.key))) yield { key: r.key, services: r.services };
+  *known(): IterableIterator<KnownGroup> {
+    for (const slice of this.cache.slices()) {
+      // A key this slice lists as serving is live; only those it lists as terminating need a look.
+      const terminating = slice.terminating;
+      const keys = terminating
+        ? slice.keys.filter((key) => !terminating.has(key) || this.isLive(this.cache.status(key)))
+        : slice.keys;
+      if (keys.length > 0) yield { service: slice.service, keys };
+    }
+    for (const r of [...this.pending.values(), ...this.inFlight.values()]) {
+      if (this.isLive(this.cache.status(r.key))) continue;
+      if (r.services.length === 0) yield { service: undefined, keys: [r.key] };
+      for (const service of r.services) yield { service, keys: [r.key] };
+    }
+  }
+
+  isPending(key: string): boolean {
+    return this.pending.has(key);
+  }
+
+  /** Removals not yet settled: pending, and in a batch. */
+  get unsettledCount(): number {
+    return this.pending.size + this.inFlight.size;
   }
 
   get pendingCount(): number {

@@ -18,8 +18,8 @@ import { ApiStatusError, type EndpointSliceApi } from "./kube-api.js";
 export interface SliceWatchEvents {
   /** One page of a list in progress: read and stage its items, apply nothing yet. */
   listPage(items: readonly unknown[]): void;
-  /** The list in progress came whole: apply what was staged (replacing what was known). */
-  listed(count: number): void;
+  /** The list in progress came whole: apply what was staged (replacing what was known); the watch waits for it. */
+  listed(count: number): Promise<void>;
   /** The list in progress was given up: drop what was staged. */
   listAbandoned(): void;
   /** ADDED or MODIFIED by watch. */
@@ -156,7 +156,7 @@ export class SliceWatch {
       this.events.listAbandoned();
       throw err;
     }
-    this.events.listed(count);
+    await this.events.listed(count);
     this.rv = rv;
     this.signOfLife();
   }

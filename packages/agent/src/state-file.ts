@@ -17,10 +17,10 @@ import { setImmediate as turn } from "node:timers/promises";
 import { asBackend, backendKey, parseBackendKey } from "./backend.js";
 
 /** A backend the agent knows: its key (as backendKey prints it) and the Services listing it. */
-export interface KnownBackend {
-  key: string;
-  /** Services ("namespace/name") that list it; empty for a backend known with no Service. */
-  services: readonly string[];
+export interface KnownGroup {
+  /** The Service ("namespace/name") that lists them; undefined for backends known with no Service. */
+  service: string | undefined;
+  keys: readonly string[];
 }
 
 /** What load() found. */
@@ -68,7 +68,7 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 
 /** The saved set as written, grouped by Service (version 2). */
 interface Body {
-  services: Record<string, string[]>;
+  services: Record<string, readonly string[]>;
   unlisted: string[];
 }
 
@@ -161,7 +161,7 @@ export class StateFile {
    * writing fails (the directory gone or unusable, disk full, a name taken); a planted link is
    * never followed.
    */
-  save(known: Iterable<KnownBackend>): Promise<void> {
+  save(known: Iterable<KnownGroup>): Promise<void> {
     const body = group(known);
     const first = this.next === undefined;
     this.next = body;
@@ -244,17 +244,18 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The saved set grouped by Service; one synchronous pass, so 100,000 backends are quick. */
-function group(known: Iterable<KnownBackend>): Body {
+function group(known: Iterable<KnownGroup>): Body {
   // No prototype: a Service named "__proto__" or "constructor" is just a name.
-  const services: Record<string, string[]> = Object.create(null);
+  const services: Record<string, readonly string[]> = Object.create(null);
   const unlisted: string[] = [];
-  for (const { key, services: names } of known) {
-    if (names.length === 0) unlisted.push(key);
-    for (const name of names) {
-      const keys = services[name];
-      if (keys === undefined) services[name] = [key];
-      else keys.push(key);
+  for (const { service, keys } of known) {
+    if (service === undefined) {
+      for (const key of keys) unlisted.push(key);
+      continue;
     }
+    // Most Services come as one group: its keys are taken as they are, copied only to add more.
+    const before = services[service];
+    services[service] = before === undefined ? keys : [...before, ...keys];
   }
   return { services, unlisted };
 }

@@ -44,7 +44,7 @@ async function stateDir(saved: [key: string, service: string][] = []): Promise<s
   const state = new StateFile(dir.path);
   await state.prepare();
   if (saved.length > 0)
-    await state.save(saved.map(([key, service]) => ({ key, services: [`default/${service}`] })));
+    await state.save(saved.map(([key, service]) => ({ service: `default/${service}`, keys: [key] })));
   return dir.path;
 }
 

@@ -20,7 +20,22 @@ import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, mock, test } from "node:test";
-import { type KnownBackend, StateDirError, StateFile } from "../src/state-file.js";
+import { type KnownGroup, StateDirError, StateFile } from "../src/state-file.js";
+
+/** A backend and the Services that list it, as tests write them. */
+interface KnownBackend {
+  key: string;
+  services: readonly string[];
+}
+
+/** Backends as the agent hands them to save(): one group per Service that lists each. */
+function groups(backends: Iterable<KnownBackend>): KnownGroup[] {
+  return [...backends].flatMap(({ key, services }): KnownGroup[] =>
+    services.length === 0
+      ? [{ service: undefined, keys: [key] }]
+      : services.map((service) => ({ service, keys: [key] })),
+  );
+}
 
 const dirs: string[] = [];
 async function scratch(): Promise<string> {
@@ -49,7 +64,7 @@ describe("StateFile", () => {
     assert.equal((await stat(dir)).mode & 0o777, 0o700);
     await state.prepare(); // an existing directory that is fine stays fine
     assert.deepEqual(await state.load(), { backends: new Map(), invalid: 0 });
-    await state.save([a, b]);
+    await state.save(groups([a, b]));
     assert.deepEqual(await new StateFile(dir).load(), {
       backends: new Map([
         [a.key, [dns]],
@@ -63,14 +78,19 @@ describe("StateFile", () => {
 
   test("saves asked for while one is writing: the newest set is what ends on disk", async () => {
     const state = new StateFile(await scratch());
-    await Promise.all([state.save([a]), state.save([b]), state.save([a, b]), state.save([b])]);
+    await Promise.all([
+      state.save(groups([a])),
+      state.save(groups([b])),
+      state.save(groups([a, b])),
+      state.save(groups([b])),
+    ]);
     assert.deepEqual([...(await state.load()).backends.keys()], [b.key]);
   });
 
   test("save reads the iterable when it is called, not when it writes", async () => {
     const state = new StateFile(await scratch());
     const known = new Map([[a.key, a]]);
-    const saving = state.save(known.values());
+    const saving = state.save(groups(known.values()));
     known.set(b.key, b);
     await saving;
     assert.deepEqual([...(await state.load()).backends.keys()], [a.key]);
@@ -78,7 +98,7 @@ describe("StateFile", () => {
 
   test("the file is written whole: version 2, one line, grouped by Service", async () => {
     const state = new StateFile(await scratch());
-    await state.save([a, b, { key: "10.0.0.2:53/udp", services: [dns, "default/other"] }]);
+    await state.save(groups([a, b, { key: "10.0.0.2:53/udp", services: [dns, "default/other"] }]));
     const text = await readFile(state.path, "utf8");
     assert.ok(text.endsWith("}\n"));
     assert.equal(text.indexOf("\n"), text.length - 1);
@@ -95,12 +115,14 @@ describe("StateFile", () => {
   test("version 2 round trip: a backend under two Services loads with both", async () => {
     const state = new StateFile(await scratch());
     const shared = "10.0.0.9:53/udp";
-    await state.save([
-      { key: shared, services: ["ns/one", "ns/two"] },
-      { key: "10.0.0.8:53/udp", services: ["ns/one"] },
-      { key: "[fd00::8]:80/tcp", services: ["ns/two"] },
-      { key: "10.0.0.7:9/tcp", services: [] },
-    ]);
+    await state.save(
+      groups([
+        { key: shared, services: ["ns/one", "ns/two"] },
+        { key: "10.0.0.8:53/udp", services: ["ns/one"] },
+        { key: "[fd00::8]:80/tcp", services: ["ns/two"] },
+        { key: "10.0.0.7:9/tcp", services: [] },
+      ]),
+    );
     const loaded = await state.load();
     assert.equal(loaded.invalid, 0);
     assert.equal(loaded.problem, undefined);
@@ -125,7 +147,7 @@ describe("StateFile", () => {
           : `[fd00::${(i >> 16) + 1}:${(i & 0xffff).toString(16)}]`;
       known.push({ key: `${address}:${1 + (i % 1000)}/udp`, services: [`ns/svc-${i % 10_000}`] });
     }
-    await state.save(known);
+    await state.save(groups(known));
     const loaded = await state.load();
     assert.equal(loaded.invalid, 0);
     assert.equal(loaded.backends.size, known.length);
@@ -205,7 +227,7 @@ describe("StateFile", () => {
     assert.throws(() => new StateFile("/x", { maxBytes: 0 }), RangeError);
     const dir = await scratch();
     const state = new StateFile(dir, { maxBytes: 1024 });
-    await state.save([a]);
+    await state.save(groups([a]));
     assert.equal((await state.load()).backends.size, 1);
     const exact = JSON.stringify({ version: 2, services: {}, unlisted: [] });
     await writeFile(state.path, exact.padEnd(1024, " "));
@@ -232,7 +254,7 @@ describe("StateFile", () => {
     const loaded = await state.load();
     assert.deepEqual(loaded.backends, new Map());
     assert.match(loaded.problem ?? "", /is a symbolic link; not followed/);
-    await state.save([a]);
+    await state.save(groups([a]));
     assert.equal(await readFile(target, "utf8"), "precious\n", "the link's target was written");
     assert.ok((await lstat(state.path)).isFile(), "rename replaces the link itself");
     assert.deepEqual([...(await state.load()).backends.keys()], [a.key]);
@@ -261,7 +283,7 @@ describe("StateFile", () => {
     for (const name of planted) await symlink(target, join(dir, name));
     const names = new Set<string>();
     for (let i = 0; i < 5; i++) {
-      await state.save([a]);
+      await state.save(groups([a]));
       assert.equal(await readFile(target, "utf8"), "precious\n");
     }
     for (const name of planted)
@@ -271,7 +293,7 @@ describe("StateFile", () => {
     const seen = mock.method(crypto, "randomBytes");
     syncBuiltinESMExports();
     try {
-      for (let i = 0; i < 3; i++) await state.save([a]);
+      for (let i = 0; i < 3; i++) await state.save(groups([a]));
       for (const call of seen.mock.calls) names.add((call.result as unknown as Buffer).toString("hex"));
     } finally {
       seen.mock.restore();
@@ -285,26 +307,26 @@ describe("StateFile", () => {
     const dir = await scratch();
     const target = await victim();
     const state = new StateFile(dir);
-    await state.save([a]);
+    await state.save(groups([a]));
     const fixed = Buffer.alloc(16, 0xab);
     const name = `.backends.json.${fixed.toString("hex")}.tmp`;
     const random = mock.method(crypto, "randomBytes", () => Buffer.from(fixed));
     syncBuiltinESMExports();
     try {
       await symlink(target, join(dir, name));
-      await assert.rejects(state.save([b]), { code: "EEXIST" });
+      await assert.rejects(state.save(groups([b])), { code: "EEXIST" });
       assert.equal(await readFile(target, "utf8"), "precious\n");
       assert.equal(await readlink(join(dir, name)), target, "the planted link was removed or changed");
       // Even a dangling link: O_EXCL with O_NOFOLLOW does not create its target.
       await rm(join(dir, name));
       const dangling = join(await scratch(), "would-be-created");
       await symlink(dangling, join(dir, name));
-      await assert.rejects(state.save([b]), { code: "EEXIST" });
+      await assert.rejects(state.save(groups([b])), { code: "EEXIST" });
       await assert.rejects(lstat(dangling), { code: "ENOENT" });
       // A plain file too (O_EXCL), left as it was.
       await rm(join(dir, name));
       await writeFile(join(dir, name), "theirs");
-      await assert.rejects(state.save([b]), { code: "EEXIST" });
+      await assert.rejects(state.save(groups([b])), { code: "EEXIST" });
       assert.equal(await readFile(join(dir, name), "utf8"), "theirs");
     } finally {
       random.mock.restore();
@@ -312,7 +334,7 @@ describe("StateFile", () => {
     }
     assert.deepEqual([...(await state.load()).backends.keys()], [a.key], "a failed save changed the state");
     await rm(join(dir, name));
-    await state.save([b]);
+    await state.save(groups([b]));
     assert.deepEqual([...(await state.load()).backends.keys()], [b.key]);
   });
 
@@ -321,10 +343,10 @@ describe("StateFile", () => {
     const state = new StateFile(dir);
     // rename cannot replace a directory that is not empty.
     await mkdir(join(state.path, "x"), { recursive: true });
-    await assert.rejects(state.save([a]));
+    await assert.rejects(state.save(groups([a])));
     assert.deepEqual(await readdir(dir), ["backends.json"]);
     await rm(state.path, { recursive: true });
-    await state.save([a]);
+    await state.save(groups([a]));
     assert.equal((await state.load()).backends.size, 1);
   });
 });

@@ -1,0 +1,121 @@
+/**
+ * The agent at cluster scale: 10,000 Services of 10 endpoints each (100,000 endpoints, one slice
+ * per Service, varied addresses) served by the stand-in API server in this process, watched by the
+ * agent's bin as its own process (so that its memory is its own): how long until it is ready, its
+ * resident memory after the sync, after 1,000 updates and at its peak, the longest event-loop
+ * delay during the sync (its own prom-client gauge, read at the first scrape), and how long one
+ * removal takes from its event to the end of its batch with --coalesce 0 (host namespace only).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { metric, StandInApiServer, scratchDir, udpSlice, until } from "../test/kit/index.js";
+
+const SERVICES = Number(process.env.BENCH_SERVICES ?? 10_000);
+const ENDPOINTS = 10;
+const UPDATES = 1000;
+const BIN = fileURLToPath(new URL("../../bin/sockdiag-agent.js", import.meta.url));
+
+/** The goals of issue 19, at 100,000 endpoints. */
+const GOALS = { rssAfterSyncMB: 150, peakMB: 250, readyS: 20, loopDuringSyncMs: 100, removalS: 1 };
+
+/** Endpoint `i` of Service `s`: 10.(s / 256).(s % 256).(i + 1), distinct across the cluster. */
+const address = (s: number, i: number) => `10.${(s >> 8) & 255}.${s & 255}.${i + 1}`;
+const serviceSlice = (s: number, first = 0) =>
+  udpSlice(
+    `svc${s}-x`,
+    `svc${s}`,
+    53,
+    Array.from({ length: ENDPOINTS }, (_, i) => address(s, i + first)),
+    `ns${s % 100}`,
+  );
+
+/** VmRSS and VmHWM (peak) of a process, in MB. */
+function memoryOf(pid: number): { rssMB: number; peakMB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kB = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rssMB: kB("VmRSS") / 1024, peakMB: kB("VmHWM") / 1024 };
+}
+
+/** The agent's JSON lines, and a way to await the next one with a given msg. */
+function linesOf(child: ChildProcess): (msg: string) => Promise<Record<string, unknown>> {
+  const waiters: { msg: string; resolve: (l: Record<string, unknown>) => void }[] = [];
+  createInterface({ input: child.stdout! }).on("line", (text) => {
+    const line = JSON.parse(text) as Record<string, unknown>;
+    if (line.level !== undefined && (line.level as number) >= 50) console.error(text);
+    for (let i = waiters.length - 1; i >= 0; i--)
+      if (waiters[i]!.msg === line.msg) waiters.splice(i, 1)[0]!.resolve(line);
+  });
+  return (msg) => new Promise((resolve) => waiters.push({ msg, resolve }));
+}
+
+export async function scaleBench(): Promise<string[]> {
+  const api = await StandInApiServer.start();
+  const dir = await scratchDir("scale");
+  const pins = join(dir.path, "pins");
+  await mkdir(pins);
+  for (let s = 0; s < SERVICES; s++) api.apply(serviceSlice(s));
+  const kubeconfig = await api.writeKubeconfig(join(dir.path, "kubeconfig.json"));
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [BIN, "--kubeconfig", kubeconfig, "--state-dir", join(dir.path, "state"), "--listen", "127.0.0.1:0"],
+    {
+      env: {
+        ...process.env,
+        NODE_EXTRA_CA_CERTS: "",
+        SOCKDIAG_AGENT_NETNS_DIRS: pins,
+        SOCKDIAG_AGENT_NO_DISCOVER: "1",
+        SOCKDIAG_AGENT_COALESCE_MS: "0",
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const next = linesOf(child);
+  try {
+    const started = next("agent started");
+    const synced = next("endpointslices synced");
+    const url = `http://${(await started).listen as string}`;
+    await synced;
+    const readyS = (performance.now() - t0) / 1000;
+    const loopMs = (await metric(url, "nodejs_eventloop_lag_max_seconds")) * 1000;
+    const afterSync = memoryOf(child.pid!);
+    // 1,000 updates of 1,000 Services: every other one replaces an endpoint (500 removals).
+    for (let u = 0; u < UPDATES; u++) api.apply(serviceSlice(u % SERVICES, u % 2 === 0 ? 1 : 0));
+    await until(
+      async () => (await metric(url, "sockdiag_agent_removals_total")) === UPDATES / 2,
+      60_000,
+      "the updates' removals",
+    );
+    // Then one removal alone: one endpoint leaves a Service that the updates left alone.
+    const batch = next("removal batch");
+    const removedAt = performance.now();
+    const s = SERVICES - 1;
+    const kept = Array.from({ length: ENDPOINTS - 1 }, (_, i) => address(s, i));
+    api.apply(udpSlice(`svc${s}-x`, `svc${s}`, 53, kept, `ns${s % 100}`));
+    const line = await batch;
+    const removalS = (performance.now() - removedAt) / 1000;
+    const afterUpdates = memoryOf(child.pid!);
+    const backends = (line.backends as string[]).length;
+    const row = (label: string, value: number, goal: number, unit: string, digits = 0) =>
+      `  ${label.padEnd(44)} ${value.toFixed(digits).padStart(7)} ${unit.padEnd(3)} goal <= ${goal} ${unit} ${value <= goal ? "" : "  (over)"}`;
+    return [
+      `sockdiag-agent at scale: ${SERVICES} Services x ${ENDPOINTS} endpoints (${SERVICES * ENDPOINTS} endpoints), the agent's bin as its own process; Node ${process.version}`,
+      row("ready (start to first list applied)", readyS, GOALS.readyS, "s", 1),
+      row("RSS after sync", afterSync.rssMB, GOALS.rssAfterSyncMB, "MB"),
+      row(`RSS after ${UPDATES} updates`, afterUpdates.rssMB, GOALS.peakMB, "MB"),
+      row("peak RSS (VmHWM)", afterUpdates.peakMB, GOALS.peakMB, "MB"),
+      row("event-loop max delay, start and sync", loopMs, GOALS.loopDuringSyncMs, "ms"),
+      row(`one removal (${backends} backends), event to batch end`, removalS, GOALS.removalS, "s", 2),
+    ];
+  } finally {
+    child.kill("SIGTERM");
+    if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
+    await api.close();
+    await dir.remove();
+  }
+}
