@@ -12,19 +12,23 @@
  */
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
+import { Aftercare } from "./aftercare.js";
 import type { AgentProtocol } from "./backend.js";
 import { type Before, EndpointCache } from "./endpoint-cache.js";
 import type { AgentMetrics } from "./metrics.js";
-import { type Clock, type Removal, RemovalTracker, systemClock, type TerminatingPolicy } from "./removals.js";
+import { Passes } from "./passes.js";
+import { type Clock, RemovalTracker, systemClock, type TerminatingPolicy } from "./removals.js";
 import { objectId, readSlice, type Skip, type SliceContent } from "./slice.js";
 import type { SliceWatchEvents } from "./slice-watch.js";
 import type { StateFile } from "./state-file.js";
-import type { BatchError, BatchOutcome, Terminator } from "./terminator.js";
+import type { Terminator } from "./terminator.js";
 
 export interface AgentSettings {
   protocols: readonly AgentProtocol[];
   policy: TerminatingPolicy;
   coalesceMs: number;
+  /** How long after its batch a removed backend is watched over (aftercare.ts); 0: not at all. */
+  aftercareMs: number;
   dryRun: boolean;
 }
 
@@ -38,8 +42,6 @@ export interface AgentParts {
   onFatal?: (err: unknown) => void;
 }
 
-/** How many error lines one batch logs; the rest are counted in the batch line. */
-const MAX_ERROR_LINES = 20;
 /** Slices applied between two turns of the event loop. */
 const APPLY_CHUNK = 500;
 /** How many unnamed malformed objects are remembered as logged (then the memory starts again). */
@@ -48,6 +50,8 @@ const MAX_UNNAMED_REMEMBERED = 1000;
 export class Agent implements SliceWatchEvents {
   private readonly cache = new EndpointCache();
   private readonly tracker: RemovalTracker;
+  private readonly aftercare: Aftercare;
+  private readonly passes: Passes;
   private readonly protocols: ReadonlySet<AgentProtocol>;
   private readonly clock: Clock;
   private saved = new Map<string, string[]>();
@@ -56,7 +60,6 @@ export class Agent implements SliceWatchEvents {
   private synced = false;
   /** A list is being applied. */
   private applying = false;
-  private failed = false;
   private stopping = false;
   private batches: Promise<void> | undefined;
   private saveTimer: unknown;
@@ -75,6 +78,19 @@ export class Agent implements SliceWatchEvents {
       coalesceMs: settings.coalesceMs,
       clock: this.clock,
       onDue: () => this.onDue(),
+    });
+    this.aftercare = new Aftercare({
+      windowMs: settings.aftercareMs,
+      clock: this.clock,
+      onDue: () => this.onDue(),
+    });
+    this.passes = new Passes({
+      terminator: parts.terminator,
+      metrics: parts.metrics,
+      logger: parts.logger,
+      clock: this.clock,
+      dryRun: settings.dryRun,
+      onFatal: (err) => parts.onFatal?.(err),
     });
   }
 
@@ -104,7 +120,7 @@ export class Agent implements SliceWatchEvents {
 
   /** False once the terminator failed: the process cannot terminate safely any more. */
   isWorking(): boolean {
-    return !this.failed;
+    return this.passes.working;
   }
 
   listPage(items: readonly unknown[]): void {
@@ -213,6 +229,7 @@ export class Agent implements SliceWatchEvents {
   async stop(): Promise<void> {
     this.stopping = true;
     this.tracker.stop();
+    this.aftercare.stop();
     this.clock.clearTimeout(this.saveTimer);
     await this.batches;
     if (this.synced) await this.save();
@@ -253,6 +270,8 @@ export class Agent implements SliceWatchEvents {
     if (touched.size === 0) return;
     const before = this.tracker.pendingCount;
     this.tracker.observe(touched);
+    // Listed as live again (an address reused by a new pod): its aftercare ends at once.
+    for (const key of touched.keys()) if (this.tracker.isLiveKey(key)) this.aftercare.end(key);
     this.parts.metrics.pending.set(this.tracker.pendingCount);
     if (this.synced) this.saveSoon(this.tracker.pendingCount > before ? 0 : this.settings.coalesceMs);
   }
@@ -264,54 +283,31 @@ export class Agent implements SliceWatchEvents {
     });
   }
 
+  /** Removal batches first; aftercare passes when no removal is due. Ends when nothing is due. */
   private async runBatches(): Promise<void> {
     for (;;) {
       if (this.stopping) return;
       const due = this.tracker.take();
       this.parts.metrics.pending.set(this.tracker.pendingCount);
-      if (due.length === 0) return;
-      const ok = await this.runBatch(due);
-      if (!ok) return;
-      this.tracker.settled(due);
-      await this.save();
+      if (due.length > 0) {
+        if (!(await this.passes.removal(due))) return this.fatal();
+        this.tracker.settled(due);
+        this.aftercare.start(due.filter((r) => !this.tracker.isLiveKey(r.key)));
+        this.parts.metrics.aftercare.set(this.aftercare.size);
+        await this.save();
+        continue;
+      }
+      const late = this.aftercare.take().filter((c) => !this.tracker.isLiveKey(c.key));
+      this.parts.metrics.aftercare.set(this.aftercare.size);
+      if (late.length === 0) return;
+      if (!(await this.passes.aftercare(late))) return this.fatal();
     }
   }
 
-  /** Returns false when the terminator threw (fatal: the removals stay in the saved set). */
-  private async runBatch(due: Removal[]): Promise<boolean> {
-    const started = this.clock.now();
-    let outcome: BatchOutcome;
-    try {
-      outcome = await this.parts.terminator.terminate(due.map((r) => r.backend));
-    } catch (err) {
-      this.parts.logger.fatal({ err, backends: due.map((r) => r.key) }, "terminator failed");
-      this.failed = true;
-      this.stopping = true;
-      this.parts.onFatal?.(err);
-      return false;
-    }
-    const ended = this.clock.now();
-    this.parts.metrics.countBatch(due.length, outcome, (ended - started) / 1000);
-    for (const r of due)
-      if (!r.restored) this.parts.metrics.eventToTerminated.observe((ended - r.since) / 1000);
-    for (const e of outcome.errors.slice(0, MAX_ERROR_LINES))
-      this.parts.logger.error({ netns: e.netns, err: errorOf(e) }, "removal batch error");
-    this.parts.logger.info(
-      {
-        services: [...new Set(due.flatMap((r) => r.services))],
-        backends: due.map((r) => r.key),
-        restored: due.filter((r) => r.restored).length,
-        namespaces: outcome.namespaces,
-        sockets: outcome.sockets,
-        conntrack: outcome.conntrack,
-        errors: outcome.errors.length,
-        ...(outcome.unsupported ? { unsupported: outcome.unsupported } : {}),
-        dryRun: this.settings.dryRun,
-        durationMs: Math.round((ended - started) * 100) / 100,
-      },
-      "removal batch",
-    );
-    return true;
+  /** The terminator failed: no batch runs any more; the removals stay in the saved set. */
+  private fatal(): void {
+    this.stopping = true;
+    this.aftercare.stop();
   }
 
   private saveSoon(delayMs: number): void {
@@ -341,9 +337,4 @@ function digestOf(raw: unknown): string {
     ...rest
   } = (typeof raw === "object" && raw !== null ? raw : { raw }) as Record<string, unknown>;
   return createHash("sha256").update(JSON.stringify(rest)).digest("base64");
-}
-
-/** A batch error as pino's `err` field shows errors: message and code. */
-function errorOf(e: BatchError): { message: string; code?: string } {
-  return { message: e.message, ...(e.code ? { code: e.code } : {}) };
 }

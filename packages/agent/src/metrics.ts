@@ -33,6 +33,28 @@ export class AgentMetrics {
     labelNames: ["outcome"] as const,
     registers: [this.registry],
   });
+  readonly lateSockets = new Counter({
+    name: `${PREFIX}late_sockets_total`,
+    help: "Sockets found connected to a removed backend by an aftercare pass (the dataplane lagged), by outcome",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly lateConntrack = new Counter({
+    name: `${PREFIX}late_conntrack_entries_total`,
+    help: "Conntrack entries of a removed backend found by an aftercare pass (the dataplane lagged), by outcome",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly aftercarePasses = new Counter({
+    name: `${PREFIX}aftercare_passes_total`,
+    help: "Aftercare passes run (one visit of every namespace for the removed backends due)",
+    registers: [this.registry],
+  });
+  readonly aftercare = new Gauge({
+    name: `${PREFIX}aftercare_backends`,
+    help: "Removed backends watched over for late sockets and flows",
+    registers: [this.registry],
+  });
   readonly removals = new Counter({
     name: `${PREFIX}removals_total`,
     help: "Backend removals handled",
@@ -103,18 +125,32 @@ export class AgentMetrics {
     for (const name of GAUGES_NAMED_TOTAL) this.registry.removeSingleMetric(name);
   }
 
-  /** Count a finished batch. */
+  /** Count a finished removal batch. */
   countBatch(removals: number, outcome: BatchOutcome, seconds: number): void {
     this.batches.inc();
     this.removals.inc(removals);
-    const s = outcome.sockets;
-    for (const k of ["destroyed", "gone", "failed", "skipped"] as const)
-      this.sockets.inc({ outcome: k }, s[k]);
-    const c = outcome.conntrack;
-    for (const k of ["deleted", "gone", "failed", "skipped"] as const)
-      this.conntrack.inc({ outcome: k }, c[k]);
+    countOutcomes(outcome, this.sockets, this.conntrack);
     this.namespacesVisited.inc(outcome.namespaces.visited);
     this.namespacesFailed.inc(outcome.namespaces.failed);
     this.batchDuration.observe(seconds);
   }
+
+  /** Count a finished aftercare pass: what it found is late, apart from the batches' counts. */
+  countLate(outcome: BatchOutcome): void {
+    this.aftercarePasses.inc();
+    countOutcomes(outcome, this.lateSockets, this.lateConntrack);
+    this.namespacesVisited.inc(outcome.namespaces.visited);
+    this.namespacesFailed.inc(outcome.namespaces.failed);
+  }
+}
+
+function countOutcomes(
+  outcome: BatchOutcome,
+  sockets: Counter<"outcome">,
+  conntrack: Counter<"outcome">,
+): void {
+  for (const k of ["destroyed", "gone", "failed", "skipped"] as const)
+    sockets.inc({ outcome: k }, outcome.sockets[k]);
+  for (const k of ["deleted", "gone", "failed", "skipped"] as const)
+    conntrack.inc({ outcome: k }, outcome.conntrack[k]);
 }

@@ -27,6 +27,8 @@ export interface AgentOptions {
   coalesceMs: number;
   /** Each watch asks the server to end it after 1 to 2 times this; a silent one is given up after that. */
   watchTimeoutMs: number;
+  /** How long after its batch a removed backend is watched over for late sockets and flows; 0: off. */
+  aftercareMs: number;
   conntrack: boolean;
   dryRun: boolean;
   logLevel: LogLevel;
@@ -94,6 +96,12 @@ const OPTIONS: readonly OptionRow[] = [
     value: "MS",
     env: "COALESCE_MS",
     help: "wait this long for an endpoint to reappear before acting (default 1000)",
+  },
+  {
+    name: "aftercare",
+    value: "SECONDS",
+    env: "AFTERCARE",
+    help: "after a removal, terminate what still appears for the backend this long (default 30; 0: off)",
   },
   {
     name: "watch-timeout",
@@ -187,7 +195,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       protocols: parseProtocols(text("protocols") ?? { text: "udp", from: "--protocols" }),
       onTerminating: oneOf(text("on-terminating"), ["terminate", "keep"] as const, "terminate"),
       coalesceMs: parseCoalesce(text("coalesce")),
-      watchTimeoutMs: parseWatchTimeout(text("watch-timeout")),
+      aftercareMs: seconds(text("aftercare"), 30, 0, 3600),
+      watchTimeoutMs: seconds(text("watch-timeout"), 300, 1, 86_400),
       conntrack: !flag("no-conntrack"),
       dryRun: flag("dry-run"),
       logLevel: oneOf(text("log-level"), LOG_LEVELS, "info"),
@@ -226,12 +235,18 @@ function parseCoalesce(r: { text: string; from: string } | undefined): number {
   return ms;
 }
 
-function parseWatchTimeout(r: { text: string; from: string } | undefined): number {
-  if (r === undefined) return 300_000;
-  const seconds = Number(r.text);
-  if (!/^\d+$/.test(r.text) || seconds < 1 || seconds > 86_400)
-    throw new UsageError(`${r.from}: expected seconds (1-86400), got ${JSON.stringify(r.text)}`);
-  return seconds * 1000;
+/** Whole seconds in [min, max], as milliseconds; `fallback` seconds when not given. */
+function seconds(
+  r: { text: string; from: string } | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (r === undefined) return fallback * 1000;
+  const n = Number(r.text);
+  if (!/^\d+$/.test(r.text) || n < min || n > max)
+    throw new UsageError(`${r.from}: expected seconds (${min}-${max}), got ${JSON.stringify(r.text)}`);
+  return n * 1000;
 }
 
 function oneOf<T extends string>(

@@ -153,6 +153,11 @@ export class RemovalTracker {
     }
   }
 
+  /** Whether the cache says the backend is live now (serving; with keep, terminating too). */
+  isLiveKey(key: string): boolean {
+    return this.isLive(this.cache.status(key));
+  }
+
   isPending(key: string): boolean {
     return this.pending.has(key);
   }

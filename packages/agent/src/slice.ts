@@ -1,9 +1,24 @@
 /**
  * What one EndpointSlice says, read from the raw JSON the API server sent — untrusted input: any
  * field may be missing, null or of the wrong type. The result is compact (the only copy of a slice
- * the agent keeps): its id, resourceVersion, Service, and the keys of its backends (every address
- * of every endpoint times every port of a protocol the agent acts on), with those listed as
- * terminating apart. Whatever names nothing to act on is skipped with a reason, never thrown.
+ * the agent keeps): its id, resourceVersion, Service, and the keys of the backends it lists as
+ * serving (every address of every serving endpoint times every port of a protocol the agent acts
+ * on), with those that are also terminating apart. Whatever names nothing to act on is skipped
+ * with a reason, never thrown.
+ *
+ * Serving, as the API defines the conditions (discovery.k8s.io/v1 EndpointConditions):
+ * - `ready`: "A nil value indicates an unknown state. In most cases consumers should interpret this
+ *   unknown state as ready."
+ * - `serving`: "identical to ready except that it is set regardless of the terminating state of
+ *   endpoints ... If nil, consumers should defer to the ready condition."
+ * - `terminating`: "A nil value ... should [be interpreted] to mean that the endpoint is not
+ *   terminating."
+ * So an endpoint serves when `serving` says so, else when `ready` does, else (neither set) it does.
+ * kube-proxy reads an absent `serving` as true, but routes endpoints that are not terminating by
+ * `ready`: the API's chain agrees with what kube-proxy routes to in both cases, where kube-proxy's
+ * own reading would keep live an endpoint with ready=false and no `serving` (a controller older
+ * than the condition), to which kube-proxy sends nothing. An endpoint that does not serve is not
+ * listed at all: it is no backend to keep clients for.
  */
 import { isIPv4, isIPv6 } from "node:net";
 import { type AgentProtocol, backendKey, canonicalAddress, isValidPort } from "./backend.js";
@@ -28,9 +43,9 @@ export interface SliceContent {
   resourceVersion: string;
   /** "namespace/service" of its Service; undefined for a slice without the service-name label. */
   service: string | undefined;
-  /** Backend keys ("10.0.0.5:53/udp"), each once, in the order met. */
+  /** The keys of the serving backends ("10.0.0.5:53/udp"), each once, in the order met. */
   keys: string[];
-  /** The keys every listing of which says terminating; undefined when none. */
+  /** The keys every serving listing of which says terminating; undefined when none. */
   terminating: Set<string> | undefined;
 }
 
@@ -63,7 +78,8 @@ export function objectId(raw: unknown): { id: string; resourceVersion: string } 
  * Read a raw slice. Ports of protocols outside `protocols` (SCTP always) are ignored; a port without
  * a valid number (1-65535; absent means "all ports", headless), an unknown protocol, an endpoint or
  * address that is not one, a family other than the slice's, and FQDN slices are skipped with a
- * reason. An absent or non-boolean `terminating` takes the API's default: not terminating.
+ * reason. Endpoints that do not serve are left out. An absent or non-boolean `terminating` takes
+ * the API's default: not terminating.
  */
 export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): SliceRead {
   const skipped: Skip[] = [];
@@ -104,6 +120,7 @@ export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): 
       continue;
     }
     const conditions = isObject(endpoint.conditions) ? endpoint.conditions : {};
+    if (!serves(conditions)) continue;
     const terminating = conditions.terminating === true;
     for (const address of endpoint.addresses) {
       const canonical =
@@ -124,6 +141,13 @@ export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): 
   const terminating = [...seen].filter(([, t]) => t).map(([key]) => key);
   if (terminating.length > 0) content.terminating = new Set(terminating);
   return { content, skipped };
+}
+
+/** Whether an endpoint serves: `serving`, else `ready`, else true (a non-boolean counts as absent). */
+function serves(conditions: Json): boolean {
+  if (typeof conditions.serving === "boolean") return conditions.serving;
+  if (typeof conditions.ready === "boolean") return conditions.ready;
+  return true;
 }
 
 function readPorts(

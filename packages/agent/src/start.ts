@@ -62,6 +62,7 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
       protocols: options.protocols,
       policy: options.onTerminating,
       coalesceMs: options.coalesceMs,
+      aftercareMs: options.aftercareMs,
       dryRun: options.dryRun,
     },
     {
@@ -90,6 +91,7 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
       protocols: options.protocols,
       onTerminating: options.onTerminating,
       coalesceMs: options.coalesceMs,
+      aftercareS: options.aftercareMs / 1000,
       conntrack: options.conntrack,
       discover: options.discover,
       dryRun: options.dryRun,

@@ -178,3 +178,36 @@ describe("readSlice", () => {
     );
   });
 });
+
+describe("readSlice: serving, as the API defines the conditions", () => {
+  test("serving, else ready, else true; an endpoint that does not serve is not listed, terminating or not", () => {
+    const cases: [Record<string, boolean>, "serving" | "terminating" | "absent"][] = [
+      [{}, "serving"],
+      [{ ready: true }, "serving"],
+      [{ ready: false }, "absent"],
+      [{ ready: false, serving: false, terminating: false }, "absent"],
+      [{ ready: false, serving: true }, "serving"],
+      [{ ready: true, serving: false }, "absent"],
+      [{ terminating: true }, "terminating"],
+      [{ ready: false, serving: true, terminating: true }, "terminating"],
+      [{ ready: false, serving: false, terminating: true }, "absent"],
+      [{ ready: false, terminating: true }, "absent"],
+    ];
+    for (const [conditions, expected] of cases) {
+      const read = readSlice(
+        raw((s) => {
+          (s.endpoints as Record<string, unknown>[])[0]!.conditions = conditions;
+        }),
+        UDP,
+      );
+      const key = "10.0.0.1:53/udp";
+      const status = !read.content?.keys.includes(key)
+        ? "absent"
+        : read.content.terminating?.has(key)
+          ? "terminating"
+          : "serving";
+      assert.equal(status, expected, JSON.stringify(conditions));
+      assert.ok(read.content?.keys.includes("10.0.0.2:53/udp"), "the other endpoint is still read");
+    }
+  });
+});

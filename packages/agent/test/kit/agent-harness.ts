@@ -72,6 +72,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
       onTerminating: "terminate",
       coalesceMs: 200,
       watchTimeoutMs: 300_000,
+      aftercareMs: 0,
       conntrack: true,
       dryRun: false,
       logLevel: "info",
