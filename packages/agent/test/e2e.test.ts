@@ -280,4 +280,90 @@ describeAsRoot("sockdiag-agent end to end", () => {
     assert.deepEqual(await scene.received(node), [B]);
     await t.stop();
   });
+
+  test("kube-proxy's semantics: a failed readiness probe is a removal; an endpoint with no conditions is live", async () => {
+    const svc = service([A, B]);
+    const name = `${svc.name}-0`;
+    const slice = (conditionsOfA: Record<string, boolean>) =>
+      endpointSlice({
+        name,
+        service: svc.name,
+        ports: [{ name: "dns", port: scene.port, protocol: "UDP" }],
+        endpoints: [{ addresses: [A], ...conditionsOfA }, { addresses: [B] }],
+      });
+    api.apply(slice({ ready: true, serving: true, terminating: false }));
+    const t = await agent();
+    const [a, b] = [await scene.clients(A), await scene.clients(B)];
+    api.apply(slice({ ready: false, serving: false, terminating: false }));
+    await scene.aborted(a, ABORT_WAIT_MS);
+    await batchesDone(t, 1);
+    await scene.assertAlive(b, "clients of B, listed with no conditions");
+    assert.equal(await metric(t.url, "sockdiag_agent_removals_total"), 1);
+  });
+
+  test("aftercare: a client that connects 3 s after the batch, and a DNAT flow made then, are terminated too", async () => {
+    const VIP = "127.13.200.2";
+    const node = scene.nodes[1]!;
+    const svc = service([A, B]);
+    const t = await agent({ aftercareMs: 30_000 });
+    const first = await scene.clients(A);
+    await scene.dnat(node, VIP, A);
+    svc.set(0, [B]);
+    await scene.aborted(first, ABORT_WAIT_MS);
+    await batchesDone(t, 1);
+    // The dataplane is late: 3 s after the batch, a client reaches A directly, another through the
+    // virtual IP that still points at A.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const late = await scene.clients(A, 1);
+    const [viaVip] = await node.holder.open({ kind: "udp", connect: { address: VIP, port: scene.port } });
+    assert.deepEqual(await node.holder.send([viaVip!]), [0]);
+    assert.deepEqual(await scene.received(node), [A]);
+    await scene.aborted(late, ABORT_WAIT_MS);
+    await until(
+      async () =>
+        (await metric(t.url, 'sockdiag_agent_late_conntrack_entries_total{outcome="deleted"}')) >= 1,
+      ABORT_WAIT_MS,
+      "aftercare to delete the late flow",
+    );
+    assert.ok(
+      (await metric(t.url, 'sockdiag_agent_late_sockets_total{outcome="destroyed"}')) >=
+        BackendScene.count(late),
+    );
+    assert.equal(
+      await metric(t.url, "sockdiag_agent_batches_total"),
+      1,
+      "late finds are not removal batches",
+    );
+    await scene.dnat(node, VIP, B);
+    await node.holder.send([viaVip!]);
+    assert.deepEqual(await scene.received(node), [B], "the flow to A was deleted");
+    const line = t.logs.find((l) => l.msg === "aftercare pass")!;
+    assert.deepEqual(line.backends, [`${A}:${scene.port}/udp`]);
+  });
+
+  test("aftercare: a backend whose address is listed again keeps the clients that connect afterwards", async () => {
+    const svc = service([A, B]);
+    const t = await agent({ aftercareMs: 30_000 });
+    const first = await scene.clients(A);
+    svc.set(0, [B]);
+    await scene.aborted(first, ABORT_WAIT_MS);
+    await batchesDone(t, 1);
+    // A new pod gets A's address.
+    svc.set(0, [A, B]);
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_aftercare_backends")) === 0,
+      ABORT_WAIT_MS,
+      "aftercare to end",
+    );
+    const passes = await metric(t.url, "sockdiag_agent_aftercare_passes_total");
+    const next = await scene.clients(A);
+    // Past the passes at 1 and 3 s that A would have had.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    await scene.assertAlive(next, "clients of the new pod at A");
+    assert.equal(
+      await metric(t.url, "sockdiag_agent_aftercare_passes_total"),
+      passes,
+      "a pass after aftercare ended",
+    );
+  });
 });
