@@ -12,7 +12,8 @@ import { fileURLToPath } from "node:url";
 import { StateFile } from "../src/state-file.js";
 import { StandInApiServer, scratchDir, udpSlice } from "./kit/index.js";
 
-const BIN = fileURLToPath(new URL("../src/main.js", import.meta.url));
+/** The bin as users run it: the committed bin file, which runs the bundle. */
+const BIN = fileURLToPath(new URL("../../bin/sockdiag-agent.js", import.meta.url));
 const env = { ...process.env, NODE_EXTRA_CA_CERTS: "" };
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {

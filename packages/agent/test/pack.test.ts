@@ -2,8 +2,8 @@
  * The two packages as a user gets them: `npm pack` makes both tarballs (each building itself on
  * the way: sockdiag's `prepare`, the agent's `prepack`), they are installed alone into a new project
  * outside this repository — nothing of ours from a registry, nothing linked to this checkout — and
- * both bins run from there. The dependencies (koffi, @kubernetes/client-node, ...) come from the npm
- * registry or npm's cache.
+ * both bins run from there. The dependencies (koffi; the agent's libraries are in its bundle)
+ * come from the npm registry or npm's cache.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -71,10 +71,16 @@ describe("npm pack: both tarballs installed alone into a new project", () => {
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
   test("the agent's tarball: its bin, its build, README and LICENSE; no tests", () => {
-    for (const file of ["bin/sockdiag-agent.js", "dist/src/main.js", "README.md", "LICENSE", "package.json"])
+    for (const file of [
+      "bin/sockdiag-agent.js",
+      "dist/bundle/sockdiag-agent.mjs",
+      "README.md",
+      "LICENSE",
+      "package.json",
+    ])
       assert.ok(agent.files.includes(file), file);
     assert.deepEqual(
-      agent.files.filter((f) => !/^(bin|dist\/src)\//.test(f)),
+      agent.files.filter((f) => !/^(bin|dist\/bundle)\//.test(f)),
       ["LICENSE", "README.md", "package.json"].sort(),
     );
   });
