@@ -25,6 +25,16 @@ export {
 export { NetNS } from "./handle.js";
 export { current, fromPath, fromPid } from "./open.js";
 export { add, fromName, NETNS_RUN_DIR, type PinOptions, remove, validateNetnsName } from "./pinned.js";
+export {
+  type LocatedNetns,
+  type LocateOptions,
+  locateNetns,
+  type NetnsIdentity,
+  netnsProcesses,
+  type ProcessScan,
+  type ProcessScanOptions,
+  type ProcOptions,
+} from "./processes.js";
 export { fromLabel, type NetnsRef, reopenNetns } from "./ref.js";
 export {
   allNetns,
