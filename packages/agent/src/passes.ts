@@ -87,6 +87,7 @@ export class Passes {
       services: [...new Set(backends.flatMap((b) => b.services))],
       backends: backends.map((b) => b.key),
       namespaces: outcome.namespaces,
+      ...(outcome.touched.length > 0 ? { touched: outcome.touched } : {}),
       errors: outcome.errors.length,
       ...(outcome.unsupported ? { unsupported: outcome.unsupported } : {}),
       dryRun: this.parts.dryRun,

@@ -7,7 +7,11 @@ import { existsSync } from "node:fs";
 import type { BatchTerminationReport } from "sockdiag";
 import { BackendTerminator, probe } from "sockdiag/promises";
 import type { AgentBackend } from "./backend.js";
+import { netnsOwners } from "./netns-owners.js";
 import { DEFAULT_NETNS_DIRS } from "./options.js";
+
+/** How a batch report names the host's own namespace. */
+const HOST = "(host)";
 
 /** Socket counts: matched = destroyed + gone + failed + skipped. */
 export interface SocketCounts {
@@ -35,6 +39,17 @@ export interface BatchError {
   message: string;
 }
 
+/** A namespace where a batch destroyed sockets (in a dry run: found them), and whose they were. */
+export interface TouchedNamespace {
+  /** As the report names it: "(host)", a pin's name, "pid:N". */
+  netns: string;
+  /** Where it was found after the batch (its pin, /proc/PID/ns/net); absent when gone already. */
+  path?: string;
+  /** The pod UIDs of the processes in it (not looked up for the host: every process is in it). */
+  pods: string[];
+  sockets: number;
+}
+
 /** The outcome of one batch. */
 export interface BatchOutcome {
   sockets: SocketCounts;
@@ -42,6 +57,8 @@ export interface BatchOutcome {
   /** Namespaces visited, the host included; those that failed. */
   namespaces: { visited: number; failed: number };
   errors: BatchError[];
+  /** The namespaces where sockets were destroyed, at most MAX_TOUCHED_NAMED of them. */
+  touched: TouchedNamespace[];
   /** Set when the kernel cannot destroy sockets at all (EOPNOTSUPP). */
   unsupported?: string;
 }
@@ -77,8 +94,12 @@ export function emptyOutcome(): BatchOutcome {
     conntrack: { matched: 0, deleted: 0, gone: 0, failed: 0, skipped: 0 },
     namespaces: { visited: 0, failed: 0 },
     errors: [],
+    touched: [],
   };
 }
+
+/** How many touched namespaces a batch names (a log line stays a line). */
+export const MAX_TOUCHED_NAMED = 50;
 
 /**
  * The real terminator: sockdiag/promises' BackendTerminator#terminateMany, run on the library's
@@ -89,13 +110,17 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
   return {
     async terminate(backends) {
       if (backends.length === 0) return emptyOutcome();
+      const netnsDirs = config.netnsDirs ?? DEFAULT_NETNS_DIRS.filter((d) => existsSync(d));
       const terminator = new BackendTerminator({
-        netnsDirs: config.netnsDirs ?? DEFAULT_NETNS_DIRS.filter((d) => existsSync(d)),
+        netnsDirs,
         discover: config.discover,
         conntrack: config.conntrack,
         dryRun: config.dryRun,
       });
-      return outcomeOf(await terminator.terminateMany(backends));
+      const report = await terminator.terminateMany(backends);
+      const outcome = outcomeOf(report);
+      outcome.touched = await touchedNamespaces(report, netnsDirs, config.dryRun);
+      return outcome;
     },
     async check() {
       // The first call starts the library's worker thread, which the first batch then finds running.
@@ -108,6 +133,29 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
       };
     },
   };
+}
+
+/**
+ * The namespaces where the batch destroyed sockets (or, in a dry run, would have), with whose they
+ * are — looked up at once, while the processes that held them are still there.
+ */
+async function touchedNamespaces(
+  report: BatchTerminationReport,
+  netnsDirs: readonly string[],
+  dryRun: boolean,
+): Promise<TouchedNamespace[]> {
+  const touched = report.namespaces
+    .map((n) => ({ netns: n.netns, sockets: (dryRun ? n.report?.matched : n.report?.destroyed) ?? 0 }))
+    .filter((n) => n.sockets > 0)
+    .slice(0, MAX_TOUCHED_NAMED);
+  const owners = await netnsOwners(
+    touched.map((n) => n.netns).filter((netns) => netns !== HOST),
+    { netnsDirs },
+  );
+  return touched.map((n) => {
+    const found = owners.get(n.netns);
+    return { netns: n.netns, ...(found?.path ? { path: found.path } : {}), pods: found?.pods ?? [], sockets: n.sockets };
+  });
 }
 
 function outcomeOf(report: BatchTerminationReport): BatchOutcome {

@@ -3,12 +3,15 @@
  * stand-in API server while holders in throwaway namespaces keep UDP clients of several backends.
  */
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { after, afterEach, before, test } from "node:test";
 import {
   BackendScene,
   describeAsRoot,
   endpointSlice,
   metric,
+  podCgroupV2,
   StandInApiServer,
   scratchDir,
   startTestAgent,
@@ -365,5 +368,32 @@ describeAsRoot("sockdiag-agent end to end", () => {
       passes,
       "a pass after aftercare ended",
     );
+  });
+
+  test("the batch line names each namespace it destroyed sockets in, and the pod UID of its processes", async () => {
+    const node = scene.nodes[2]!;
+    const uid = randomUUID();
+    const cgroup = podCgroupV2(uid);
+    if (!cgroup?.make()) assert.fail("a writable cgroup v2 hierarchy (mounted at its root) is needed");
+    cleanups.push(async () => cgroup.remove());
+    cgroup.enter(node.holder.pid);
+    const svc = service([A, B]);
+    const t = await agent();
+    const a = await scene.clients(A);
+    svc.set(0, [B]);
+    await scene.aborted(a, ABORT_WAIT_MS);
+    await batchesDone(t, 1);
+    const line = t.logs.find((l) => l.msg === "removal batch")!;
+    const touched = line.touched as { netns: string; path?: string; pods: string[]; sockets: number }[];
+    assert.deepEqual(
+      touched.map((n) => n.netns).sort(),
+      scene.nodes.map((n) => n.name).sort(),
+      "every namespace holding A's clients, and no other",
+    );
+    const mine = touched.find((n) => n.netns === node.name)!;
+    assert.deepEqual(mine.pods, [uid]);
+    assert.equal(mine.path, join(scene.dir, node.name));
+    assert.equal(mine.sockets, a.get(node)!.length);
+    for (const other of touched.filter((n) => n !== mine)) assert.deepEqual(other.pods, []);
   });
 });

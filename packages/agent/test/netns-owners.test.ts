@@ -7,17 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import {
-  existsSync,
-  linkSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, type TestContext, test } from "node:test";
@@ -28,7 +18,9 @@ import {
   createNetns,
   describeAsRoot,
   Holder,
+  hierarchy,
   NETNS_DIR,
+  PodCgroup,
   type ScratchNetns,
 } from "./kit/index.js";
 
@@ -200,77 +192,6 @@ describe("netnsOwners over a procfs of the test's own", () => {
     assert.deepEqual(await netnsOwners([], { procRoot: join(root, "missing") }), new Map());
   });
 });
-
-/** A cgroup hierarchy mounted at its root: where, and how a process's line in /proc/PID/cgroup reads. */
-interface Hierarchy {
-  mount: string;
-  /** Whether a line of /proc/PID/cgroup is this hierarchy's. */
-  mine: (line: string) => boolean;
-}
-
-/** The first hierarchy of `fstype` (with `option` among its super options) mounted at its root. */
-function hierarchy(fstype: "cgroup2" | "cgroup", option?: string): Hierarchy | undefined {
-  for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
-    const [left, right] = line.split(" - ");
-    const fields = left?.split(" ") ?? [];
-    const [type, , superOptions = ""] = right?.split(" ") ?? [];
-    if (type !== fstype || fields[3] !== "/" || (option && !superOptions.split(",").includes(option)))
-      continue;
-    const mount = fields[4]!;
-    if (fstype === "cgroup2") return { mount, mine: (l) => l.startsWith("0::") };
-    return { mount, mine: (l) => l.split(":")[1]?.split(",").includes(option!) ?? false };
-  }
-  return undefined;
-}
-
-/**
- * A cgroup laid out as the kubelet would, made of the levels that do not exist yet; `remove`
- * moves the processes put in it back where they were and deletes only what it made.
- */
-class PodCgroup {
-  readonly #made: string[] = [];
-  readonly #moved: [number, string][] = [];
-
-  constructor(
-    readonly at: Hierarchy,
-    readonly path: string,
-  ) {}
-
-  /** Make the missing levels; false when this hierarchy may not be written here (EROFS, EACCES, EPERM). */
-  make(): boolean {
-    let dir = this.at.mount;
-    for (const level of this.path.split("/").filter(Boolean)) {
-      dir = join(dir, level);
-      if (existsSync(dir)) continue;
-      try {
-        mkdirSync(dir);
-      } catch (err) {
-        if (["EROFS", "EACCES", "EPERM"].includes((err as NodeJS.ErrnoException).code ?? "")) return false;
-        throw err;
-      }
-      this.#made.push(dir);
-    }
-    return true;
-  }
-
-  /** Move `pid` in, remembering where it was. */
-  enter(pid: number): void {
-    const line = readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n").find(this.at.mine);
-    this.#moved.push([pid, line!.slice(line!.indexOf(":", line!.indexOf(":") + 1) + 1)]);
-    writeFileSync(join(this.at.mount, this.path, "cgroup.procs"), String(pid));
-  }
-
-  remove(): void {
-    for (const [pid, was] of this.#moved.splice(0)) {
-      try {
-        writeFileSync(join(this.at.mount, was, "cgroup.procs"), String(pid));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err; // ESRCH: it has exited
-      }
-    }
-    for (const dir of this.#made.splice(0).reverse()) rmdirSync(dir);
-  }
-}
 
 /** Skip loudly: this machine lacks what the test needs, which is no failure of the code. */
 function lacking(t: TestContext, what: string): void {

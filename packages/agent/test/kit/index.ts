@@ -8,4 +8,5 @@ export * from "./api-server.js";
 export * from "./backend-scene.js";
 export * from "./certificate.js";
 export * from "./fakes.js";
+export * from "./pod-cgroup.js";
 export * from "./slices.js";
