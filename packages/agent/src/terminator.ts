@@ -154,7 +154,12 @@ async function touchedNamespaces(
   );
   return touched.map((n) => {
     const found = owners.get(n.netns);
-    return { netns: n.netns, ...(found?.path ? { path: found.path } : {}), pods: found?.pods ?? [], sockets: n.sockets };
+    return {
+      netns: n.netns,
+      ...(found?.path ? { path: found.path } : {}),
+      pods: found?.pods ?? [],
+      sockets: n.sockets,
+    };
   });
 }
 
