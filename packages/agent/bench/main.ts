@@ -133,6 +133,53 @@ async function round(
   return { ms, loopMaxMs: loop.max / 1e6, destroyed };
 }
 
+const AFTERCARE_MS = 10_000;
+
+/**
+ * What aftercare costs: one backend removed, then its passes over every namespace for a window of
+ * AFTERCARE_MS; this process's CPU time (the agent and the library's worker thread; the stand-in
+ * server idles) over the window, beside the same time with nothing to do.
+ */
+async function aftercareCost(
+  api: StandInApiServer,
+  stateDir: string,
+  dir: string,
+  all: string[],
+  holding: Holding,
+): Promise<string> {
+  const agent = await startTestAgent(api, {
+    stateDir,
+    netnsDirs: [dir],
+    coalesceMs: 0,
+    aftercareMs: AFTERCARE_MS,
+  });
+  try {
+    const idleFrom = process.cpuUsage();
+    await new Promise((resolve) => setTimeout(resolve, AFTERCARE_MS));
+    const idle = process.cpuUsage(idleFrom);
+    const batch = agent.nextLog("removal batch");
+    api.apply(udpSlice("bench-a", "bench", PORT, all.slice(1)));
+    await batch;
+    const from = process.cpuUsage();
+    await until(
+      async () => (await metric(agent.url, "sockdiag_agent_aftercare_backends")) === 0,
+      AFTERCARE_MS * 3,
+      "aftercare to end",
+    );
+    const used = process.cpuUsage(from);
+    const passes = await metric(agent.url, "sockdiag_agent_aftercare_passes_total");
+    const ms = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+    await holding.refill();
+    api.apply(udpSlice("bench-a", "bench", PORT, all));
+    return (
+      `  aftercare, 1 backend, ${AFTERCARE_MS / 1000} s window: ${passes} passes over ${NAMESPACES} namespaces, ` +
+      `CPU ${ms(used).toFixed(0)} ms (${(ms(used) / passes).toFixed(1)} ms a pass); idle control ${ms(idle).toFixed(0)} ms`
+    );
+  } finally {
+    await agent.stop();
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function latencyBench(): Promise<string[]> {
@@ -205,6 +252,7 @@ async function latencyBench(): Promise<string[]> {
         await agent.stop();
       }
     }
+    out.push(await aftercareCost(api, state.path, dir, all, holding));
   } finally {
     await holding?.stop();
     for (const name of names) {

@@ -80,6 +80,10 @@ export class Aftercare {
     return due;
   }
 
+  has(key: string): boolean {
+    return this.watched.has(key);
+  }
+
   /** How many backends are in aftercare. */
   get size(): number {
     return this.watched.size;

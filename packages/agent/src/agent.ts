@@ -149,9 +149,12 @@ export class Agent implements SliceWatchEvents {
     this.applying = true;
     const touched = new Map<string, Before>();
     const merge = (changes: Map<string, Before>) => {
-      // A backend absent before and not pending cannot make a removal: not worth remembering.
+      // A backend absent before, not pending and not in aftercare changes nothing: not worth remembering.
       for (const [key, before] of changes)
-        if (!touched.has(key) && (before.status !== "absent" || this.tracker.isPending(key)))
+        if (
+          !touched.has(key) &&
+          (before.status !== "absent" || this.tracker.isPending(key) || this.aftercare.has(key))
+        )
           touched.set(key, before);
     };
     try {
@@ -272,6 +275,7 @@ export class Agent implements SliceWatchEvents {
     this.tracker.observe(touched);
     // Listed as live again (an address reused by a new pod): its aftercare ends at once.
     for (const key of touched.keys()) if (this.tracker.isLiveKey(key)) this.aftercare.end(key);
+    this.parts.metrics.aftercare.set(this.aftercare.size);
     this.parts.metrics.pending.set(this.tracker.pendingCount);
     if (this.synced) this.saveSoon(this.tracker.pendingCount > before ? 0 : this.settings.coalesceMs);
   }

@@ -1,6 +1,7 @@
 /**
- * The agent's HTTP endpoints: /metrics (Prometheus text), /healthz (200 while the EndpointSlice
- * watch is alive), /readyz (200 once the first list has been synced).
+ * The agent's HTTP endpoints: /metrics (Prometheus text), /healthz (liveness: 200 while the process
+ * works), /readyz (readiness: 200 once a first list was applied whole, and while lists and watches
+ * work).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
