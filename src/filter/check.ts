@@ -15,7 +15,7 @@
  */
 
 import { parseIPv6 } from "../diag/address.js";
-import type { FilterNode, HostPrefix } from "./ast.js";
+import type { FilterLeaf, FilterNode, HostPrefix } from "./ast.js";
 import { FilterSyntaxError } from "./errors.js";
 import { parseFilter } from "./parser.js";
 import { parseIPv4 } from "./prefix.js";
@@ -262,3 +262,46 @@ function holds(node: FilterNode, types: ReadonlySet<string>): boolean {
 /** The leaves whose test reads an attribute (mark, cgroup id) that must be decoded. */
 const ATTRIBUTE_LEAVES: ReadonlySet<string> = new Set(["fwmark", "cgroup"]);
 const MARK_LEAVES: ReadonlySet<string> = new Set(["fwmark"]);
+
+/**
+ * selectsEverything: whether a filter selects every socket it is asked about — no filter, or one
+ * whose every condition is a wildcard: `src *`, `dst 0.0.0.0/0` or `::/0` (any address of the
+ * family), `dport = :*`, `sport >= 0`, a zero fwmark mask, joined with `and`, or an `or` holding
+ * one. A destroy refuses such a filter as it refuses none. A `not` turns "nothing" into
+ * "everything" and back; a condition that may fail for some socket makes the answer false, so a
+ * true answer is certain and a false one only means "not known to select everything".
+ */
+export function selectsEverything(tree: FilterNode | undefined): boolean {
+  return tree === undefined || always(tree, true);
+}
+
+/** Whether `node` holds for every socket (`value` true) or for none (`value` false). */
+function always(node: FilterNode, value: boolean): boolean {
+  switch (node.type) {
+    case "not":
+      return always(node.operand, !value);
+    case "and":
+      return value
+        ? always(node.left, true) && always(node.right, true)
+        : always(node.left, false) || always(node.right, false);
+    case "or":
+      return value
+        ? always(node.left, true) || always(node.right, true)
+        : always(node.left, false) && always(node.right, false);
+    default:
+      return value && isWildcard(node);
+  }
+}
+
+function isWildcard(leaf: FilterLeaf): boolean {
+  switch (leaf.type) {
+    case "host":
+      return leaf.port === undefined && (leaf.prefix === undefined || leaf.prefix.prefixLength === 0);
+    case "port":
+      return (leaf.op === "ge" && leaf.port === 0) || (leaf.op === "le" && leaf.port === 65535);
+    case "fwmark":
+      return leaf.mask === 0;
+    default:
+      return false;
+  }
+}

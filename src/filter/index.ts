@@ -24,6 +24,7 @@ export {
   MAX_FILTER_DEPTH,
   type PreparedFilter,
   prepareFilter,
+  selectsEverything,
 } from "./check.js";
 export {
   type BytecodeOptions,
