@@ -42,9 +42,9 @@ export class ApiStatusError extends Error {
   }
 }
 
-/** A watch stream that broke: a line that is not a JSON event, or a line too long. */
-export class WatchStreamError extends Error {
-  override readonly name = "WatchStreamError";
+/** An answer that broke: cut short, not JSON, not a list or an event, a watch line too long. */
+export class BrokenAnswerError extends Error {
+  override readonly name = "BrokenAnswerError";
 }
 
 /** A page of a list: raw items, the list's resourceVersion, and the token of the next page. */
@@ -80,10 +80,10 @@ export class EndpointSliceApi {
       items?: unknown;
     } | null;
     if (typeof list !== "object" || list === null || !Array.isArray(list.items))
-      throw new WatchStreamError("the list answer has no items array");
+      throw new BrokenAnswerError("the list answer has no items array");
     const rv = list.metadata?.resourceVersion;
     if (typeof rv !== "string" || rv === "")
-      throw new WatchStreamError("the list answer has no resourceVersion");
+      throw new BrokenAnswerError("the list answer has no resourceVersion");
     const next = list.metadata?.continue;
     return {
       items: list.items,
@@ -126,11 +126,11 @@ export class EndpointSliceApi {
         newline = text.indexOf("\n");
       }
       if (text.length > MAX_LINE_BYTES)
-        throw new WatchStreamError(`a watch line over ${MAX_LINE_BYTES} bytes`);
+        throw new BrokenAnswerError(`a watch line over ${MAX_LINE_BYTES} bytes`);
       partial = text;
     }
     // A server ends a watch between lines; a partial line is a connection that broke.
-    if (partial.trim() !== "") throw new WatchStreamError("the watch ended in the middle of a line");
+    if (partial.trim() !== "") throw new BrokenAnswerError("the watch ended in the middle of a line");
   }
 
   /** GET the list path with these parameters; resolves with a 200 response, else rejects. */
@@ -170,7 +170,7 @@ async function readBody(res: IncomingMessage, signal: AbortSignal): Promise<stri
   const chunks: Buffer[] = [];
   for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
   // A response cut short ends without error on some paths: "aborted" says so.
-  if (res.errored || !res.complete) throw res.errored ?? new WatchStreamError("the answer was cut short");
+  if (res.errored || !res.complete) throw res.errored ?? new BrokenAnswerError("the answer was cut short");
   signal.throwIfAborted();
   return Buffer.concat(chunks).toString("utf8");
 }
@@ -179,14 +179,14 @@ function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new WatchStreamError(`the ${what} is not JSON: ${(err as Error).message}`);
+    throw new BrokenAnswerError(`the ${what} is not JSON: ${(err as Error).message}`);
   }
 }
 
 function eventOf(line: string): WatchEvent {
   const event = parseJson(line, "watch line") as { type?: unknown; object?: unknown } | null;
   if (typeof event !== "object" || event === null || typeof event.type !== "string")
-    throw new WatchStreamError("a watch line is not an event");
+    throw new BrokenAnswerError("a watch line is not an event");
   if (event.type === "ERROR") throw statusOf(event.object, 0);
   return { type: event.type, object: event.object };
 }
