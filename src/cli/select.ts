@@ -210,7 +210,15 @@ export function namespaceFromArgs(
   if (dirs && given.length === 0) return { netnsDirs: dirs };
   if (values["all-netns"]) return dirs ? { netns: "all", netnsDirs: dirs } : { netns: "all" };
   if (typeof values.net === "string") {
-    validateNetnsName(values.net);
+    try {
+      validateNetnsName(values.net);
+    } catch (err) {
+      // Name the flag: a name decoded lossily from argv reads as another one in the message.
+      throw new UsageError(
+        `-N/--net: ${(err as Error).message}`,
+        "give the name of a namespace pinned by ip netns",
+      );
+    }
     return { netns: values.net };
   }
   if (typeof values.netns === "string")

@@ -33,7 +33,9 @@ const NAME_MAX = 255;
 /**
  * validateNetnsName throws InvalidNetnsNameError unless `name` can only mean one file inside the pin
  * directory: not empty, no "/", no NUL, not "." or "..", at most NAME_MAX bytes. The same rule as
- * iproute2's is_valid_netns_name(), plus NUL (which would cut the C string short).
+ * iproute2's is_valid_netns_name(), plus NUL (which would cut the C string short) and U+FFFD, the
+ * replacement character: Node decodes invalid UTF-8 (an argv word `adv-\xff`) to it, so a name
+ * holding one most likely did not survive decoding and would open another namespace.
  */
 export function validateNetnsName(name: string): void {
   const why = invalidity(name);
@@ -45,6 +47,8 @@ function invalidity(name: string): string | undefined {
   if (name === "") return "is empty";
   if (name.includes("/")) return 'contains "/"';
   if (name.includes("\0")) return "contains a NUL byte";
+  if (name.includes("\uFFFD"))
+    return "contains U+FFFD, the mark of bytes that are not valid UTF-8 (the name cannot be given exactly)";
   if (name === "." || name === "..") return "is a directory reference";
   if (Buffer.byteLength(name) > NAME_MAX) return `is longer than ${NAME_MAX} bytes`;
   return undefined;

@@ -1,9 +1,22 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { after, before, test } from "node:test";
-import { cleanupLeftovers, createNetns, describeAsRoot, Holder, type ScratchNetns } from "../kit/index.js";
+import { promisify } from "node:util";
+import { InvalidNetnsNameError } from "../../src/netns/index.js";
+import { listSockets } from "../../src/sockets/index.js";
+import {
+  cleanupLeftovers,
+  createNetns,
+  describeAsRoot,
+  Holder,
+  ipCommand,
+  netnsName,
+  removeNetns,
+  type ScratchNetns,
+} from "../kit/index.js";
 import { keyOf } from "../sockets/list-scene.js";
-import { type CliResult, type JsonSocket, sockdiag } from "./cli.js";
+import { CLI_MAIN, type CliResult, type JsonSocket, sockdiag } from "./cli.js";
 
 /** Assert a usage error: exit 2, nothing on stdout, and stderr matching `message`. */
 function assertUsage(r: CliResult, message: RegExp): void {
@@ -61,6 +74,28 @@ describeAsRoot("sockdiag usage errors and privileges", () => {
       assertUsage(r, /invalid namespace name/);
       assert.ok(r.stderr.includes(JSON.stringify(bad)), `names ${JSON.stringify(bad)}: ${r.stderr}`);
       assert.doesNotMatch(r.stderr, /open\(|ENOENT|stat\(/, "no file system call was made");
+    }
+  });
+
+  test("-N with a name in invalid UTF-8 exits 2 naming -N, and opens no namespace", async () => {
+    // The name the lossy decoding of the byte 0xff reads as: pinned, so that opening it would work.
+    const base = netnsName("adv");
+    const decoded = `${base}-\uFFFD`;
+    await ipCommand("netns", "add", decoded);
+    try {
+      // bash's $'\xff' passes the byte as it is: the child's argv is not valid UTF-8.
+      const r: CliResult = await promisify(execFile)(
+        "bash",
+        ["-c", `exec "$@" $'${base}-\\xff'`, "bash", process.execPath, CLI_MAIN, "ls", "-N"],
+        { env: { ...process.env, SOCKDIAG_DEBUG: "" } },
+      ).then(
+        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+      assertUsage(r, /-N\/--net: .*U\+FFFD/);
+      assert.throws(() => listSockets({ netns: decoded }), InvalidNetnsNameError);
+    } finally {
+      await removeNetns(decoded);
     }
   });
 
