@@ -6,17 +6,27 @@
 import type { ConntrackEntry } from "../ctnl/index.js";
 import type { NetlinkConnection } from "../netlink/index.js";
 import { addConntrackTally, type ConntrackDeleteReport, emptyConntrackReport } from "../report.js";
-import { AbortError, type AbortSignalLike } from "../sockets/errors.js";
+import {
+  AbortError,
+  type AbortSignalLike,
+  approves,
+  PredicateError,
+  PredicateThrew,
+} from "../sockets/errors.js";
+import { checkRunOptions, type KnownKeys } from "../sockets/options.js";
 import { isNamespaceScoped, recordOrThrow, targetsOf } from "../sockets/query.js";
 import { EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
 import { EmptySelectionError } from "./errors.js";
 import { noteOf } from "./iterate.js";
-import { type ConntrackQuery, planConntrack } from "./query.js";
+import { CONNTRACK_QUERY_KEYS, type ConntrackQuery, planConntrack } from "./query.js";
 import { ConntrackScan, ConntrackUnavailableError } from "./scan.js";
 
 /** What deleteConntrack deletes, and how. */
 export interface DeleteConntrackQuery extends ConntrackQuery {
-  /** Called with each matching entry; return false to keep it. Must be synchronous. */
+  /**
+   * Called with each matching entry; return false to keep it. Must be synchronous. An exception it
+   * throws ends the run: it is rethrown as PredicateError, which carries the report so far.
+   */
   predicate?: (entry: ConntrackEntry) => boolean;
   /** Find and count, delete nothing. */
   dryRun?: boolean;
@@ -33,15 +43,27 @@ export interface DeleteConntrackQuery extends ConntrackQuery {
   signal?: AbortSignalLike;
 }
 
+const DELETE_QUERY_KEYS: KnownKeys<DeleteConntrackQuery> = {
+  ...CONNTRACK_QUERY_KEYS,
+  predicate: true,
+  dryRun: true,
+  all: true,
+  batchSize: true,
+  onOutcome: true,
+  signal: true,
+};
+
 /**
  * Delete every conntrack entry matching `query` (and its predicate), exactly: by the entry's own
  * tuple and id. Returns per-namespace and total counts: deleted, gone (ENOENT: expired or replaced
  * since the dump), failed (with errno), skipped. Throws EmptySelectionError (unless `all`) or
- * ConntrackQueryError before sending anything; for a single namespace, the errors of opening it.
+ * ConntrackQueryError / QueryError before sending anything; for a single namespace, the errors of
+ * opening it; PredicateError when the predicate throws.
  * A namespace failing after deleting began is recorded in `namespaceFailures` with its counts.
  */
 export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteReport {
-  const plan = planConntrack(query);
+  const plan = planConntrack(query, DELETE_QUERY_KEYS);
+  checkRunOptions(query);
   if (!plan.narrow && !plan.nothing && !query.all) throw new EmptySelectionError();
   const dryRun = Boolean(query.dryRun);
   const total: ConntrackDeleteReport = {
@@ -58,6 +80,7 @@ export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteRep
         using scan = new ConntrackScan(target, plan);
         deleteIn(scan, query, total);
       } catch (err) {
+        if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause, "delete");
         if (err instanceof ConntrackUnavailableError) total.notes.push(noteOf(target.label, err));
         else recordOrThrow(query.netns, target, err, total.namespaceFailures);
       }
@@ -87,7 +110,7 @@ function deleteIn(scan: ConntrackScan, query: DeleteConntrackQuery, total: Connt
   const report = deleter?.report ?? emptyConntrackReport(true);
   try {
     scan.each((entry, buf, tuple) => {
-      if (predicate && !predicate(entry)) return;
+      if (predicate && !approves(predicate, entry)) return;
       if (deleter) return deleter.add(entry, buf, tuple);
       if (query.signal?.aborted) throw new AbortError(query.signal);
       report.matched++;
@@ -95,6 +118,7 @@ function deleteIn(scan: ConntrackScan, query: DeleteConntrackQuery, total: Connt
     });
     deleter?.flush(scan.conn);
   } catch (err) {
+    if (err instanceof PredicateThrew) deleter?.stop();
     if (err instanceof ConntrackUnavailableError || !isNamespaceScoped(err)) throw err;
     total.namespaceFailures.push({ netns: scan.target.label ?? "(host)", error: err });
   } finally {

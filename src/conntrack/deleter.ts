@@ -90,15 +90,14 @@ export class EntryDeleter {
    * has aborted, nothing more is sent: what is queued is counted as skipped and AbortError thrown.
    */
   flush(conn: NetlinkConnection = this.connect()): void {
-    const batch = this.pending;
-    if (batch.length === 0) return;
-    this.pending = [];
-    const w = this.batch.writer;
+    if (this.pending.length === 0) return;
     if (this.options.signal?.aborted) {
-      w.reset();
-      for (const e of batch) this.settle(e, -1);
+      this.stop();
       throw new AbortError(this.options.signal);
     }
+    const batch = this.pending;
+    this.pending = [];
+    const w = this.batch.writer;
     const first = this.firstSeq;
     const barrier = (first + batch.length) >>> 0;
     this.firstSeq = (barrier + 1) >>> 0;
@@ -114,6 +113,13 @@ export class EntryDeleter {
       w.reset();
     }
     for (let i = 0; i < batch.length; i++) this.settle(batch[i]!, errnos[i]!);
+  }
+
+  /** Send nothing more: every entry queued now or added later is counted as skipped. */
+  stop(): void {
+    this.batch.writer.reset();
+    for (const e of this.pending.splice(0)) this.settle(e, -1);
+    this.stopped = true;
   }
 
   /** Count one entry's outcome; errno -1: skipped. EPERM stops every later attempt. */

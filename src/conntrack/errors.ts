@@ -17,7 +17,8 @@ export class ConntrackQueryError extends sockdiagError(
 
 /**
  * EmptySelectionError: deleteConntrack was asked to delete with a selection that names no address,
- * port, zone or mark — every entry of the protocol would go. Refused unless `all: true` says so.
+ * port, zone or mark (a mark under a zero mask names none) — every entry of the protocol would go.
+ * Refused unless `all: true` says so.
  */
 export class EmptySelectionError extends sockdiagError(
   "EmptySelectionError",
@@ -25,7 +26,7 @@ export class EmptySelectionError extends sockdiagError(
 ) {
   constructor() {
     super(
-      "refusing to delete conntrack entries with an empty selection (no address, port, zone or mark): pass all: true to mean every entry",
+      "refusing to delete conntrack entries with an empty selection (no address, port, zone or mark; a zero mark mask selects every entry): pass all: true to mean every entry",
     );
   }
 }

@@ -16,7 +16,9 @@ import {
   type TupleFilter,
 } from "../ctnl/index.js";
 import { formatIPv6, parseIPv6 } from "../diag/address.js";
-import type { NamespaceSourceOptions, NetnsSelector } from "../sockets/query.js";
+import { QueryError } from "../sockets/errors.js";
+import { checkBoolean, checkOptions, type KnownKeys } from "../sockets/options.js";
+import { checkNamespacedQuery, type NamespaceSourceOptions, type NetnsSelector } from "../sockets/query.js";
 import { ConntrackQueryError } from "./errors.js";
 
 /** Fields of one tuple to select by: exact addresses and ports. */
@@ -37,7 +39,11 @@ export interface ConntrackSelection {
   /** The reply direction: for a DNATed flow its source is the backend the flow was sent to. */
   reply?: ConntrackTupleSelection;
   zone?: number;
-  /** Entries whose mark, ANDed with markMask (default 0xffffffff), equals mark. */
+  /**
+   * Entries whose mark, ANDed with markMask (default 0xffffffff), equals mark — as conntrack's
+   * `--mark MARK/MASK` and the kernel's CTA_MARK/CTA_MARK_MASK mean it: the mark is not masked, so
+   * a mark with bits outside the mask matches nothing. A zero mask selects every entry: no selection.
+   */
   mark?: number;
   markMask?: number;
 }
@@ -85,10 +91,45 @@ export interface ConntrackPlan {
 
 const FAMILIES: Record<string, number> = { inet: AF_INET, inet6: AF_INET6 };
 
-/** Check `query` and compile it. Throws ConntrackQueryError naming the offending field. */
-export function planConntrack(query: ConntrackQuery): ConntrackPlan {
+const TUPLE_KEYS: KnownKeys<ConntrackTupleSelection> = { src: true, dst: true, sport: true, dport: true };
+
+const SELECTION_KEYS: KnownKeys<ConntrackSelection> = {
+  protocol: true,
+  family: true,
+  original: true,
+  reply: true,
+  zone: true,
+  mark: true,
+  markMask: true,
+};
+
+/** The keys of ConntrackQuery, for checkOptions. */
+export const CONNTRACK_QUERY_KEYS: KnownKeys<ConntrackQuery> = {
+  ...SELECTION_KEYS,
+  netns: true,
+  netnsDirs: true,
+  anyOf: true,
+  kernelFilter: true,
+};
+
+/**
+ * Check a conntrack query whole and compile it. `known`: the keys its call takes (default
+ * ConntrackQuery's). Throws QueryError for an unknown key or a field of the wrong kind,
+ * ConntrackQueryError naming the offending field.
+ */
+export function planConntrack(
+  query: ConntrackQuery,
+  known: KnownKeys<object> = CONNTRACK_QUERY_KEYS,
+): ConntrackPlan {
+  checkNamespacedQuery(query, known);
+  checkBoolean(query.kernelFilter, "kernelFilter");
+  if (query.anyOf !== undefined && !Array.isArray(query.anyOf))
+    throw new QueryError("anyOf", String(query.anyOf), "expected an array of selections");
   const top = compile(query, "");
-  const alternatives = query.anyOf?.map((s, i) => compile(s, `anyOf[${i}].`));
+  const alternatives = query.anyOf?.map((s, i) => {
+    checkOptions(s, SELECTION_KEYS, `anyOf[${i}]`);
+    return compile(s, `anyOf[${i}].`);
+  });
   const topMatches = entryMatcher(top);
   let matches = topMatches;
   if (alternatives) {
@@ -145,15 +186,15 @@ function compile(s: ConntrackSelection, prefix: string): Compiled {
   if (s.zone !== undefined) out.zone = uint(s.zone, 0xffff, `${prefix}zone`);
   if (s.mark !== undefined || s.markMask !== undefined) {
     const mask = s.markMask === undefined ? 0xffffffff : uint(s.markMask, 0xffffffff, `${prefix}markMask`);
-    const value = uint(s.mark ?? 0, 0xffffffff, `${prefix}mark`);
-    out.mark = { value: (value & mask) >>> 0, mask };
+    out.mark = { value: uint(s.mark ?? 0, 0xffffffff, `${prefix}mark`), mask };
   }
   return out;
 }
 
 function compileTuple(t: ConntrackTupleSelection | undefined, field: string, sel: Compiled): CompiledTuple {
   const out: CompiledTuple = {};
-  if (!t) return out;
+  if (t === undefined) return out;
+  checkOptions(t, TUPLE_KEYS, field);
   if (t.src !== undefined) out.src = address(t.src, `${field}.src`, sel);
   if (t.dst !== undefined) out.dst = address(t.dst, `${field}.dst`, sel);
   if (t.sport !== undefined) out.sport = port(t.sport, `${field}.sport`, sel);
@@ -163,7 +204,10 @@ function compileTuple(t: ConntrackTupleSelection | undefined, field: string, sel
 
 function protocolNumber(p: string | number, field: string): number {
   if (typeof p === "number") return uint(p, 255, field);
-  const n = CT_PROTOCOLS[p.toLowerCase()];
+  const n =
+    typeof p === "string" && Object.hasOwn(CT_PROTOCOLS, p.toLowerCase())
+      ? CT_PROTOCOLS[p.toLowerCase()]
+      : undefined;
   if (n === undefined)
     throw new ConntrackQueryError(
       field,
@@ -292,7 +336,8 @@ function ipv4Bytes(text: string): Uint8Array {
 function isNarrow(c: Compiled): boolean {
   const t = (x: CompiledTuple) =>
     x.src !== undefined || x.dst !== undefined || x.sport !== undefined || x.dport !== undefined;
-  return t(c.original) || t(c.reply) || c.zone !== undefined || c.mark !== undefined;
+  // A zero mask compares no bit: it selects every entry (or, with a non-zero mark, none).
+  return t(c.original) || t(c.reply) || c.zone !== undefined || (c.mark !== undefined && c.mark.mask !== 0);
 }
 
 /** The user-space check of one compiled selection. */

@@ -45,16 +45,16 @@ export type Stream = (
 
 export const calls: Record<string, Call> = {
   listSockets: ([query], ctx) => emitAll(iterateSockets(query), ctx),
-  destroySockets: ([query], ctx) => destroySockets({ ...query, signal: ctx.signal }),
-  destroySocket: ([socket, options], ctx) => destroySocket(socket, { ...options, signal: ctx.signal }),
-  terminate: ([config, backend], ctx) =>
-    new BackendTerminator(config).terminate(backend, { signal: ctx.signal }),
-  terminateMany: ([config, backends], ctx) =>
-    new BackendTerminator(config).terminateMany(backends, { signal: ctx.signal }),
+  destroySockets: ([query], ctx) => destroySockets(withSignal(query, ctx)),
+  destroySocket: ([socket, options], ctx) => destroySocket(socket, withSignal(options, ctx)),
+  terminate: ([config, backend, options], ctx) =>
+    new BackendTerminator(config).terminate(backend, withSignal(options, ctx)),
+  terminateMany: ([config, backends, options], ctx) =>
+    new BackendTerminator(config).terminateMany(backends, withSignal(options, ctx)),
   terminateUDPConnectionsToBackend: ([backend, options], ctx) =>
-    terminateUDPConnectionsToBackend(backend, { ...options, signal: ctx.signal }),
+    terminateUDPConnectionsToBackend(backend, withSignal(options, ctx)),
   probe: () => probe(),
-  deleteConntrack: ([query], ctx) => deleteConntrack({ ...query, signal: ctx.signal }),
+  deleteConntrack: ([query], ctx) => deleteConntrack(withSignal(query, ctx)),
 };
 
 export const streams: Record<string, Stream> = {
@@ -62,6 +62,16 @@ export const streams: Record<string, Stream> = {
   iterateConntrack: ([query]) => iterateConntrack(query),
   watchSockets: ([query]) => watching(new SocketWatch(query)),
 };
+
+/**
+ * The caller's options with the worker's signal in them. Anything but an object goes as it is: the
+ * library refuses it as a sync call would, and the error crosses back with its class and code.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the library checks what it is given
+function withSignal(options: unknown, ctx: Pick<CallContext, "signal">): any {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) return options;
+  return { ...options, signal: ctx.signal };
+}
 
 /** A watch as a stream: the sockets freed so far, then `null` until more are. */
 function watching(watch: SocketWatch): Iterable<Socket | null> & { failures: NamespaceFailure[] } {

@@ -31,11 +31,12 @@ import type {
 } from "../sockets/index.js";
 import { throwIfNamespacesFailed } from "../sockets/index.js";
 import type { WatchQuery } from "../sockets/watch.js";
-import type {
-  Backend,
-  BatchTerminationReport,
-  TerminationReport,
-  TerminatorConfig,
+import {
+  type Backend,
+  type BatchTerminationReport,
+  checkTerminatorConfig,
+  type TerminationReport,
+  type TerminatorConfig,
 } from "../terminator/index.js";
 import { client } from "./client.js";
 import {
@@ -44,6 +45,7 @@ import {
   AsyncSocketIteration,
   drain,
   SocketWatchStream,
+  splitSignal,
 } from "./streams.js";
 import { PacedDecoder } from "./wire.js";
 
@@ -69,7 +71,7 @@ export type AsyncTerminatorConfig = Omit<
  * NamespacesFailedError, which carries the sockets listed and the failures (as sockdiag's).
  */
 export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promise<QuerySocket<Q>[]> {
-  const { signal, ...rest } = query ?? {};
+  const [rest, signal] = splitSignal(query === undefined ? {} : query);
   const out: Socket[] = [];
   const decoder = new PacedDecoder((s) => {
     out.push(s as Socket);
@@ -84,7 +86,7 @@ export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promis
 
 /** Stream the sockets of `query` (see AsyncSocketIteration). Errors come from the loop. */
 export function iterateSockets<const Q extends AsyncQuery>(query?: Q): AsyncSocketIteration<QuerySocket<Q>> {
-  return new AsyncSocketIteration(query ?? {});
+  return new AsyncSocketIteration(query === undefined ? {} : query);
 }
 
 /**
@@ -93,7 +95,7 @@ export function iterateSockets<const Q extends AsyncQuery>(query?: Q): AsyncSock
  * destroyed, gone or failed before the stop, the rest of what was found counted as skipped.
  */
 export async function destroySockets(query: AsyncDestroyQuery): Promise<NamespacedDestroyReport> {
-  const { signal, ...rest } = query;
+  const [rest, signal] = splitSignal(query);
   return (await client.call("destroySockets", [rest], signal)) as NamespacedDestroyReport;
 }
 
@@ -102,7 +104,7 @@ export async function destroySocket(
   socket: Socket | InetSocketFields,
   options: Omit<DestroySocketOptions, "signal"> & Abortable = {},
 ): Promise<"destroyed" | "gone"> {
-  const { signal, ...rest } = options;
+  const [rest, signal] = splitSignal(options);
   return (await client.call("destroySocket", [socket, rest], signal)) as "destroyed" | "gone";
 }
 
@@ -113,6 +115,7 @@ export async function destroySocket(
  */
 export class BackendTerminator {
   constructor(private readonly config: AsyncTerminatorConfig = {}) {
+    checkTerminatorConfig(config);
     const sync = config as TerminatorConfig;
     if (sync.namespaces || sync.destroy || sync.deleteConntrack)
       throw new TypeError(
@@ -122,7 +125,8 @@ export class BackendTerminator {
 
   /** Terminate `backend` everywhere (see sockdiag's BackendTerminator#terminate). */
   async terminate(backend: Backend, options: Abortable = {}): Promise<TerminationReport> {
-    return (await client.call("terminate", [this.config, backend], options.signal)) as TerminationReport;
+    const [rest, signal] = splitSignal(options);
+    return (await client.call("terminate", [this.config, backend, rest], signal)) as TerminationReport;
   }
 
   /** Terminate many backends in one pass (see sockdiag's BackendTerminator#terminateMany). */
@@ -130,10 +134,11 @@ export class BackendTerminator {
     backends: readonly Backend[],
     options: Abortable = {},
   ): Promise<BatchTerminationReport> {
+    const [rest, signal] = splitSignal(options);
     return (await client.call(
       "terminateMany",
-      [this.config, backends],
-      options.signal,
+      [this.config, backends, rest],
+      signal,
     )) as BatchTerminationReport;
   }
 }
@@ -143,7 +148,7 @@ export async function terminateUDPConnectionsToBackend(
   backend: string,
   options: AsyncTerminatorConfig & Abortable = {},
 ): Promise<TerminationReport> {
-  const { signal, ...rest } = options;
+  const [rest, signal] = splitSignal(options);
   return (await client.call(
     "terminateUDPConnectionsToBackend",
     [backend, rest],
@@ -166,7 +171,7 @@ export function watchSockets(query: WatchQuery & Abortable = {}): SocketWatchStr
 
 /** What this kernel and these privileges support, checked on the worker's thread. */
 export async function probe(options: Abortable = {}): Promise<ProbeResult> {
-  return (await client.call("probe", [], options.signal)) as ProbeResult;
+  return (await client.call("probe", [], options?.signal)) as ProbeResult;
 }
 
 /** A conntrack query with its signal. */
@@ -199,7 +204,7 @@ class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
   constructor(private readonly query: AsyncConntrackQuery) {}
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ConntrackEntry> {
-    const { signal, ...rest } = this.query;
+    const [rest, signal] = splitSignal(this.query);
     this.failures.length = 0;
     this.notes.length = 0;
     yield* drain<ConntrackEntry>(client.open("iterateConntrack", [rest], signal), this);
@@ -216,7 +221,7 @@ export function iterateConntrack(query: AsyncConntrackQuery = {}): AsyncConntrac
  * onOutcome run on the caller's thread. Aborting rejects with AbortError whose `report` balances.
  */
 export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise<ConntrackDeleteReport> {
-  const { signal, ...rest } = query;
+  const [rest, signal] = splitSignal(query);
   return (await client.call("deleteConntrack", [rest], signal)) as ConntrackDeleteReport;
 }
 

@@ -12,6 +12,17 @@ export interface Abortable {
   signal?: AbortSignal | undefined;
 }
 
+/**
+ * A call's options and their signal, apart: the signal stays on the caller's thread, the rest goes
+ * to the worker. Anything but an object goes as it is, for the library to refuse with the error a
+ * sync call gives (a QueryError naming it), never a TypeError from taking it apart here.
+ */
+export function splitSignal(options: unknown): [unknown, AbortSignal | undefined] {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) return [options, undefined];
+  const { signal, ...rest } = options as Abortable;
+  return [rest, signal];
+}
+
 /** A query of listSockets / iterateSockets, with its signal. */
 export type AsyncQuery = NamespacedQuery & Abortable;
 
@@ -27,7 +38,7 @@ export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIte
   constructor(private readonly query: AsyncQuery) {}
 
   async *[Symbol.asyncIterator](): AsyncGenerator<S> {
-    const { signal, ...rest } = this.query;
+    const [rest, signal] = splitSignal(this.query);
     this.failures.length = 0;
     yield* drain<S>(client.open("iterateSockets", [rest], signal), this);
   }
@@ -67,7 +78,7 @@ export class SocketWatchStream implements AsyncIterable<InetSocket> {
   readonly ready: Promise<void>;
 
   constructor(query: WatchQuery & Abortable) {
-    const { signal, ...rest } = query;
+    const [rest, signal] = splitSignal(query);
     this.#stream = client.open("watchSockets", [rest], signal);
     this.ready = this.#stream.ready;
   }

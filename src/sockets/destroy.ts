@@ -6,15 +6,25 @@
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
+import { selectsEverything } from "../filter/index.js";
 import type { NetlinkConnection } from "../netlink/index.js";
 import { current, NetNS, openNetlinkIn, reopenNetns } from "../netns/index.js";
 import { addReport, emptyReport, type NamespacedDestroyReport } from "../report.js";
 import { sockdiagError } from "../sys/errors.js";
 import { Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper, Scan } from "./dump.js";
-import { AbortError, type AbortSignalLike, QueryError, throwIfAborted } from "./errors.js";
-import type { NamespacedQuery } from "./iterate.js";
-import { checkNetnsDirs, isNamespaceScoped, planQuery, recordOrThrow, targetsOf } from "./query.js";
+import {
+  AbortError,
+  type AbortSignalLike,
+  approves,
+  PredicateError,
+  PredicateThrew,
+  QueryError,
+  throwIfAborted,
+} from "./errors.js";
+import { NAMESPACED_QUERY_KEYS, type NamespacedQuery } from "./iterate.js";
+import { checkOptions, checkRunOptions, type KnownKeys } from "./options.js";
+import { checkNamespacedQuery, isNamespaceScoped, planQuery, recordOrThrow, targetsOf } from "./query.js";
 import { type InetSocketFields, revive } from "./revive.js";
 
 /** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
@@ -45,17 +55,15 @@ export interface DestroyQuery extends NamespacedQuery {
   signal?: AbortSignalLike;
 }
 
-/**
- * PredicateError: the caller's predicate threw (`cause`), which ends a destroy run. `report` holds
- * what was done before, balanced: the sockets queued but not sent are `skipped` (stops ECANCELED).
- */
-export class PredicateError extends sockdiagError("PredicateError", "ERR_SOCKDIAG_PREDICATE") {
-  declare readonly report: NamespacedDestroyReport;
-  constructor(report: NamespacedDestroyReport, cause: unknown) {
-    const why = cause instanceof Error ? cause.message : String(cause);
-    super(`the destroy predicate threw: ${why}`, { report }, cause);
-  }
-}
+const DESTROY_QUERY_KEYS: KnownKeys<DestroyQuery> = {
+  ...NAMESPACED_QUERY_KEYS,
+  predicate: true,
+  all: true,
+  dryRun: true,
+  batchSize: true,
+  onOutcome: true,
+  signal: true,
+};
 
 /**
  * Destroy every socket matching `query` (and its predicate). Returns what happened to each socket:
@@ -85,13 +93,14 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
  * The query is checked when the first step runs.
  */
 export function* destroyInSteps(query: DestroyQuery): Generator<void, NamespacedDestroyReport, void> {
+  checkNamespacedQuery(query, DESTROY_QUERY_KEYS);
+  checkRunOptions(query);
   const plan = planQuery(query);
-  checkNetnsDirs(query.netnsDirs);
-  if (plan.filter.tree === undefined && !query.predicate && query.all !== true) {
+  if (selectsEverything(plan.filter.tree) && !query.predicate && query.all !== true) {
     throw new QueryError(
       "filter",
       typeof query.filter === "object" ? JSON.stringify(query.filter) : String(query.filter ?? ""),
-      "an empty filter without a predicate would destroy every socket; give a filter, or all: true to mean it",
+      "an empty filter (or one whose every condition is a wildcard) without a predicate would destroy every socket; give a filter, or all: true to mean it",
     );
   }
   const total: NamespacedDestroyReport = { ...emptyReport(Boolean(query.dryRun)), namespaceFailures: [] };
@@ -113,19 +122,6 @@ export function* destroyInSteps(query: DestroyQuery): Generator<void, Namespaced
     throw err;
   }
   return total;
-}
-
-/** The predicate's exception, on its way out of one namespace's run. */
-class PredicateThrew {
-  constructor(readonly cause: unknown) {}
-}
-
-function approves(predicate: (socket: Socket) => boolean, socket: Socket): boolean {
-  try {
-    return predicate(socket);
-  } catch (err) {
-    throw new PredicateThrew(err);
-  }
 }
 
 /**
@@ -161,8 +157,7 @@ function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyRep
     }
   } catch (err) {
     if (err instanceof PredicateThrew) {
-      const cause = err.cause instanceof Error ? err.cause.message : String(err.cause);
-      destroyer?.stop("ECANCELED", `the predicate threw: ${cause}`);
+      destroyer?.stop("ECANCELED", `the predicate threw: ${err.message}`);
       throw err;
     }
     destroyer?.abandon(err);
@@ -185,6 +180,8 @@ export interface DestroySocketOptions {
   signal?: AbortSignalLike | undefined;
 }
 
+const DESTROY_SOCKET_KEYS: KnownKeys<DestroySocketOptions> = { netns: true, signal: true };
+
 /**
  * Destroy exactly `socket` (as listed: its family, protocol and full id including the cookie), in
  * the namespace it was listed in and nowhere else: the one its `netns` reference names, reopened
@@ -205,6 +202,11 @@ export function destroySocket(
       "expected a socket as listSockets or iterateSockets returned it",
     );
   const socket = revive(given);
+  if (!(options instanceof NetNS) && options !== undefined) {
+    checkOptions(options, DESTROY_SOCKET_KEYS, "options");
+    if (options.netns !== undefined && !(options.netns instanceof NetNS))
+      throw new QueryError("options.netns", String(options.netns), "expected a NetNS handle");
+  }
   const { netns, signal } =
     options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
   throwIfAborted(signal);

@@ -4,6 +4,7 @@
  */
 import type { Protocol, Socket } from "../diag/socket.js";
 import type { NamespaceFailure } from "../netns/index.js";
+import type { NamespacedDestroyReport } from "../report.js";
 import { type AbortSignalLike, sockdiagError } from "../sys/errors.js";
 
 /** QueryError: the query itself is wrong (unknown protocol, state or extension name). Nothing was sent. */
@@ -70,4 +71,45 @@ export class AbortError<Report = unknown> extends sockdiagError("AbortError", "A
 /** Throw AbortError when `signal` is aborted. */
 export function throwIfAborted(signal: AbortSignalLike | undefined): void {
   if (signal?.aborted) throw new AbortError(signal);
+}
+
+/**
+ * PredicateError: the caller's predicate threw (`cause`), which ends a destroy (or conntrack
+ * delete) run. `report` holds what was done before, balanced: what was queued but not sent is
+ * `skipped` (a socket destroy's stops say ECANCELED).
+ */
+export class PredicateError<Report = NamespacedDestroyReport> extends sockdiagError(
+  "PredicateError",
+  "ERR_SOCKDIAG_PREDICATE",
+) {
+  declare readonly report: Report;
+  /** `run`: what the predicate was asked about, "destroy" or "delete". */
+  constructor(report: Report, cause: unknown, run = "destroy") {
+    super(`the ${run} predicate threw: ${messageOf(cause)}`, { report }, cause);
+  }
+}
+
+/**
+ * The predicate's exception on its way out of one namespace's run, marked so that it is never
+ * taken for the namespace's own failure.
+ */
+export class PredicateThrew {
+  /** The exception's message, for reports. */
+  readonly message: string;
+  constructor(readonly cause: unknown) {
+    this.message = messageOf(cause);
+  }
+}
+
+function messageOf(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/** Ask `predicate` about `item`; what it throws comes out as PredicateThrew. */
+export function approves<T>(predicate: (item: T) => boolean, item: T): boolean {
+  try {
+    return predicate(item);
+  } catch (err) {
+    throw new PredicateThrew(err);
+  }
 }

@@ -18,13 +18,13 @@ export {
   destroyInSteps,
   destroySocket,
   destroySockets,
-  PredicateError,
 } from "./destroy.js";
 export type { InetMessageSink } from "./dump.js";
 export {
   AbortError,
   type AbortSignalLike,
   NamespacesFailedError,
+  PredicateError,
   QueryError,
   throwIfAborted,
   UnsupportedProtocolError,
@@ -38,6 +38,7 @@ export {
   type SocketOf,
   throwIfNamespacesFailed,
 } from "./iterate.js";
+export { checkBoolean, checkOptions, type KnownKeys } from "./options.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export {

@@ -4,14 +4,16 @@
 import type { InetSocket, Protocol, Socket, UnixSocket } from "../diag/socket.js";
 import { type DumpOptions, type InetMessageSink, Scan } from "./dump.js";
 import { NamespacesFailedError } from "./errors.js";
+import type { KnownKeys } from "./options.js";
 import {
-  checkNetnsDirs,
+  checkNamespacedQuery,
   type NamespaceFailure,
   type NamespaceSourceOptions,
   type NetnsSelector,
   planQuery,
   type QueryPlan,
   recordOrThrow,
+  SOCKET_QUERY_KEYS,
   type SocketQuery,
   targetsOf,
 } from "./query.js";
@@ -24,6 +26,13 @@ export interface NamespacedQuery extends SocketQuery, NamespaceSourceOptions {
    */
   netns?: NetnsSelector | "all";
 }
+
+/** The keys of NamespacedQuery, for checkOptions. */
+export const NAMESPACED_QUERY_KEYS: KnownKeys<NamespacedQuery> = {
+  ...SOCKET_QUERY_KEYS,
+  netns: true,
+  netnsDirs: true,
+};
 
 /** The socket type of a protocol: unix sockets for "unix", inet sockets for the others. */
 export type SocketOf<P> = P extends "unix" ? UnixSocket : InetSocket;
@@ -58,8 +67,8 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
 
   /** Checks the query at once (QueryError, FilterSyntaxError): nothing is sent before that. */
   constructor(private readonly query: NamespacedQuery) {
+    checkNamespacedQuery(query, NAMESPACED_QUERY_KEYS);
     this.plan = planQuery(query);
-    checkNetnsDirs(query.netnsDirs);
   }
 
   *[Symbol.iterator](): Generator<S> {
@@ -144,7 +153,7 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
  * NetlinkError / SysError for other kernel failures. Breaking out of the loop releases everything.
  */
 export function iterateSockets<const Q extends NamespacedQuery>(query?: Q): SocketIteration<QuerySocket<Q>> {
-  return new SocketIteration(query ?? {});
+  return new SocketIteration(query === undefined ? {} : query);
 }
 
 /**

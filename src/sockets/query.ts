@@ -21,13 +21,14 @@ import {
   fromLabel,
   isFatalNetnsError,
   type NamespaceFailure,
-  type NetNS,
+  NetNS,
   NetnsError,
   type NetnsRef,
   walkNetns,
 } from "../netns/index.js";
 import { type SockdiagError, SysError } from "../sys/errors.js";
 import { QueryError } from "./errors.js";
+import { checkBoolean, checkOptions, type KnownKeys } from "./options.js";
 
 /** Which sockets to list. Every field is optional. */
 export interface SocketQuery {
@@ -63,6 +64,18 @@ export interface SocketQuery {
    */
   ignoreUnsupported?: boolean;
 }
+
+/** The keys of SocketQuery, for checkOptions. */
+export const SOCKET_QUERY_KEYS: KnownKeys<SocketQuery> = {
+  protocols: true,
+  families: true,
+  states: true,
+  exclude: true,
+  extensions: true,
+  filter: true,
+  kernelFilter: true,
+  ignoreUnsupported: true,
+};
 
 /** One inet dump to send. */
 export interface InetDump {
@@ -114,6 +127,8 @@ function checkedMask(mask: number): number {
 
 /** Check a query and turn it into dump requests. Throws QueryError, FilterSyntaxError; sends nothing. */
 export function planQuery(query: SocketQuery): QueryPlan {
+  checkBoolean(query.kernelFilter, "kernelFilter");
+  checkBoolean(query.ignoreUnsupported, "ignoreUnsupported");
   const protocols = query.protocols ?? ["tcp", "udp"];
   for (const p of protocols) {
     if (!isProtocol(p))
@@ -199,6 +214,31 @@ export function checkNetnsDirs(dirs: unknown): void {
   for (const d of dirs)
     if (typeof d !== "string" || d === "")
       throw new QueryError("netnsDirs", String(d), "each entry must be a directory path");
+}
+
+/**
+ * Check `netns` as a caller gave it: undefined, "all", a name or path, or a NetNS handle. Throws
+ * QueryError naming it otherwise (a number or a plain object would fail deep inside the walk).
+ */
+function checkNetnsSelector(selector: unknown): void {
+  if (selector === undefined || typeof selector === "string" || selector instanceof NetNS) return;
+  throw new QueryError(
+    "netns",
+    typeof selector === "object" && selector !== null ? "(an object)" : String(selector),
+    'expected a NetNS handle, a pinned name, a path, or "all"',
+  );
+}
+
+/**
+ * Check a query whole before planning it: an object of the `known` keys (its call's), and where
+ * it runs — a namespace selector and pin directories of the right kinds. Throws QueryError naming
+ * the field.
+ */
+export function checkNamespacedQuery(query: unknown, known: KnownKeys<object>): void {
+  checkOptions(query, known, "query");
+  const { netns, netnsDirs } = query as { netns?: unknown; netnsDirs?: unknown };
+  checkNetnsSelector(netns);
+  checkNetnsDirs(netnsDirs);
 }
 
 /**

@@ -23,7 +23,9 @@ import { AttributeReader, DecodeScratch, MessageReader, type NetlinkSocket } fro
 import { openNetlinkIn } from "../netns/index.js";
 import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
 import { QueryError } from "./errors.js";
+import type { KnownKeys } from "./options.js";
 import {
+  checkNamespacedQuery,
   type NamespaceFailure,
   type NamespaceSourceOptions,
   type NetnsSelector,
@@ -42,6 +44,14 @@ export interface WatchQuery extends NamespaceSourceOptions {
   /** ss filter, checked on each socket (no kernel program applies to multicast). */
   filter?: FilterInput;
 }
+
+const WATCH_KEYS: KnownKeys<WatchQuery> = {
+  protocols: true,
+  families: true,
+  netns: true,
+  netnsDirs: true,
+  filter: true,
+};
 
 interface Watched {
   conn: NetlinkSocket;
@@ -66,6 +76,8 @@ export class SocketWatch implements Disposable {
   readonly failures: NamespaceFailure[] = [];
   readonly #watched: Watched[] = [];
   readonly #seen = new Set<string>();
+  /** The failures and notes told so far, by namespace and kind: each is told once. */
+  readonly #told = new Set<string>();
   readonly #groups: number[];
   readonly #filter;
   readonly #query: WatchQuery;
@@ -77,6 +89,7 @@ export class SocketWatch implements Disposable {
 
   /** Opens every subscription now. Throws QueryError / FilterSyntaxError, and NetnsError for one namespace. */
   constructor(query: WatchQuery = {}) {
+    checkNamespacedQuery(query, WATCH_KEYS);
     this.#query = query;
     const protocols = query.protocols ?? ["tcp", "udp"];
     const families = query.families ?? ["inet", "inet6"];
@@ -133,7 +146,23 @@ export class SocketWatch implements Disposable {
   /** Subscribe in every namespace of the query not subscribed yet. */
   #scan(): void {
     this.#scanned = Date.now();
-    for (const target of targetsOf(this.#query.netns, this.#query, this.failures)) {
+    const met: NamespaceFailure[] = [];
+    try {
+      this.#subscribe(met);
+    } finally {
+      // Every rescan walks past the entries it cannot use again (a plain file in a pin directory).
+      for (const f of met) {
+        const key = `${f.netns}\0${f.note ?? f.error.code}`;
+        if (this.#told.has(key)) continue;
+        this.#told.add(key);
+        this.failures.push(f);
+      }
+    }
+  }
+
+  /** Subscribe in each namespace not subscribed yet; what fails goes to `met`. */
+  #subscribe(met: NamespaceFailure[]): void {
+    for (const target of targetsOf(this.#query.netns, this.#query, met)) {
       const key = target.netns ? `${target.netns.dev}:${target.netns.ino}` : "self";
       if (this.#seen.has(key)) continue;
       try {
@@ -148,7 +177,7 @@ export class SocketWatch implements Disposable {
         }
         this.#seen.add(key);
       } catch (err) {
-        recordOrThrow(this.#query.netns, target, err, this.failures);
+        recordOrThrow(this.#query.netns, target, err, met);
         this.#seen.add(key);
       }
     }

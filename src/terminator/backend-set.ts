@@ -9,8 +9,10 @@ import { DEFAULT_STATES } from "../diag/states.js";
 import type { StructuredFilter } from "../filter/structured.js";
 import type { BackendName, BackendProtocol } from "../report.js";
 import type { DestroyQuery } from "../sockets/index.js";
-import { QueryError } from "../sockets/index.js";
+import { checkOptions, type KnownKeys, QueryError } from "../sockets/index.js";
 import { type Backend, checkBackend, checkBackendObject, type ParsedBackend } from "./backend.js";
+
+const BACKEND_KEYS: KnownKeys<Backend> = { address: true, port: true, protocol: true };
 
 const PROTOCOLS: readonly BackendProtocol[] = ["udp", "tcp", "any"];
 
@@ -34,6 +36,7 @@ export class BackendSet {
       throw new QueryError("backends", String(backends), "expected an array of { address, port, protocol? }");
     for (const item of backends) {
       const backend = checkBackendObject(item);
+      checkOptions(backend, BACKEND_KEYS, "backend");
       const target = checkBackend(backend.address, backend.port);
       const p = backend.protocol ?? protocol;
       if (!PROTOCOLS.includes(p)) throw new QueryError("protocol", String(p), "expected udp, tcp or any");

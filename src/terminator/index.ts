@@ -14,6 +14,7 @@ export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js"
 export type { NamespaceEntry, NamespaceSource } from "./sources.js";
 export {
   BackendTerminator,
+  checkTerminatorConfig,
   type Logger,
   type SocketsDestroyer,
   type TerminateOptions,

@@ -23,7 +23,9 @@ import {
   AbortError,
   type AbortSignalLike,
   addCounts,
+  checkBoolean,
   checkNetnsDirs,
+  checkOptions,
   countOutcome,
   type DestroyFailure,
   type DestroyOutcome,
@@ -32,6 +34,7 @@ import {
   type DestroyStop,
   destroySockets,
   emptyCounts,
+  type KnownKeys,
   type NamespacedDestroyReport,
   type NamespaceFailure,
   type NetnsSelector,
@@ -99,6 +102,37 @@ export interface TerminatorConfig {
 
 const noLogger: Logger = { info() {}, warn() {} };
 
+const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
+  namespaces: true,
+  netnsDirs: true,
+  hostOnly: true,
+  includeHost: true,
+  discover: true,
+  protocol: true,
+  predicate: true,
+  dryRun: true,
+  logger: true,
+  onNamespace: true,
+  destroy: true,
+  conntrack: true,
+  deleteConntrack: true,
+};
+
+const TERMINATE_KEYS: KnownKeys<TerminateOptions> = { signal: true };
+
+/**
+ * Check a TerminatorConfig as a caller gave it (BackendTerminator's constructor, and
+ * sockdiag/promises' before sending it to the worker): an object of known keys, flags that are
+ * booleans, netnsDirs an array of paths. Throws QueryError naming the field.
+ */
+export function checkTerminatorConfig(config: unknown): void {
+  checkOptions(config, CONFIG_KEYS, "config");
+  const c = config as TerminatorConfig;
+  for (const flag of ["hostOnly", "includeHost", "discover", "dryRun", "conntrack"] as const)
+    checkBoolean(c[flag], flag);
+  checkNetnsDirs(c.netnsDirs);
+}
+
 /** One run's backends, query and report under construction. */
 interface Run {
   set: BackendSet;
@@ -118,9 +152,12 @@ export class BackendTerminator {
   private readonly logger: Logger;
   private readonly deleteConntrack: ConntrackDeleter | undefined;
 
-  /** Throws QueryError for a malformed configuration (netnsDirs that is not an array of paths). */
+  /**
+   * Throws QueryError for a malformed configuration: an unknown key, a flag that is not a boolean,
+   * netnsDirs that is not an array of paths.
+   */
   constructor(config: TerminatorConfig = {}) {
-    checkNetnsDirs(config.netnsDirs);
+    checkTerminatorConfig(config);
     this.config = config;
     this.destroy = config.destroy ?? destroySockets;
     this.deleteConntrack = config.deleteConntrack;
@@ -153,6 +190,7 @@ export class BackendTerminator {
    * as terminate().
    */
   terminateMany(backends: readonly Backend[], options: TerminateOptions = {}): BatchTerminationReport {
+    checkOptions(options, TERMINATE_KEYS, "options");
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
     const report: BatchTerminationReport = {
       backends: set.backends.map((backend) => ({ backend, total: emptyCounts() })),
@@ -359,6 +397,7 @@ export function terminateUDPConnectionsToBackend(
   options: TerminatorConfig & TerminateOptions = {},
 ): TerminationReport {
   const target = parseBackend(backend);
+  checkOptions(options, { ...CONFIG_KEYS, ...TERMINATE_KEYS }, "options");
   const { signal, ...config } = options;
   return new BackendTerminator({ ...config, protocol: "udp" }).terminate(
     { address: target.address, port: target.port },

@@ -118,6 +118,9 @@ describeAsRoot("sockdiag conntrack", () => {
       [[], /conntrack needs ls or rm/],
       [["ls", "-4", "-6"], /choose one of -4, -6/],
       [["ls", "--mark", "x"], /--mark: "x" is not a number/],
+      // A zero mask selects every entry: as no selection at all.
+      [["rm", "--mark", "5/0"], /refusing to delete/],
+      [["rm", "-p", "udp", "--mark", "0/0x0"], /refusing to delete/],
     ] as const) {
       const r = await sockdiag(["conntrack", ...args, "-N", ns.name]);
       assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);

@@ -79,6 +79,22 @@ describeAsRoot("sockdiag kill", () => {
     await holder.close(held);
   });
 
+  test("a filter of wildcards only needs --destroy-all as no filter does", async () => {
+    const held = await clients(2);
+    for (const filter of [["dport = :*"], ["dst", "*"], ["dst", "0.0.0.0/0", "or", "dport", "=", ":53"]]) {
+      const result = await kill("-ua", ...filter);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(
+        result.stderr,
+        /refusing to destroy every selected socket with a filter that matches everything/,
+      );
+      assert.match(result.stderr, /--destroy-all/);
+      assert.equal(result.stdout, "");
+    }
+    await assertAlive(held);
+    await holder.close(held);
+  });
+
   test("a bad filter exits 2 naming the offending word, destroys nothing", async () => {
     const held = await clients(1);
     const result = await kill("-u", "dport", "=", ":notaport");

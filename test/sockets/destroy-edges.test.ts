@@ -5,7 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { destroySocket, destroySockets, listSockets, PredicateError } from "../../src/sockets/index.js";
+import {
+  destroySocket,
+  destroySockets,
+  listSockets,
+  type NamespacedDestroyReport,
+  PredicateError,
+} from "../../src/sockets/index.js";
 import { describeAsRoot, startUdpScene, type UdpScene } from "../kit/index.js";
 
 describeAsRoot("destroy edges", () => {
@@ -48,7 +54,8 @@ describeAsRoot("destroy edges", () => {
       (err) => {
         assert.ok(err instanceof PredicateError, String(err));
         assert.equal(err.cause, boom);
-        const r = err.report;
+        // instanceof narrows a generic class to PredicateError<any>: a destroy's report is this.
+        const r: NamespacedDestroyReport = err.report;
         // Both approved sockets were still queued: nothing more is sent after the exception.
         assert.deepEqual([r.matched, r.destroyed, r.gone, r.failed.length, r.skipped], [2, 0, 0, 0, 2]);
         assert.deepEqual(

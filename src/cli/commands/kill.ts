@@ -2,6 +2,7 @@
 
 import { setImmediate } from "node:timers/promises";
 import type { Protocol } from "../../diag/socket.js";
+import { prepareFilter, selectsEverything } from "../../filter/index.js";
 import {
   AbortError,
   destroyInSteps,
@@ -36,7 +37,7 @@ export const KILL: CommandSpec = {
   ],
   details: [
     "Without -t/-u/... only TCP and UDP sockets are selected. -a/--all means every state, as in ls.",
-    `A kill without FILTER is refused unless --${DESTROY_ALL} is given.`,
+    `A kill without FILTER, or with one of wildcards only (dport = :*), is refused unless --${DESTROY_ALL} is given.`,
     "SIGINT/SIGTERM: no further request is sent, the batch in flight is finished, the report so far",
     "is printed, and the exit status is 130/143.",
   ].join("\n"),
@@ -69,8 +70,16 @@ export async function destroySelected(
   values: ParsedValues,
   options: { dryRun: boolean; emptyFilter: "allowed" | string },
 ): Promise<number> {
-  if (selection.filter === "" && options.emptyFilter !== "allowed") {
-    throw new UsageError("refusing to destroy every selected socket without a filter", options.emptyFilter);
+  // A filter of wildcards only (`dport = :*`) selects as much as none, and is refused alike.
+  if (
+    options.emptyFilter !== "allowed" &&
+    selectsEverything(prepareFilter(selection.query.filter, false).tree)
+  ) {
+    const what =
+      selection.filter === ""
+        ? "without a filter"
+        : `with a filter that matches everything ("${selection.filter}")`;
+    throw new UsageError(`refusing to destroy every selected socket ${what}`, options.emptyFilter);
   }
   const format = formatFromArgs(values);
   // Owners are found before destroying, while every socket is still open in its owner.
