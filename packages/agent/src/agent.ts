@@ -208,9 +208,7 @@ export class Agent implements SliceWatchEvents {
   delete(raw: unknown): void {
     const identity = objectId(raw);
     if (!identity) {
-      this.skippedParts("(no metadata)", [
-        { reason: "metadata", detail: "a deleted object without metadata" },
-      ]);
+      this.skippedObject(raw, [{ reason: "metadata", detail: "a deleted object without metadata" }]);
       return;
     }
     this.parts.logger.debug({ slice: identity.id }, "slice deleted");
@@ -255,9 +253,7 @@ export class Agent implements SliceWatchEvents {
 
   /** An object without a name has no version to remember: it is known by its text. */
   private skippedObject(raw: unknown, skipped: readonly Skip[]): void {
-    const digest = createHash("sha256")
-      .update(JSON.stringify(raw) ?? "undefined")
-      .digest("base64");
+    const digest = digestOf(raw);
     if (this.unnamedSeen.has(digest)) return;
     if (this.unnamedSeen.size >= MAX_UNNAMED_REMEMBERED) this.unnamedSeen.clear();
     this.unnamedSeen.add(digest);

@@ -115,9 +115,11 @@ export class EndpointSliceApi {
       signal,
     );
     onOpen?.();
+    // Decoded as a stream: a character split between two chunks stays whole.
+    res.setEncoding("utf8");
     let partial = "";
-    for await (const chunk of res as AsyncIterable<Buffer>) {
-      let text = partial + chunk.toString("utf8");
+    for await (const chunk of res as AsyncIterable<string>) {
+      let text = partial + chunk;
       let newline = text.indexOf("\n");
       while (newline >= 0) {
         const line = text.slice(0, newline);

@@ -119,7 +119,11 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
       });
       const report = await terminator.terminateMany(backends);
       const outcome = outcomeOf(report);
-      outcome.touched = await touchedNamespaces(report, netnsDirs, config.dryRun);
+      // Naming the pods is for the log: a failure there is one more error, never the batch's.
+      outcome.touched = await touchedNamespaces(report, netnsDirs, config.dryRun).catch((err: Error) => {
+        outcome.errors.push({ message: `cannot name the pods of the namespaces touched: ${err.message}` });
+        return [];
+      });
       return outcome;
     },
     async check() {
