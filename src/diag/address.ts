@@ -188,12 +188,6 @@ export function addressWords(text: string, v6: boolean): Readonly<AddressWords> 
   return words;
 }
 
-/** The RFC 5952 text of an IPv6 address in inet_pton syntax (as the kernel's are printed), or undefined. */
-export function canonicalIPv6(text: string): string | undefined {
-  const words = parseIPv6(text);
-  return words && formatIPv6(...words);
-}
-
 /** Remembered addresses per side of a run of sockets: a small table, indexed by a hash of the words. */
 const SLOTS = 128;
 const SLOT_SHIFT = 25; // 32 - log2(SLOTS): the top bits of a multiplicative hash

@@ -3,7 +3,6 @@
  * per namespace, protocol and family, whatever the number of backends), and able to tell which
  * backend a matched socket belongs to, so that every outcome is counted per backend.
  */
-import { canonicalIPv6 } from "../diag/address.js";
 import type { InetFamily, InetProtocol, Socket } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
 import type { StructuredFilter } from "../filter/structured.js";
@@ -40,8 +39,7 @@ export class BackendSet {
       const target = checkBackend(backend.address, backend.port);
       const p = backend.protocol ?? protocol;
       if (!PROTOCOLS.includes(p)) throw new QueryError("protocol", String(p), "expected udp, tcp or any");
-      // checkBackend accepted it, so an IPv6 address parses.
-      const address = target.family === "inet6" ? canonicalIPv6(target.address)! : target.address;
+      const { address } = target;
       const key = `${address} ${target.port}`;
       const same = this.byEndpoint.get(key) ?? [];
       if (same.some((i) => this.backends[i]!.protocol === p)) continue;

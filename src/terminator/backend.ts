@@ -4,7 +4,7 @@
  */
 
 import { isIPv4, isIPv6 } from "node:net";
-import { formatIPv4, isV4Mapped, parseIPv6 } from "../diag/address.js";
+import { formatIPv4, formatIPv6, isV4Mapped, parseIPv6 } from "../diag/address.js";
 import type { BackendProtocol } from "../report.js";
 import { sockdiagError } from "../sys/errors.js";
 
@@ -34,7 +34,8 @@ export interface ParsedBackend {
 }
 
 /**
- * Check an address and port; throws AddressError naming what is wrong. A v4-mapped IPv6 address
+ * Check an address and port; throws AddressError naming what is wrong. The address comes back in
+ * its canonical text (IPv6 as RFC 5952 prints it: "fd00:0::05" is "fd00::5"). A v4-mapped IPv6 address
  * (::ffff:a.b.c.d) is the IPv4 backend a.b.c.d: the same endpoint on the wire, reached by IPv4
  * sockets and by IPv6 sockets through the mapped form alike. A zone ("fe80::1%eth0") is refused:
  * sock_diag matches addresses, not interfaces.
@@ -62,7 +63,7 @@ export function checkBackend(
   }
   const [w0, w1, w2, w3] = words;
   if (isV4Mapped(w0, w1, w2)) return { family: "inet", address: formatIPv4(w3), port };
-  return { family: "inet6", address, port };
+  return { family: "inet6", address: formatIPv6(w0, w1, w2, w3), port };
 }
 
 /** A value of a caller's input as a message shows it: strings as they are, the rest by kind. */

@@ -9,7 +9,7 @@ export type {
   Tally,
   TerminationReport,
 } from "../report.js";
-export { AddressError, type Backend, parseBackend } from "./backend.js";
+export { AddressError, type Backend, checkBackend, type ParsedBackend, parseBackend } from "./backend.js";
 export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
 export type { NamespaceEntry, NamespaceSource } from "./sources.js";
 export {
