@@ -101,10 +101,14 @@ function replayStep(fs: StageFs, step: Step, done: StageFs[], context: string, f
     case "copy": {
       const destIsDir = step.dest.endsWith("/") || step.sources.length > 1;
       const dest = at(fs, step.dest);
+      const ignored = step.from === undefined ? dockerignore(readIgnore(context)) : undefined;
       for (const source of step.sources) {
         if (/[*?[]/.test(source)) throw new Error(`${where}: the replay copies no wildcard (${source})`);
-        if (step.from === undefined) {
-          const ignored = dockerignore(readIgnore(context));
+        if (ignored) {
+          // Docker never sends an ignored path in the build context: COPY of one fails there.
+          const path = relative(context, join(context, source));
+          if (path !== "" && ignored(path))
+            throw new Error(`${where}: ${source} is excluded by the dockerignore`);
           copy(join(context, source), dest, destIsDir, (p) => ignored(relative(context, p)));
           continue;
         }

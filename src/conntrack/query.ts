@@ -336,8 +336,13 @@ function ipv4Bytes(text: string): Uint8Array {
 function isNarrow(c: Compiled): boolean {
   const t = (x: CompiledTuple) =>
     x.src !== undefined || x.dst !== undefined || x.sport !== undefined || x.dport !== undefined;
-  // A zero mask compares no bit: it selects every entry (or, with a non-zero mark, none).
-  return t(c.original) || t(c.reply) || c.zone !== undefined || (c.mark !== undefined && c.mark.mask !== 0);
+  // A zero mask compares no bit: with mark 0 it selects every entry (no selection), with another none.
+  return (
+    t(c.original) ||
+    t(c.reply) ||
+    c.zone !== undefined ||
+    (c.mark !== undefined && (c.mark.mask !== 0 || c.mark.value !== 0))
+  );
 }
 
 /** The user-space check of one compiled selection. */

@@ -300,7 +300,8 @@ function isWildcard(leaf: FilterLeaf): boolean {
     case "port":
       return (leaf.op === "ge" && leaf.port === 0) || (leaf.op === "le" && leaf.port === 65535);
     case "fwmark":
-      return leaf.mask === 0;
+      // (mark & 0) is 0: a zero mask matches every socket with mark 0, and none with another.
+      return leaf.mask === 0 && leaf.mark === 0;
     default:
       return false;
   }

@@ -11,6 +11,7 @@ import {
   destroySocket,
   destroySockets,
   type InetMessageSink,
+  isOptionsObject,
   iterateSockets,
   type NamespaceFailure,
   probe,
@@ -69,7 +70,7 @@ export const streams: Record<string, Stream> = {
  */
 // biome-ignore lint/suspicious/noExplicitAny: the library checks what it is given
 function withSignal(options: unknown, ctx: Pick<CallContext, "signal">): any {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) return options;
+  if (!isOptionsObject(options)) return options;
   return { ...options, signal: ctx.signal };
 }
 

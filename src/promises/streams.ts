@@ -3,7 +3,7 @@
  * kernel frees them. Both pull from the worker chunk by chunk and release its side when they end.
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
-import type { NamespacedQuery, NamespaceFailure } from "../sockets/index.js";
+import { isOptionsObject, type NamespacedQuery, type NamespaceFailure } from "../sockets/index.js";
 import type { WatchQuery } from "../sockets/watch.js";
 import { type ChunkStream, client } from "./client.js";
 
@@ -18,7 +18,7 @@ export interface Abortable {
  * sync call gives (a QueryError naming it), never a TypeError from taking it apart here.
  */
 export function splitSignal(options: unknown): [unknown, AbortSignal | undefined] {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) return [options, undefined];
+  if (!isOptionsObject(options)) return [options, undefined];
   const { signal, ...rest } = options as Abortable;
   return [rest, signal];
 }

@@ -38,7 +38,7 @@ export {
   type SocketOf,
   throwIfNamespacesFailed,
 } from "./iterate.js";
-export { checkBoolean, checkOptions, type KnownKeys } from "./options.js";
+export { checkBoolean, checkOptions, isOptionsObject, type KnownKeys } from "./options.js";
 export { findSocketOwners, type SocketOwner } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export {

@@ -18,8 +18,7 @@ export type KnownKeys<T> = Readonly<Record<keyof T, true>>;
  * it does for every reader of the object.
  */
 export function checkOptions(options: unknown, known: KnownKeys<object>, field: string): void {
-  if (typeof options !== "object" || options === null || Array.isArray(options))
-    throw new QueryError(field, describe(options), "expected an options object");
+  if (!isOptionsObject(options)) throw new QueryError(field, describe(options), "expected an options object");
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined || Object.hasOwn(known, key)) continue;
     const keys = Object.keys(known);
@@ -31,6 +30,11 @@ export function checkOptions(options: unknown, known: KnownKeys<object>, field: 
       `unknown option${near === undefined ? "" : `; did you mean "${near}"?`} (known: ${keys.join(", ")})`,
     );
   }
+}
+
+/** Whether a value can be an options object: an object, not null, not an array. */
+export function isOptionsObject(value: unknown): value is object {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Check that `value` is true, false or undefined; throws QueryError naming `field` otherwise. */

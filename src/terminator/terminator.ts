@@ -129,7 +129,7 @@ export function checkTerminatorConfig(config: unknown): void {
   checkOptions(config, CONFIG_KEYS, "config");
   const c = config as TerminatorConfig;
   for (const flag of ["hostOnly", "includeHost", "discover", "dryRun", "conntrack"] as const)
-    checkBoolean(c[flag], flag);
+    checkBoolean(c[flag], `config.${flag}`);
   checkNetnsDirs(c.netnsDirs);
 }
 

@@ -118,8 +118,8 @@ describeAsRoot("sockdiag conntrack", () => {
       [[], /conntrack needs ls or rm/],
       [["ls", "-4", "-6"], /choose one of -4, -6/],
       [["ls", "--mark", "x"], /--mark: "x" is not a number/],
-      // A zero mask selects every entry: as no selection at all.
-      [["rm", "--mark", "5/0"], /refusing to delete/],
+      // A zero mask with mark 0 selects every entry: as no selection at all.
+      [["rm", "--mark", "0/0"], /refusing to delete/],
       [["rm", "-p", "udp", "--mark", "0/0x0"], /refusing to delete/],
     ] as const) {
       const r = await sockdiag(["conntrack", ...args, "-N", ns.name]);

@@ -129,9 +129,12 @@ describeAsRoot("deleteConntrack input checked whole", () => {
     assert.equal(count(), 20, "conntrack -D -m 17/0x10 deletes none either");
   });
 
-  test("a zero mask selects every entry: refused as no selection", () => {
-    refuses(() => deleteConntrack({ netns: ns.name, mark: 5, markMask: 0 }), EmptySelectionError);
+  test("a zero mask selects every entry with mark 0: refused as no selection; with another mark, none", () => {
+    refuses(() => deleteConntrack({ netns: ns.name, mark: 0, markMask: 0 }), EmptySelectionError);
     refuses(() => deleteConntrack({ netns: ns.name, markMask: 0 }), EmptySelectionError);
+    const none = deleteConntrack({ netns: ns.name, mark: 5, markMask: 0 });
+    assert.equal(none.matched, 0, "(mark & 0) is never 5");
+    assert.equal(count(), 20, "nothing deleted");
     refuses(
       () => deleteConntrack({ netns: ns.name, anyOf: [{ mark: 1 }, { mark: 0, markMask: 0 }] }),
       EmptySelectionError,

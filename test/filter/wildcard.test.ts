@@ -16,13 +16,13 @@ const everything = [
   "sport >= :0",
   "dport <= :65535",
   "fwmark 0/0",
-  "fwmark 5/0",
   "dst * and dport = :*",
   "dport = :53 or dst *",
   "not not dst *",
   "not (dst 10.0.0.1 and not src *)",
 ];
 const selections = [
+  "fwmark 5/0",
   "dst 10.0.0.1",
   "dport = :53",
   "dst 0.0.0.0/1",

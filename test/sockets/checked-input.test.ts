@@ -127,7 +127,7 @@ describeAsRoot("destroy options checked whole", () => {
     );
     assertQueryError(
       () => new BackendTerminator({ hostOnly: "false" } as never),
-      "hostOnly",
+      "config.hostOnly",
       /true or false/,
     );
   });

@@ -20,7 +20,9 @@ describeAsRoot("watch --all-netns notes", () => {
       assert.equal(about("plain-first").length, 1, "noted at the first scan");
       // A file added later is noted only by a rescan: once it is, a rescan has met the first again.
       writeFileSync(join(dir, "plain-later"), "not a namespace either");
-      while (about("plain-later").length === 0) watch.poll(100);
+      // Each poll waits up to 100 ms for a rescan; 100 of them are far more than one takes.
+      for (let i = 0; i < 100 && about("plain-later").length === 0; i++) watch.poll(100);
+      assert.equal(about("plain-later").length, 1, "a rescan noted the file added later");
       watch.poll(0);
       assert.equal(about("plain-first").length, 1, "not noted again by the rescan");
       assert.equal(about("plain-later").length, 1);

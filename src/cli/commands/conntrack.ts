@@ -98,7 +98,7 @@ function remove(query: ConntrackQuery, values: ParsedValues): number {
     if (err instanceof Error && err.name === "EmptySelectionError")
       throw new UsageError(
         "refusing to delete every selected conntrack entry without an address, port, zone or mark",
-        "narrow the selection (a --mark under mask 0 selects every entry), or give --all to mean it",
+        "narrow the selection (--mark 0/0 selects every entry), or give --all to mean it",
       );
     throw err;
   }
