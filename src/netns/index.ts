@@ -33,7 +33,6 @@ export {
   netnsProcesses,
   type ProcessScan,
   type ProcessScanOptions,
-  type ProcOptions,
 } from "./processes.js";
 export { fromLabel, type NetnsRef, reopenNetns } from "./ref.js";
 export {

@@ -23,7 +23,7 @@ import {
   throwIfAborted,
 } from "./errors.js";
 import { NAMESPACED_QUERY_KEYS, type NamespacedQuery } from "./iterate.js";
-import { checkOptions, checkRunOptions, type KnownKeys } from "./options.js";
+import { checkOptions, checkRunOptions, describe, type KnownKeys } from "./options.js";
 import { checkNamespacedQuery, isNamespaceScoped, planQuery, recordOrThrow, targetsOf } from "./query.js";
 import { type InetSocketFields, revive } from "./revive.js";
 
@@ -205,7 +205,7 @@ export function destroySocket(
   if (!(options instanceof NetNS) && options !== undefined) {
     checkOptions(options, DESTROY_SOCKET_KEYS, "options");
     if (options.netns !== undefined && !(options.netns instanceof NetNS))
-      throw new QueryError("options.netns", String(options.netns), "expected a NetNS handle");
+      throw new QueryError("options.netns", describe(options.netns), "expected a NetNS handle");
   }
   const { netns, signal } =
     options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});

@@ -74,7 +74,7 @@ export function checkRunOptions(options: RunOptions): void {
 }
 
 /** A caller's value as a message shows it. */
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (typeof value === "string") return value;
   if (Array.isArray(value)) return "(an array)";
   if (typeof value === "object" && value !== null) return "(an object)";

@@ -28,7 +28,7 @@ import {
 } from "../netns/index.js";
 import { type SockdiagError, SysError } from "../sys/errors.js";
 import { QueryError } from "./errors.js";
-import { checkBoolean, checkOptions, type KnownKeys } from "./options.js";
+import { checkBoolean, checkOptions, describe, type KnownKeys } from "./options.js";
 
 /** Which sockets to list. Every field is optional. */
 export interface SocketQuery {
@@ -224,7 +224,7 @@ function checkNetnsSelector(selector: unknown): void {
   if (selector === undefined || typeof selector === "string" || selector instanceof NetNS) return;
   throw new QueryError(
     "netns",
-    typeof selector === "object" && selector !== null ? "(an object)" : String(selector),
+    describe(selector),
     'expected a NetNS handle, a pinned name, a path, or "all"',
   );
 }
