@@ -3,8 +3,8 @@
  * the backend; the whole terminate against a shell loop of `ss -K -N NAME dst IP:PORT` over the same
  * namespaces plus the host.
  */
-import { fromName } from "../src/netns/index.js";
-import { BackendTerminator, type NamespaceSource } from "../src/terminator/index.js";
+import { fromName, type Target } from "../src/netns/index.js";
+import { BackendTerminator } from "../src/terminator/index.js";
 import { type ManyScene, manyNamespaces, withChildHash } from "./many.js";
 import { fmt, row, runProcess } from "./measure.js";
 import { CLI } from "./scene.js";
@@ -14,17 +14,13 @@ const PER_NAMESPACE = 1000;
 const TARGETS = 10;
 const BACKEND = { address: "127.0.0.1", port: 5353 };
 
-/** Only the bench's namespaces, so the measurement does not depend on what else is pinned. */
-function source(names: readonly string[]): () => NamespaceSource {
-  return () => ({
-    errors: [],
-    *[Symbol.iterator]() {
-      for (const name of names) {
-        using netns = fromName(name);
-        yield { name, netns };
-      }
-    },
-  });
+/** The host and the bench's namespaces only, so the measurement does not depend on what else is pinned. */
+function* targets(names: readonly string[]): Generator<Target> {
+  yield { netns: undefined, ref: undefined, label: undefined };
+  for (const name of names) {
+    using netns = fromName(name);
+    yield { netns, ref: netns.ref, label: name };
+  }
 }
 
 export async function benchTerminate(): Promise<string[]> {
@@ -52,7 +48,7 @@ export async function benchTerminate(): Promise<string[]> {
 async function measure(scene: ManyScene): Promise<string[]> {
   const out: string[] = [];
   const expected = COUNT * TARGETS;
-  const terminator = new BackendTerminator({ namespaces: source(scene.names) });
+  const terminator = new BackendTerminator({}, { targets: () => targets(scene.names) });
   terminator.terminate(BACKEND); // warm-up run (JIT); the targets are opened again below
   await scene.refill();
   const t0 = process.hrtime.bigint();

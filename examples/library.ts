@@ -16,7 +16,8 @@ for (const s of dns) console.log(s.src, s.sport, "->", s.dst, s.dport, s.cookie)
 // Stream any number of sockets with flat memory; with netns "all", failed namespaces are collected.
 const all = iterateSockets({ protocols: ["tcp"], netns: "all", filter: "sport = :443" });
 for (const s of all) console.log(s.netns?.label ?? "(host)", s.state, s.dst);
-for (const f of all.failures) console.error(f.netns, f.error.code, f.note ?? "");
+for (const f of all.failures) console.error(f.netns, f.error.code);
+for (const n of all.notes) console.error(n.netns, "skipped:", n.skipped);
 
 // Destroy, with a veto per socket; every socket's outcome is in the report, which balances:
 // matched = destroyed + gone + failed.length + skipped.

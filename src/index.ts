@@ -11,12 +11,13 @@
 export {
   type ConntrackDeleteReport,
   type ConntrackEntry,
+  type ConntrackNote,
   type ConntrackQuery,
   ConntrackQueryError,
+  type ConntrackReport,
   ConntrackUnavailableError,
   type DeleteConntrackQuery,
   deleteConntrack,
-  EmptySelectionError,
   FlushGuardError,
   iterateConntrack,
   listConntrack,
@@ -58,6 +59,7 @@ export {
   type LocatedNetns,
   type LocateOptions,
   locateNetns,
+  type NamespaceSelection,
   NetNS,
   NetnsAsyncCallbackError,
   type NetnsEntry,
@@ -69,6 +71,7 @@ export {
   NetnsPoisonedError,
   type NetnsRef,
   NetnsRestoreError,
+  type NetnsSelector,
   NetnsUnreadableError,
   NotANetnsError,
   type NotANetnsKind,
@@ -83,12 +86,21 @@ export {
   type WalkOptions,
   walkNetns,
 } from "./netns/index.js";
+export { QueryError } from "./options/index.js";
 export {
   AbortError,
-  type AbortSignalLike,
-  DestroyError,
+  type ConntrackFailure,
   type DestroyFailure,
-  type DestroyOutcome,
+  EmptySelectionError,
+  type NamespaceFailure,
+  type NamespaceNote,
+  type Outcome,
+  PredicateError,
+  type RunOptions,
+  type Tally,
+} from "./run/index.js";
+export {
+  DestroyError,
   type DestroyQuery,
   type DestroyReport,
   type DestroySocketOptions,
@@ -101,13 +113,10 @@ export {
   listSockets,
   type NamespacedDestroyReport,
   type NamespacedQuery,
-  type NamespaceFailure,
-  type NetnsSelector,
-  PredicateError,
+  NamespacesFailedError,
   type ProbeItem,
   type ProbeResult,
   probe,
-  QueryError,
   type QuerySocket,
   type SocketIteration,
   type SocketOf,
@@ -115,7 +124,7 @@ export {
   type SocketQuery,
   UnsupportedProtocolError,
 } from "./sockets/index.js";
-export { ForeignError, SockdiagError, SysError } from "./sys/errors.js";
+export { type AbortSignalLike, ForeignError, SockdiagError, SysError } from "./sys/errors.js";
 export {
   AddressError,
   type Backend,
@@ -128,5 +137,6 @@ export {
   type TerminateOptions,
   type TerminationReport,
   type TerminatorConfig,
+  type TerminatorSeam,
   terminateUDPConnectionsToBackend,
 } from "./terminator/index.js";

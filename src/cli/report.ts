@@ -1,15 +1,26 @@
 /** Human-readable reports on stderr: namespace failures and destroy outcomes. */
-import type { DestroyReport, NamespaceFailure } from "../sockets/index.js";
+import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
+import type { DestroyReport } from "../sockets/index.js";
 
-/** One line per namespace that could not be visited. */
-export function reportNamespaceFailures(failures: readonly NamespaceFailure[], out = process.stderr): void {
-  for (const f of failures)
-    out.write(`sockdiag: ${f.note ? `note: skipped (${f.note}): ` : ""}${f.error.message}\n`);
+/** One line per namespace passed over (a note), then one per namespace that failed. */
+export function reportNamespaces(
+  failures: readonly NamespaceFailure[],
+  notes: readonly NamespaceNote<string>[] = [],
+  out = process.stderr,
+): void {
+  for (const n of notes) out.write(`sockdiag: note: skipped (${n.skipped}): ${n.message}\n`);
+  for (const f of failures) out.write(`sockdiag: ${f.error.message}\n`);
 }
 
-/** Whether any namespace failure is a real failure (not just a namespace we may not look at). */
-export function anyRealFailure(failures: readonly NamespaceFailure[]): boolean {
-  return failures.some((f) => !f.note);
+/** Namespace failures and notes as plain JSON data (an Error object would serialise as `{}`). */
+export function namespacesJson(
+  failures: readonly NamespaceFailure[],
+  notes: readonly NamespaceNote<string>[],
+): { namespaceFailures: unknown[]; notes: NamespaceNote<string>[] } {
+  return {
+    namespaceFailures: failures.map((f) => ({ netns: f.netns, error: f.error.message, code: f.error.code })),
+    notes: [...notes],
+  };
 }
 
 /** A destroy report as a few lines: counts, then each stop and failure. */
@@ -41,13 +52,18 @@ export function formatDestroyReport(report: DestroyReport): string {
 
 /**
  * A destroy report as plain JSON data: sockets of failures in their JSON form, and namespace
- * failures with their error's message (an Error object would serialise as `{}`).
+ * failures with their error's message.
  */
 export function destroyReportJson(
-  report: DestroyReport & { namespaceFailures?: readonly NamespaceFailure[] },
+  report: DestroyReport & {
+    namespaceFailures?: readonly NamespaceFailure[];
+    notes?: readonly NamespaceNote<string>[];
+    namespaces?: unknown;
+  },
 ): Record<string, unknown> {
+  const { namespaces: _, ...rest } = report;
   const out: Record<string, unknown> = {
-    ...report,
+    ...rest,
     failed: report.failed.map((f) => ({
       socket: f.socket.toJSON(),
       errno: f.errno,
@@ -55,12 +71,7 @@ export function destroyReportJson(
       message: f.message,
     })),
   };
-  if (report.namespaceFailures) {
-    out.namespaceFailures = report.namespaceFailures.map((f) => ({
-      netns: f.netns,
-      error: f.error.message,
-      ...(f.note ? { note: f.note } : {}),
-    }));
-  }
+  if (report.namespaceFailures)
+    Object.assign(out, namespacesJson(report.namespaceFailures, report.notes ?? []));
   return out;
 }

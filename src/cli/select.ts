@@ -5,7 +5,7 @@
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import type { Extension, InetFamily, Protocol } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
-import { validateNetnsName } from "../netns/index.js";
+import { type NamespaceSelection, validateNetnsName } from "../netns/index.js";
 import type { NamespacedQuery } from "../sockets/index.js";
 import type { OptionSpec, ParsedValues } from "./options.js";
 import { UsageError } from "./usage.js";
@@ -198,10 +198,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * -N / --netns / --pid / --all-netns: at most one of them. --netns-dir goes with --all-netns,
  * unless `dirsAlone` (terminate-backend walks the pin directories by default).
  */
-export function namespaceFromArgs(
-  values: ParsedValues,
-  dirsAlone = false,
-): Pick<NamespacedQuery, "netns" | "netnsDirs"> {
+export function namespaceFromArgs(values: ParsedValues, dirsAlone = false): NamespaceSelection {
   const given = (["net", "netns", "pid", "all-netns"] as const).filter((k) => values[k] !== undefined);
   if (given.length > 1) throw new UsageError(`choose one of ${given.map((k) => `--${k}`).join(", ")}`);
   const dirs = values["netns-dir"] as string[] | undefined;

@@ -3,127 +3,74 @@
  * entries; they are deleted in batches while the dump streams (on a second socket when a batch
  * fills mid-dump, on the dump's own once it is over), so memory does not grow with the table.
  */
-import type { ConntrackEntry } from "../ctnl/index.js";
-import type { NetlinkConnection } from "../netlink/index.js";
-import { addConntrackTally, type ConntrackDeleteReport, emptyConntrackReport } from "../report.js";
+import type { ConntrackEntry, TupleSpan } from "../ctnl/index.js";
+import type { Target } from "../netns/index.js";
+import type { KnownKeys } from "../options/index.js";
 import {
-  AbortError,
-  type AbortSignalLike,
-  approves,
-  PredicateError,
-  PredicateThrew,
-} from "../sockets/errors.js";
-import { checkRunOptions, type KnownKeys } from "../sockets/options.js";
-import { isNamespaceScoped, recordOrThrow, targetsOf } from "../sockets/query.js";
+  addTally,
+  checkRunOptions,
+  EmptySelectionError,
+  RUN_OPTION_KEYS,
+  type RunKind,
+  type RunOptions,
+  runToEnd,
+} from "../run/index.js";
 import { EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
-import { EmptySelectionError } from "./errors.js";
-import { noteOf } from "./iterate.js";
 import { CONNTRACK_QUERY_KEYS, type ConntrackQuery, planConntrack } from "./query.js";
-import { ConntrackScan, ConntrackUnavailableError } from "./scan.js";
+import { type ConntrackDeleteReport, type ConntrackReport, emptyConntrackReport } from "./report.js";
+import { ConntrackScan, ConntrackUnavailableError, noteOf } from "./scan.js";
 
-/** What deleteConntrack deletes, and how. */
-export interface DeleteConntrackQuery extends ConntrackQuery {
-  /**
-   * Called with each matching entry; return false to keep it. Must be synchronous. An exception it
-   * throws ends the run: it is rethrown as PredicateError, which carries the report so far.
-   */
-  predicate?: (entry: ConntrackEntry) => boolean;
-  /** Find and count, delete nothing. */
-  dryRun?: boolean;
-  /** Allow a selection without address, port, zone or mark: every entry of the protocol/family. */
-  all?: boolean;
-  /** DELETE requests per write (default 1024). */
-  batchSize?: number;
+/**
+ * What deleteConntrack deletes, and how (see RunOptions: predicate, all, dryRun, batchSize — 1024
+ * DELETE requests per write by default — and signal).
+ */
+export interface DeleteConntrackQuery extends ConntrackQuery, RunOptions<ConntrackEntry> {
   /** Told the outcome of every matched entry, as it happens. */
   onOutcome?: EntryOutcomeListener;
-  /**
-   * Checked before each namespace and each write: once aborted, nothing more is sent and AbortError
-   * is thrown with the report so far (entries found but not sent counted as skipped).
-   */
-  signal?: AbortSignalLike;
 }
 
 const DELETE_QUERY_KEYS: KnownKeys<DeleteConntrackQuery> = {
   ...CONNTRACK_QUERY_KEYS,
-  predicate: true,
-  dryRun: true,
-  all: true,
-  batchSize: true,
+  ...RUN_OPTION_KEYS,
   onOutcome: true,
-  signal: true,
 };
 
 /**
  * Delete every conntrack entry matching `query` (and its predicate), exactly: by the entry's own
  * tuple and id. Returns per-namespace and total counts: deleted, gone (ENOENT: expired or replaced
- * since the dump), failed (with errno), skipped. Throws EmptySelectionError (unless `all`) or
- * ConntrackQueryError / QueryError before sending anything; for a single namespace, the errors of
- * opening it; PredicateError when the predicate throws.
- * A namespace failing after deleting began is recorded in `namespaceFailures` with its counts.
+ * since the dump), failed (with errno), skipped. Throws EmptySelectionError (unless `all` or a
+ * predicate) or ConntrackQueryError / QueryError before sending anything; for a single namespace,
+ * the errors of opening it; PredicateError when the predicate throws; AbortError when the signal
+ * aborts. A namespace failing after deleting began is recorded in `namespaceFailures` with its
+ * counts; one without conntrack is a note.
  */
 export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteReport {
-  const plan = planConntrack(query, DELETE_QUERY_KEYS);
-  checkRunOptions(query);
-  if (!plan.narrow && !plan.nothing && !query.all) throw new EmptySelectionError();
-  const dryRun = Boolean(query.dryRun);
-  const total: ConntrackDeleteReport = {
-    ...emptyConntrackReport(dryRun),
-    namespaces: [],
-    namespaceFailures: [],
-    notes: [],
-  };
-  if (plan.nothing) return total;
-  try {
-    for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
-      if (query.signal?.aborted) throw new AbortError(query.signal);
-      try {
-        using scan = new ConntrackScan(target, plan);
-        deleteIn(scan, query, total);
-      } catch (err) {
-        if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause, "delete");
-        if (err instanceof ConntrackUnavailableError) total.notes.push(noteOf(target.label, err));
-        else recordOrThrow(query.netns, target, err, total.namespaceFailures);
-      }
-    }
-  } catch (err) {
-    if (err instanceof AbortError) err.report = total;
-    throw err;
-  }
-  return total;
+  return runToEnd(entryDelete(query), query);
 }
 
-/** Delete in one namespace; its counts go into `total` also when it fails half way. */
-function deleteIn(scan: ConntrackScan, query: DeleteConntrackQuery, total: ConntrackDeleteReport): void {
-  const { predicate, onOutcome } = query;
-  let second: NetlinkConnection | undefined;
-  const connect = (): NetlinkConnection => {
-    second ??= scan.openAnother();
-    return second;
+/** Deleting the entries of `query`, as the runner drives it; checks the query whole first. */
+function entryDelete(
+  query: DeleteConntrackQuery,
+): RunKind<ConntrackEntry, [ConntrackEntry, Buffer, TupleSpan], ConntrackScan, ConntrackReport> {
+  checkRunOptions(query, DELETE_QUERY_KEYS);
+  const plan = planConntrack(query);
+  if (!plan.narrow && !plan.nothing && !query.predicate && query.all !== true)
+    throw new EmptySelectionError("query", "(no address, port, zone or mark)", "delete every entry");
+  const { batchSize, onOutcome, signal } = query;
+  return {
+    verb: "delete",
+    nothing: plan.nothing,
+    open: (target: Target) => new ConntrackScan(target, plan),
+    // One dump with a callback per entry: no step between receive batches.
+    scan: (scan, visit) => {
+      scan.each(visit);
+      return [];
+    },
+    batcher: (scan, connect) =>
+      new EntryDeleter(connect, scan.conn.receiveQueueBytes, { batchSize, onOutcome, signal }),
+    emptyReport: emptyConntrackReport,
+    add: (total, part) => addTally(total, part),
+    onMatched: onOutcome && ((e) => onOutcome(e, "matched")),
+    noteOf: (err, target) => (err instanceof ConntrackUnavailableError ? noteOf(target, err) : undefined),
   };
-  const deleter = query.dryRun
-    ? undefined
-    : new EntryDeleter(connect, scan.conn.receiveQueueBytes, {
-        batchSize: query.batchSize,
-        onOutcome,
-        signal: query.signal,
-      });
-  const report = deleter?.report ?? emptyConntrackReport(true);
-  try {
-    scan.each((entry, buf, tuple) => {
-      if (predicate && !approves(predicate, entry)) return;
-      if (deleter) return deleter.add(entry, buf, tuple);
-      if (query.signal?.aborted) throw new AbortError(query.signal);
-      report.matched++;
-      onOutcome?.(entry, "matched");
-    });
-    deleter?.flush(scan.conn);
-  } catch (err) {
-    if (err instanceof PredicateThrew) deleter?.stop();
-    if (err instanceof ConntrackUnavailableError || !isNamespaceScoped(err)) throw err;
-    total.namespaceFailures.push({ netns: scan.target.label ?? "(host)", error: err });
-  } finally {
-    second?.close();
-    addConntrackTally(total, report);
-    total.namespaces.push({ netns: scan.target.label ?? "(host)", ...report, failed: [...report.failed] });
-  }
 }

@@ -14,14 +14,9 @@ import {
   writeDeleteRequest,
 } from "../ctnl/index.js";
 import { type BatchOptions, batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
-import {
-  type ConntrackFailure,
-  type ConntrackOutcome,
-  type ConntrackReport,
-  emptyConntrackReport,
-} from "../report.js";
-import { AbortError } from "../sockets/errors.js";
+import { AbortError, type Batcher, type ConntrackFailure, type Outcome } from "../run/index.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
+import { type ConntrackReport, emptyConntrackReport } from "./report.js";
 
 /** Requests per write, by default. */
 export const DEFAULT_CT_BATCH_SIZE = 1024;
@@ -30,11 +25,16 @@ const REQUEST_BYTES = 16 + 4 + 96 + 8 + 8;
 
 export type EntryOutcomeListener = (
   entry: ConntrackEntry,
-  outcome: ConntrackOutcome,
+  outcome: Outcome<ConntrackEntry>,
   failure?: ConntrackFailure,
 ) => void;
 
-export class EntryDeleter {
+/**
+ * EntryDeleter deletes the entries added to it, in batches, and keeps the report of every outcome.
+ * Batches that fill while the dump runs go out on a second socket (`connect`, opened only then);
+ * the rest on the one finish() is given.
+ */
+export class EntryDeleter implements Batcher<[ConntrackEntry, Buffer, TupleSpan], ConntrackReport> {
   readonly report: ConntrackReport = emptyConntrackReport(false);
   private readonly batch: ErrorsOnlyBatch;
   private pending: ConntrackEntry[] = [];
@@ -91,10 +91,7 @@ export class EntryDeleter {
    */
   flush(conn: NetlinkConnection = this.connect()): void {
     if (this.pending.length === 0) return;
-    if (this.options.signal?.aborted) {
-      this.stop();
-      throw new AbortError(this.options.signal);
-    }
+    if (this.options.signal?.aborted) this.abort();
     const batch = this.pending;
     this.pending = [];
     const w = this.batch.writer;
@@ -115,11 +112,29 @@ export class EntryDeleter {
     for (let i = 0; i < batch.length; i++) this.settle(batch[i]!, errnos[i]!);
   }
 
+  /** The dump is over: send what is queued on `conn`. */
+  finish(conn: NetlinkConnection): void {
+    this.flush(conn);
+  }
+
   /** Send nothing more: every entry queued now or added later is counted as skipped. */
   stop(): void {
     this.batch.writer.reset();
     for (const e of this.pending.splice(0)) this.settle(e, -1);
     this.stopped = true;
+  }
+
+  /** The caller's signal aborted: stop(), then AbortError goes up. */
+  abort(): never {
+    this.stop();
+    throw new AbortError(this.options.signal);
+  }
+
+  /** After `err` ended the namespace's run: every entry still queued fails with that cause. */
+  abandon(err: unknown): void {
+    this.batch.writer.reset();
+    const errno = batchErrno(err);
+    for (const e of this.pending.splice(0)) this.settle(e, errno);
   }
 
   /** Count one entry's outcome; errno -1: skipped. EPERM stops every later attempt. */

@@ -14,19 +14,3 @@ export class ConntrackQueryError extends sockdiagError(
     super(`invalid conntrack ${field} "${String(value)}": ${detail}`, { field, value: String(value) });
   }
 }
-
-/**
- * EmptySelectionError: deleteConntrack was asked to delete with a selection that names no address,
- * port, zone or mark (a mark under a zero mask names none) — every entry of the protocol would go.
- * Refused unless `all: true` says so.
- */
-export class EmptySelectionError extends sockdiagError(
-  "EmptySelectionError",
-  "ERR_SOCKDIAG_CONNTRACK_EMPTY_SELECTION",
-) {
-  constructor() {
-    super(
-      "refusing to delete conntrack entries with an empty selection (no address, port, zone or mark; a zero mark mask selects every entry): pass all: true to mean every entry",
-    );
-  }
-}

@@ -1,64 +1,68 @@
 /** iterateConntrack / listConntrack: the read half of the conntrack library. */
 import type { ConntrackEntry } from "../ctnl/index.js";
-import type { ConntrackNote } from "../report.js";
-import { type NamespaceFailure, recordOrThrow, targetsOf } from "../sockets/query.js";
-import { type ConntrackPlan, type ConntrackQuery, planConntrack } from "./query.js";
-import { ConntrackScan, ConntrackUnavailableError } from "./scan.js";
+import { checkNamespaceSelection, type NamespaceFailure, type Target, targetsOf } from "../netns/index.js";
+import { checkOptions } from "../options/index.js";
+import { recordOrThrow } from "../run/index.js";
+import { CONNTRACK_QUERY_KEYS, type ConntrackPlan, type ConntrackQuery, planConntrack } from "./query.js";
+import type { ConntrackNote } from "./report.js";
+import { ConntrackScan, ConntrackUnavailableError, noteOf } from "./scan.js";
 
 /**
  * ConntrackIteration is the stream of entries of a query. With `netns: "all"`, a namespace that
- * cannot be entered or listed goes to `failures` and the others go on; one without conntrack goes
- * to `notes`, in every case.
+ * cannot be entered or listed goes to `failures` and the others go on; one without conntrack (or
+ * that vanished) goes to `notes`, in every case.
  */
 export class ConntrackIteration implements Iterable<ConntrackEntry> {
   readonly failures: NamespaceFailure[] = [];
   readonly notes: ConntrackNote[] = [];
   private readonly plan: ConntrackPlan;
 
-  /** Checks the query at once (ConntrackQueryError): nothing is sent before that. */
+  /** Checks the query at once (QueryError, ConntrackQueryError): nothing is sent before that. */
   constructor(private readonly query: ConntrackQuery) {
+    checkOptions(query, CONNTRACK_QUERY_KEYS, "query");
+    checkNamespaceSelection(query);
     this.plan = planConntrack(query);
   }
 
   *[Symbol.iterator](): Generator<ConntrackEntry> {
-    this.failures.length = 0;
-    this.notes.length = 0;
-    if (this.plan.nothing) return;
-    for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
+    for (const target of this.#targets()) {
       try {
         using scan = new ConntrackScan(target, this.plan);
         yield* scan.entries();
       } catch (err) {
-        if (err instanceof ConntrackUnavailableError) this.notes.push(noteOf(target.label, err));
-        else recordOrThrow(this.query.netns, target, err, this.failures);
+        this.#record(target, err);
       }
     }
   }
 
   /** Every entry in an array. */
   toArray(): ConntrackEntry[] {
-    this.failures.length = 0;
-    this.notes.length = 0;
     const out: ConntrackEntry[] = [];
-    if (this.plan.nothing) return out;
-    for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
+    for (const target of this.#targets()) {
       try {
         using scan = new ConntrackScan(target, this.plan);
         scan.each((e) => {
           out.push(e);
         });
       } catch (err) {
-        if (err instanceof ConntrackUnavailableError) this.notes.push(noteOf(target.label, err));
-        else recordOrThrow(this.query.netns, target, err, this.failures);
+        this.#record(target, err);
       }
     }
     return out;
   }
-}
 
-/** The note for a namespace without conntrack. */
-export function noteOf(label: string | undefined, error: ConntrackUnavailableError): ConntrackNote {
-  return { netns: label ?? "(host)", error, note: "no-conntrack" };
+  /** The namespaces to list (none when nothing can match), failures and notes starting afresh. */
+  *#targets(): Generator<Target> {
+    this.failures.length = 0;
+    this.notes.length = 0;
+    if (this.plan.nothing) return;
+    yield* targetsOf(this.query, { namespaceFailures: this.failures, notes: this.notes });
+  }
+
+  #record(target: Target, err: unknown): void {
+    if (err instanceof ConntrackUnavailableError) this.notes.push(noteOf(target, err));
+    else recordOrThrow(this.query.netns, target, err, this.failures);
+  }
 }
 
 /**

@@ -16,9 +16,8 @@ import {
   type TupleFilter,
 } from "../ctnl/index.js";
 import { formatIPv6, parseIPv6 } from "../diag/address.js";
-import { QueryError } from "../sockets/errors.js";
-import { checkBoolean, checkOptions, type KnownKeys } from "../sockets/options.js";
-import { checkNamespacedQuery, type NamespaceSourceOptions, type NetnsSelector } from "../sockets/query.js";
+import { SELECTION_KEYS as NAMESPACE_KEYS, type NamespaceSelection } from "../netns/index.js";
+import { checkBoolean, checkOptions, type KnownKeys, QueryError } from "../options/index.js";
 import { ConntrackQueryError } from "./errors.js";
 
 /** Fields of one tuple to select by: exact addresses and ports. */
@@ -48,10 +47,8 @@ export interface ConntrackSelection {
   markMask?: number;
 }
 
-/** A selection, where to look, and how. */
-export interface ConntrackQuery extends ConntrackSelection, NamespaceSourceOptions {
-  /** A NetNS handle, a pinned name, a path, or "all" (the caller's own, then every other). Default: the caller's own. */
-  netns?: NetnsSelector | "all";
+/** A selection, where to look (see NamespaceSelection; default: the caller's own namespace), and how. */
+export interface ConntrackQuery extends ConntrackSelection, NamespaceSelection {
   /**
    * Alternatives: an entry must match the fields above and at least one of these (an empty list
    * matches nothing). Lets one dump per namespace serve several backends.
@@ -106,22 +103,17 @@ const SELECTION_KEYS: KnownKeys<ConntrackSelection> = {
 /** The keys of ConntrackQuery, for checkOptions. */
 export const CONNTRACK_QUERY_KEYS: KnownKeys<ConntrackQuery> = {
   ...SELECTION_KEYS,
-  netns: true,
-  netnsDirs: true,
+  ...NAMESPACE_KEYS,
   anyOf: true,
   kernelFilter: true,
 };
 
 /**
- * Check a conntrack query whole and compile it. `known`: the keys its call takes (default
- * ConntrackQuery's). Throws QueryError for an unknown key or a field of the wrong kind,
- * ConntrackQueryError naming the offending field.
+ * Check a conntrack query's selection and compile it (its keys and namespaces are its call's to
+ * check). Throws QueryError for a field of the wrong kind, ConntrackQueryError naming the
+ * offending field.
  */
-export function planConntrack(
-  query: ConntrackQuery,
-  known: KnownKeys<object> = CONNTRACK_QUERY_KEYS,
-): ConntrackPlan {
-  checkNamespacedQuery(query, known);
+export function planConntrack(query: ConntrackQuery): ConntrackPlan {
   checkBoolean(query.kernelFilter, "kernelFilter");
   if (query.anyOf !== undefined && !Array.isArray(query.anyOf))
     throw new QueryError("anyOf", String(query.anyOf), "expected an array of selections");

@@ -18,10 +18,10 @@ import {
   writeStatsRequest,
 } from "../ctnl/index.js";
 import { DumpCursor, MessageWriter, type NetlinkConnection, NetlinkError } from "../netlink/index.js";
-import { openNetlinkIn } from "../netns/index.js";
-import type { Target } from "../sockets/query.js";
+import { openNetlinkIn, type Target, targetLabel } from "../netns/index.js";
 import { Errno, SysError, sockdiagError } from "../sys/errors.js";
 import type { ConntrackPlan } from "./query.js";
+import type { ConntrackNote } from "./report.js";
 
 /** Told each matching entry; `buf` and `tuple` are valid only during the call. */
 export type EntryVisitor = (entry: ConntrackEntry, buf: Buffer, tuple: TupleSpan) => void;
@@ -37,6 +37,11 @@ export class ConntrackUnavailableError extends sockdiagError(
   constructor(netns: string, cause: Error) {
     super(`${netns}: no conntrack here (${cause.message})`, undefined, cause);
   }
+}
+
+/** The note for a namespace without conntrack. */
+export function noteOf(target: Target, error: ConntrackUnavailableError): ConntrackNote {
+  return { netns: targetLabel(target), skipped: "no-conntrack", message: error.message };
 }
 
 /** Whether `err` means "no conntrack": no nfnetlink (socket fails) or no ctnetlink subsystem. */
@@ -67,7 +72,7 @@ export class ConntrackScan implements Disposable {
     try {
       this.conn = open(target.netns);
     } catch (err) {
-      if (isUnavailable(err)) throw new ConntrackUnavailableError(target.label ?? "(host)", err);
+      if (isUnavailable(err)) throw new ConntrackUnavailableError(targetLabel(target), err);
       throw err;
     }
   }

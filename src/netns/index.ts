@@ -36,6 +36,16 @@ export {
 } from "./processes.js";
 export { fromLabel, type NetnsRef, reopenNetns } from "./ref.js";
 export {
+  checkNamespaceSelection,
+  type NamespaceSelection,
+  type NetnsSelector,
+  SELECTION_KEYS,
+  type Target,
+  targetLabel,
+  targetsOf,
+  type WalkFindings,
+} from "./selection.js";
+export {
   allNetns,
   type DiscoveredNetns,
   discoverNetns,
@@ -44,7 +54,6 @@ export {
   type NamespaceNote,
   type NetnsEntry,
   NetnsIteration,
-  namespaceFailureOf,
   type PinnedNetns,
   type WalkOptions,
   walkNetns,

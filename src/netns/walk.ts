@@ -28,29 +28,28 @@ import { NETNS_RUN_DIR } from "./pinned.js";
 import { type NetnsRef, walkLabel } from "./ref.js";
 
 /**
- * Why a namespace was passed over without that being a failure: a NetnsNote (it vanished, may not
- * be inspected, its pin holds no namespace), or "no-conntrack" (it has no conntrack to ask).
- */
-export type NamespaceNote = NetnsNote | "no-conntrack";
-
-/**
- * NamespaceFailure: one namespace that failed — or, with a `note`, was passed over without that
- * being a failure — while the others went on. Every walk, listing, destroy, conntrack run and
- * termination reports namespaces in this shape.
+ * NamespaceFailure: one namespace that failed while the others went on. Every walk, listing,
+ * destroy, conntrack run and termination reports failed namespaces in this shape.
  */
 export interface NamespaceFailure {
   /** The namespace's label (pinned name, "pid:N", path; "(host)" for the caller's own). */
   netns: string;
   /** What went wrong, with its `code` and `cause`. */
   error: SockdiagError;
-  /** Set when the failure is worth telling but is no failure of the run. */
-  note?: NamespaceNote;
 }
 
-/** A namespace-walk error as a NamespaceFailure, with its note when it is no failure. */
-export function namespaceFailureOf(error: NetnsError): NamespaceFailure {
-  const note = netnsNote(error);
-  return note ? { netns: error.netns, error, note } : { netns: error.netns, error };
+/**
+ * NamespaceNote: one namespace passed over without that being a failure — by a walk (a NetnsNote:
+ * it vanished, may not be inspected, its pin holds no namespace), or by a call with nothing to do
+ * there (conntrack's "no-conntrack").
+ */
+export interface NamespaceNote<Reason extends string = NetnsNote> {
+  /** The namespace's label, as in NamespaceFailure. */
+  netns: string;
+  /** Why it was passed over. */
+  skipped: Reason;
+  /** What was met there, for people. */
+  message: string;
 }
 
 /** Where the walk puts each failure it meets. */
@@ -64,12 +63,16 @@ interface FailureSink {
  * moves on, breaks or throws — call `netns.dup()` to keep one.
  */
 export class NetnsIteration<T> implements Iterable<T> {
-  /** Failures (and notes) met so far in the current pass; readable inside the loop and after it. */
+  /** Failures met so far in the current pass; readable inside the loop and after it. */
   readonly errors: NamespaceFailure[] = [];
+  /** Namespaces passed over so far in the current pass (vanished, unreadable, no namespace in a pin). */
+  readonly notes: NamespaceNote[] = [];
   readonly #walk: (errors: FailureSink) => Iterator<T>;
   readonly #sink: FailureSink = {
     push: (error) => {
-      this.errors.push(namespaceFailureOf(error));
+      const skipped = netnsNote(error);
+      if (skipped) this.notes.push({ netns: error.netns, skipped, message: error.message });
+      else this.errors.push({ netns: error.netns, error });
     },
   };
 
@@ -81,6 +84,7 @@ export class NetnsIteration<T> implements Iterable<T> {
   [Symbol.iterator](): Iterator<T> {
     threadNetns.assertUsable();
     this.errors.length = 0;
+    this.notes.length = 0;
     return this.#walk(this.#sink);
   }
 }
@@ -133,8 +137,8 @@ interface Sighting {
  * the loop starts, then opens one namespace per step through the first of its paths that still
  * leads to it. A namespace held only by a descriptor or a non-main thread is invisible to it.
  * Failures — an unreadable directory, an entry that is no namespace, a namespace that vanished or
- * that may not be inspected — go to `errors` as NamespaceFailures (a `note` marks those that are
- * no failure).
+ * that may not be inspected — go to `errors` as NamespaceFailures, or to `notes` for those that are
+ * no failure.
  */
 export function walkNetns(options: WalkOptions = {}): NetnsIteration<NetnsEntry> {
   return new NetnsIteration((errors) => walk(options, errors));
@@ -296,8 +300,8 @@ export interface PinnedNetns {
 /**
  * allNetns iterates the namespaces pinned in `options.netnsDirs`, in directory order then name order,
  * each namespace once even when pinned under several paths (the first path wins). An unreadable
- * directory, an entry that is not a namespace, or one removed while iterating becomes a
- * NamespaceFailure on `errors` and the walk goes on.
+ * directory or an entry that is not a namespace becomes a NamespaceFailure on `errors`, one removed
+ * while iterating a NamespaceNote on `notes`, and the walk goes on.
  *
  * @example
  * const all = allNetns({ netnsDirs: ["/run/netns", "/var/run/cilium/netns"] });
@@ -330,8 +334,8 @@ export interface DiscoveredNetns {
 /**
  * discoverNetns finds the namespaces pinned in `options.netnsDirs` (default [NETNS_RUN_DIR]) and those of
  * every process in /proc, with the pids in each and its pinned names, each once. Processes that
- * exit meanwhile are skipped; other failures (EACCES on another user's process without
- * CAP_SYS_PTRACE, a bad pin) are recorded on `errors` as NamespaceFailures.
+ * exit meanwhile, or whose namespace may not be inspected (EACCES without CAP_SYS_PTRACE), are
+ * passed over on `notes`; other failures (a bad pin) are recorded on `errors` as NamespaceFailures.
  */
 export function discoverNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<DiscoveredNetns> {
   return new NetnsIteration(function* (errors) {

@@ -6,17 +6,17 @@
  */
 import { deleteConntrack, iterateConntrack } from "../conntrack/index.js";
 import type { Socket } from "../diag/socket.js";
+import type { NamespaceFailure } from "../netns/index.js";
+import { isOptionsObject } from "../options/index.js";
 import {
-  type AbortSignalLike,
   destroySocket,
   destroySockets,
   type InetMessageSink,
-  isOptionsObject,
   iterateSockets,
-  type NamespaceFailure,
   probe,
 } from "../sockets/index.js";
 import { SocketWatch } from "../sockets/watch.js";
+import type { AbortSignalLike } from "../sys/errors.js";
 import { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
 import type { StreamItem } from "./wire.js";
 

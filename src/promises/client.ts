@@ -5,8 +5,9 @@
  * worker, which checks it before every request it would send.
  */
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
+import type { NamespaceFailure } from "../netns/index.js";
 import { NetNS } from "../netns/index.js";
-import { AbortError, type NamespaceFailure } from "../sockets/index.js";
+import { AbortError } from "../run/index.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
 import { readChunk, type SocketChunk, type StreamItem, yieldTurn } from "./wire.js";

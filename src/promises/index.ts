@@ -20,12 +20,12 @@ import type {
   DeleteConntrackQuery,
 } from "../conntrack/index.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
+import type { NamespaceFailure } from "../netns/index.js";
 import type {
   DestroyQuery,
   DestroySocketOptions,
   InetSocketFields,
   NamespacedDestroyReport,
-  NamespaceFailure,
   ProbeResult,
   QuerySocket,
 } from "../sockets/index.js";
@@ -57,11 +57,8 @@ export type AsyncDestroyQuery = Omit<DestroyQuery, "predicate" | "signal"> &
     predicate?: (socket: Socket) => boolean | Promise<boolean>;
   };
 
-/** BackendTerminator's configuration: as in sockdiag, without the sync-only collaborators. */
-export type AsyncTerminatorConfig = Omit<
-  TerminatorConfig,
-  "predicate" | "namespaces" | "destroy" | "deleteConntrack"
-> & {
+/** BackendTerminator's configuration: as in sockdiag, with a predicate that may return a Promise. */
+export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate"> & {
   predicate?: (socket: InetSocket) => boolean | Promise<boolean>;
 };
 
@@ -111,16 +108,11 @@ export async function destroySocket(
 /**
  * BackendTerminator as in sockdiag, with terminate() returning a Promise. The configuration is
  * sent to the worker with each call: its callbacks (predicate, logger, onNamespace) run on the
- * caller's thread. `namespaces` and `destroy` (collaborators for tests) are sync-only.
+ * caller's thread.
  */
 export class BackendTerminator {
   constructor(private readonly config: AsyncTerminatorConfig = {}) {
     checkTerminatorConfig(config);
-    const sync = config as TerminatorConfig;
-    if (sync.namespaces || sync.destroy || sync.deleteConntrack)
-      throw new TypeError(
-        "sockdiag/promises: BackendTerminator takes no namespaces, destroy or deleteConntrack collaborator",
-      );
   }
 
   /** Terminate `backend` everywhere (see sockdiag's BackendTerminator#terminate). */
@@ -225,6 +217,6 @@ export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise
   return (await client.call("deleteConntrack", [rest], signal)) as ConntrackDeleteReport;
 }
 
-export { AbortError } from "../sockets/index.js";
+export { AbortError } from "../run/index.js";
 export type { WatchQuery } from "../sockets/watch.js";
 export type { AsyncConntrackIteration };

@@ -3,7 +3,9 @@
  * kernel frees them. Both pull from the worker chunk by chunk and release its side when they end.
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
-import { isOptionsObject, type NamespacedQuery, type NamespaceFailure } from "../sockets/index.js";
+import type { NamespaceFailure } from "../netns/index.js";
+import { isOptionsObject } from "../options/index.js";
+import type { NamespacedQuery } from "../sockets/index.js";
 import type { WatchQuery } from "../sockets/watch.js";
 import { type ChunkStream, client } from "./client.js";
 

@@ -7,8 +7,9 @@
  */
 import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import type { Socket } from "../diag/socket.js";
-import { NetNS, NetnsError, NetnsRestoreError } from "../netns/index.js";
-import { AbortError, type AbortSignalLike, type NamespaceFailure } from "../sockets/index.js";
+import { type NamespaceFailure, NetNS, NetnsError, NetnsRestoreError } from "../netns/index.js";
+import { AbortError } from "../run/index.js";
+import type { AbortSignalLike } from "../sys/errors.js";
 import { type CallContext, calls, streams } from "./calls.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";

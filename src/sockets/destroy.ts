@@ -8,61 +8,43 @@ import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import type { Socket } from "../diag/socket.js";
 import { selectsEverything } from "../filter/index.js";
 import type { NetlinkConnection } from "../netlink/index.js";
-import { current, NetNS, openNetlinkIn, reopenNetns } from "../netns/index.js";
-import { addReport, emptyReport, type NamespacedDestroyReport } from "../report.js";
-import { sockdiagError } from "../sys/errors.js";
+import { current, NetNS, openNetlinkIn, reopenNetns, type Target } from "../netns/index.js";
+import { checkOptions, describe, type KnownKeys, QueryError } from "../options/index.js";
+import {
+  type Batcher,
+  checkRunOptions,
+  EmptySelectionError,
+  RUN_OPTION_KEYS,
+  type RunKind,
+  type RunOptions,
+  runInSteps,
+  runToEnd,
+  throwIfAborted,
+} from "../run/index.js";
+import type { AbortSignalLike } from "../sys/errors.js";
 import { Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper, Scan } from "./dump.js";
-import {
-  AbortError,
-  type AbortSignalLike,
-  approves,
-  PredicateError,
-  PredicateThrew,
-  QueryError,
-  throwIfAborted,
-} from "./errors.js";
+import { DestroyError } from "./errors.js";
 import { NAMESPACED_QUERY_KEYS, type NamespacedQuery } from "./iterate.js";
-import { checkOptions, checkRunOptions, describe, type KnownKeys } from "./options.js";
-import { checkNamespacedQuery, isNamespaceScoped, planQuery, recordOrThrow, targetsOf } from "./query.js";
+import { planQuery, type QueryPlan } from "./query.js";
+import { addReport, type DestroyReport, emptyReport, type NamespacedDestroyReport } from "./report.js";
 import { type InetSocketFields, revive } from "./revive.js";
 
-/** What destroySockets destroys: a query (as listSockets takes it) and how to go about it. */
-export interface DestroyQuery extends NamespacedQuery {
-  /**
-   * Called with each candidate after the kernel and the filter selected it; return false to keep the
-   * socket (Cilium's DestroyCB). Must be synchronous. An exception it throws ends the run: it is
-   * rethrown as PredicateError, which carries the report of what was done before.
-   */
-  predicate?: (socket: Socket) => boolean;
-  /**
-   * Allow a query without a filter and without a predicate, which destroys every socket of its
-   * protocols and states. Without it, such a query throws QueryError before anything is sent: an
-   * empty selection never means "everything" by accident.
-   */
-  all?: boolean;
-  /** Find and count, destroy nothing. */
-  dryRun?: boolean;
-  /** SOCK_DESTROY requests per write (default 512). */
-  batchSize?: number;
+/**
+ * What destroySockets destroys: a query (as listSockets takes it) and how to go about it (see
+ * RunOptions: predicate, all, dryRun, batchSize — 512 SOCK_DESTROY requests per write by default
+ * — and signal; a synchronous caller's own thread cannot abort it, destroyInSteps lets an event
+ * loop turn).
+ */
+export interface DestroyQuery extends NamespacedQuery, RunOptions<Socket> {
   /** Told the outcome of every matched socket, as it happens (for printing what was destroyed). */
   onOutcome?: OutcomeListener;
-  /**
-   * Checked before every write and between receive batches: once aborted, no further request is
-   * sent (the batch in flight is finished) and AbortError is thrown with the report of what was
-   * done. A synchronous caller's own thread cannot abort it; destroyInSteps lets an event loop turn.
-   */
-  signal?: AbortSignalLike;
 }
 
 const DESTROY_QUERY_KEYS: KnownKeys<DestroyQuery> = {
   ...NAMESPACED_QUERY_KEYS,
-  predicate: true,
-  all: true,
-  dryRun: true,
-  batchSize: true,
+  ...RUN_OPTION_KEYS,
   onOutcome: true,
-  signal: true,
 };
 
 /**
@@ -73,17 +55,13 @@ const DESTROY_QUERY_KEYS: KnownKeys<DestroyQuery> = {
  * groups) are destroyed one round at a time until none is left. Never throws for a socket's
  * failure, nor for a namespace that fails after destroying began: that goes to
  * `namespaceFailures`, with the counts of what was done before it. Throws QueryError /
- * FilterSyntaxError before sending anything when the query is wrong — also for a query that would
- * destroy everything without `all: true`; for a single namespace, the errors of opening it
- * (NetnsError) and of compiling the filter there; PredicateError when the predicate throws;
- * AbortError when the signal aborts.
+ * FilterSyntaxError before sending anything when the query is wrong, EmptySelectionError for a
+ * query that would destroy everything without `all: true`; for a single namespace, the errors of
+ * opening it (NetnsError) and of compiling the filter there; PredicateError when the predicate
+ * throws; AbortError when the signal aborts.
  */
 export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
-  const run = destroyInSteps(query);
-  for (;;) {
-    const step = run.next();
-    if (step.done) return step.value;
-  }
+  return runToEnd(socketDestroy(query), query);
 }
 
 /**
@@ -93,80 +71,51 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
  * The query is checked when the first step runs.
  */
 export function* destroyInSteps(query: DestroyQuery): Generator<void, NamespacedDestroyReport, void> {
-  checkNamespacedQuery(query, DESTROY_QUERY_KEYS);
-  checkRunOptions(query);
-  const plan = planQuery(query);
-  if (selectsEverything(plan.filter.tree) && !query.predicate && query.all !== true) {
-    throw new QueryError(
-      "filter",
-      typeof query.filter === "object" ? JSON.stringify(query.filter) : String(query.filter ?? ""),
-      "an empty filter (or one whose every condition is a wildcard) without a predicate would destroy every socket; give a filter, or all: true to mean it",
-    );
-  }
-  const total: NamespacedDestroyReport = { ...emptyReport(Boolean(query.dryRun)), namespaceFailures: [] };
-  const { signal } = query;
-  try {
-    throwIfAborted(signal);
-    for (const target of targetsOf(query.netns, query, total.namespaceFailures)) {
-      try {
-        using scan = new Scan(target, plan);
-        yield* destroyIn(scan, query, total);
-      } catch (err) {
-        if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause);
-        recordOrThrow(query.netns, target, err, total.namespaceFailures);
-      }
-      throwIfAborted(signal);
-    }
-  } catch (err) {
-    if (err instanceof AbortError) err.report = total;
-    throw err;
-  }
-  return total;
+  return yield* runInSteps(socketDestroy(query), query);
 }
 
-/**
- * destroySockets in one namespace, adding what it did to `total` — also when it fails half way, so
- * that no matched socket goes uncounted.
- */
-function* destroyIn(scan: Scan, query: DestroyQuery, total: NamespacedDestroyReport): Generator<void> {
-  const { predicate, onOutcome, dryRun, signal } = query;
-  // A second socket only if a batch fills while the dump runs; the last batch goes on the dump's own.
-  let destroyConn: NetlinkConnection | undefined;
-  const connect = (): NetlinkConnection => {
-    destroyConn ??= scan.openAnother();
-    return destroyConn;
+/** Destroying the sockets of `query`, as the runner drives it; checks the query whole first. */
+function socketDestroy(query: DestroyQuery): RunKind<Socket, [Socket], Scan, DestroyReport> {
+  checkRunOptions(query, DESTROY_QUERY_KEYS);
+  const plan = planQuery(query);
+  if (selectsEverything(plan.filter.tree) && !query.predicate && query.all !== true)
+    throw new EmptySelectionError(
+      "filter",
+      typeof query.filter === "object" ? JSON.stringify(query.filter) : String(query.filter ?? ""),
+      "destroy every socket",
+    );
+  const { onOutcome } = query;
+  return {
+    verb: "destroy",
+    open: (target: Target) => new Scan(target, plan),
+    scan: (scan, visit) => scan.dumper.steps(plan, scan.options, visit),
+    batcher: (scan, connect) => destroyBatcher(scan, plan, connect, query),
+    emptyReport,
+    add: addReport,
+    onMatched: onOutcome && ((s) => onOutcome(s, "matched")),
   };
-  const destroyer = dryRun
-    ? undefined
-    : new Destroyer(connect, scan.conn.receiveQueueBytes, { batchSize: query.batchSize, onOutcome, signal });
-  const report = destroyer?.report ?? emptyReport(true);
-  const visit = (s: Socket) => {
-    if (predicate && !approves(predicate, s)) return;
-    if (destroyer) return destroyer.add(s);
-    report.matched++;
-    onOutcome?.(s, "matched");
+}
+
+/** A Destroyer as the runner's batcher: the dump's end settles ENOENT answers by listing again. */
+function destroyBatcher(
+  scan: Scan,
+  plan: QueryPlan,
+  connect: () => NetlinkConnection,
+  query: DestroyQuery,
+): Batcher<[Socket], DestroyReport> {
+  const { batchSize, onOutcome, signal } = query;
+  const destroyer = new Destroyer(connect, scan.conn.receiveQueueBytes, { batchSize, onOutcome, signal });
+  return {
+    report: destroyer.report,
+    add: (s) => destroyer.add(s),
+    finish: (conn) => {
+      destroyer.flush(conn);
+      destroyer.settle(conn, (sink) => scan.dumper.each(plan, scan.options, sink));
+    },
+    abort: () => destroyer.abort(),
+    stop: (reason) => destroyer.stop("ECANCELED", reason),
+    abandon: (err) => destroyer.abandon(err),
   };
-  try {
-    for (const _ of scan.dumper.steps(scan.plan, scan.options, visit)) {
-      if (signal?.aborted) destroyer ? destroyer.abort() : throwIfAborted(signal);
-      yield;
-    }
-    if (destroyer) {
-      destroyer.flush(scan.conn);
-      destroyer.settle(scan.conn, (sink) => scan.dumper.each(scan.plan, scan.options, sink));
-    }
-  } catch (err) {
-    if (err instanceof PredicateThrew) {
-      destroyer?.stop("ECANCELED", `the predicate threw: ${err.message}`);
-      throw err;
-    }
-    destroyer?.abandon(err);
-    if (!isNamespaceScoped(err)) throw err;
-    total.namespaceFailures.push({ netns: scan.target.label ?? "(host)", error: err });
-  } finally {
-    destroyConn?.close();
-    addReport(total, report);
-  }
 }
 
 /** Options of destroySocket. */
@@ -234,13 +183,4 @@ export function destroySocket(
   const failure = destroyer.report.failed[0];
   if (failure) throw new DestroyError(failure.errno, failure.code, failure.message);
   return destroyer.report.destroyed === 1 ? "destroyed" : "gone";
-}
-
-/** DestroyError: the kernel refused to destroy a socket. */
-export class DestroyError extends sockdiagError<"DestroyError", string>("DestroyError", "") {
-  declare readonly errno: number;
-  /** `code` is the errno name the kernel answered, e.g. "EPERM". */
-  constructor(errno: number, code: string, message: string) {
-    super(`cannot destroy socket: ${code}: ${message}`, { errno, code });
-  }
 }

@@ -19,9 +19,9 @@ import { INET_PROTOCOLS } from "../diag/constants.js";
 import { writeDestroyRequest } from "../diag/inet.js";
 import { addressFault, type InetSocket, type Protocol, type Socket } from "../diag/socket.js";
 import { type BatchOptions, batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
-import { type DestroyFailure, type DestroyOutcome, type DestroyReport, emptyReport } from "../report.js";
+import { AbortError, type DestroyFailure, type Outcome } from "../run/index.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
-import { AbortError } from "./errors.js";
+import { type DestroyReport, emptyReport } from "./report.js";
 
 /** Requests per write, by default. */
 export const DEFAULT_BATCH_SIZE = 512;
@@ -33,7 +33,7 @@ export const SHADOWED_MESSAGE =
   "still there: the kernel's destroy lookup finds another socket with the same addresses and ports first (an SO_REUSEPORT group, or a v4-mapped IPv6 socket beside IPv4 ones), and destroying that one did not make way";
 
 /** Told the outcome of each matched socket, as soon as it is known. */
-export type OutcomeListener = (socket: Socket, outcome: DestroyOutcome, failure?: DestroyFailure) => void;
+export type OutcomeListener = (socket: Socket, outcome: Outcome, failure?: DestroyFailure) => void;
 
 /**
  * Destroyer destroys the sockets added to it, in batches, and keeps the report of every outcome.

@@ -18,10 +18,10 @@ import {
   NetlinkError,
   NetlinkProtocolError,
 } from "../netlink/index.js";
-import { openNetlinkIn } from "../netns/index.js";
+import { openNetlinkIn, type Target } from "../netns/index.js";
 import { Errno } from "../sys/errors.js";
 import { UnsupportedProtocolError } from "./errors.js";
-import type { InetDump, QueryPlan, Target } from "./query.js";
+import type { InetDump, QueryPlan } from "./query.js";
 
 /** Per-dump options beyond the request itself. */
 export interface DumpOptions {

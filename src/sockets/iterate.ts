@@ -2,37 +2,26 @@
  * iterateSockets / listSockets: the read half of the sockets library.
  */
 import type { InetSocket, Protocol, Socket, UnixSocket } from "../diag/socket.js";
+import {
+  checkNamespaceSelection,
+  type NamespaceFailure,
+  type NamespaceNote,
+  type NamespaceSelection,
+  SELECTION_KEYS,
+  type Target,
+  targetsOf,
+} from "../netns/index.js";
+import { checkOptions, type KnownKeys } from "../options/index.js";
+import { recordOrThrow } from "../run/index.js";
 import { type DumpOptions, type InetMessageSink, Scan } from "./dump.js";
 import { NamespacesFailedError } from "./errors.js";
-import type { KnownKeys } from "./options.js";
-import {
-  checkNamespacedQuery,
-  type NamespaceFailure,
-  type NamespaceSourceOptions,
-  type NetnsSelector,
-  planQuery,
-  type QueryPlan,
-  recordOrThrow,
-  SOCKET_QUERY_KEYS,
-  type SocketQuery,
-  targetsOf,
-} from "./query.js";
+import { planQuery, type QueryPlan, SOCKET_QUERY_KEYS, type SocketQuery } from "./query.js";
 
-/** A query plus where to run it. */
-export interface NamespacedQuery extends SocketQuery, NamespaceSourceOptions {
-  /**
-   * The network namespace to list: a NetNS handle, a pinned name, a path, or "all" (the caller's
-   * own, then every pinned and discovered namespace). Default: the caller's own.
-   */
-  netns?: NetnsSelector | "all";
-}
+/** A query plus where to run it (see NamespaceSelection; default: the caller's own namespace). */
+export interface NamespacedQuery extends SocketQuery, NamespaceSelection {}
 
 /** The keys of NamespacedQuery, for checkOptions. */
-export const NAMESPACED_QUERY_KEYS: KnownKeys<NamespacedQuery> = {
-  ...SOCKET_QUERY_KEYS,
-  netns: true,
-  netnsDirs: true,
-};
+export const NAMESPACED_QUERY_KEYS: KnownKeys<NamespacedQuery> = { ...SOCKET_QUERY_KEYS, ...SELECTION_KEYS };
 
 /** The socket type of a protocol: unix sockets for "unix", inet sockets for the others. */
 export type SocketOf<P> = P extends "unix" ? UnixSocket : InetSocket;
@@ -55,6 +44,8 @@ type SocketsOfProtocols<A> = [A] extends [undefined]
  */
 export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
   readonly failures: NamespaceFailure[] = [];
+  /** Namespaces passed over without that being a failure (vanished, unreadable). */
+  readonly notes: NamespaceNote[] = [];
   private readonly plan: QueryPlan;
 
   /**
@@ -67,13 +58,13 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
 
   /** Checks the query at once (QueryError, FilterSyntaxError): nothing is sent before that. */
   constructor(private readonly query: NamespacedQuery) {
-    checkNamespacedQuery(query, NAMESPACED_QUERY_KEYS);
+    checkOptions(query, NAMESPACED_QUERY_KEYS, "query");
+    checkNamespaceSelection(query);
     this.plan = planQuery(query);
   }
 
   *[Symbol.iterator](): Generator<S> {
-    this.failures.length = 0;
-    for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
+    for (const target of this.#targets()) {
       try {
         using scan = new Scan(target, this.plan);
         yield* scan.dumper.sockets(this.plan, scan.options) as Generator<S>;
@@ -81,6 +72,13 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
         recordOrThrow(this.query.netns, target, err, this.failures);
       }
     }
+  }
+
+  /** The namespaces of the query, the failures and notes of the walk starting afresh. */
+  #targets(): Generator<Target> {
+    this.failures.length = 0;
+    this.notes.length = 0;
+    return targetsOf(this.query, { namespaceFailures: this.failures, notes: this.notes });
   }
 
   /**
@@ -101,7 +99,6 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
   }
 
   #walk(sink: (s: Socket) => void, messages: InetMessageSink | undefined): void {
-    this.failures.length = 0;
     // A sink's exception ends the walk as it is: marked here so that it is not taken for the namespace's.
     let sinkError: { error: unknown } | undefined;
     const guarded = (s: Socket) => {
@@ -122,7 +119,7 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
           throw error;
         }
       });
-    for (const target of targetsOf(this.query.netns, this.query, this.failures)) {
+    for (const target of this.#targets()) {
       try {
         using scan = new Scan(target, this.plan);
         const options: DumpOptions = guardedMessages
@@ -158,10 +155,10 @@ export function iterateSockets<const Q extends NamespacedQuery>(query?: Q): Sock
 
 /**
  * Collect the sockets of `query` into an array. Same errors as iterateSockets; with `netns: "all"`,
- * a namespace that failed (other than with a note: vanished, unreadable) makes it throw
+ * a namespace that failed (not one passed over with a note: vanished, unreadable) makes it throw
  * NamespacesFailedError once every namespace was visited — the error carries the sockets listed
  * and the failures, which are never dropped. iterateSockets goes on past them instead, and says
- * which in `failures`.
+ * which in `failures` (and `notes`).
  */
 export function listSockets<const Q extends NamespacedQuery>(query?: Q): QuerySocket<Q>[] {
   const iteration = iterateSockets(query);
@@ -170,10 +167,10 @@ export function listSockets<const Q extends NamespacedQuery>(query?: Q): QuerySo
   return sockets;
 }
 
-/** Throw NamespacesFailedError when `failures` holds a real failure (not only notes). */
+/** Throw NamespacesFailedError when some namespace failed. */
 export function throwIfNamespacesFailed(
   sockets: readonly Socket[],
   failures: readonly NamespaceFailure[],
 ): void {
-  if (failures.some((f) => !f.note)) throw new NamespacesFailedError(sockets, failures);
+  if (failures.length > 0) throw new NamespacesFailedError(sockets, failures);
 }

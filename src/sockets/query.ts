@@ -1,8 +1,6 @@
 /**
- * SocketQuery: what a caller asks for, its translation into the sock_diag dump requests that
- * answer it, and the network namespaces it visits: the caller's own, one named by handle, name or
- * path, or all of them (the caller's first, then every pinned or discovered namespace, each once).
- * Every name is checked here, before anything is sent to the kernel.
+ * SocketQuery: what a caller asks for, and its translation into the sock_diag dump requests that
+ * answer it. Every name is checked here, before anything is sent to the kernel.
  */
 import {
   EXTENSION_BITS,
@@ -15,20 +13,8 @@ import {
 } from "../diag/constants.js";
 import type { Extension, InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
 import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
-import { type FilterInput, FilterResolveError, type PreparedFilter, prepareFilter } from "../filter/index.js";
-import { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "../netlink/index.js";
-import {
-  fromLabel,
-  isFatalNetnsError,
-  type NamespaceFailure,
-  NetNS,
-  NetnsError,
-  type NetnsRef,
-  walkNetns,
-} from "../netns/index.js";
-import { type SockdiagError, SysError } from "../sys/errors.js";
-import { QueryError } from "./errors.js";
-import { checkBoolean, checkOptions, describe, type KnownKeys } from "./options.js";
+import { type FilterInput, type PreparedFilter, prepareFilter } from "../filter/index.js";
+import { checkBoolean, type KnownKeys, QueryError } from "../options/index.js";
 
 /** Which sockets to list. Every field is optional. */
 export interface SocketQuery {
@@ -184,157 +170,4 @@ export function planQuery(query: SocketQuery): QueryPlan {
     }
   }
   return plan;
-}
-
-// ---- the namespaces a query visits ----
-
-export type { NamespaceFailure };
-
-/** A namespace selector: a handle, a pinned name, a path (anything with "/"), or "all". */
-export type NetnsSelector = NetNS | string;
-
-/** Options for selecting namespaces with "all". */
-export interface NamespaceSourceOptions {
-  /** Pin directories searched by "all". Default ["/run/netns"]. */
-  netnsDirs?: readonly string[];
-}
-
-/**
- * Check `netnsDirs` as a caller gave it: an array of non-empty paths, or undefined. Throws
- * QueryError naming it otherwise (a lone string would be walked one character at a time).
- */
-export function checkNetnsDirs(dirs: unknown): void {
-  if (dirs === undefined) return;
-  if (!Array.isArray(dirs))
-    throw new QueryError(
-      "netnsDirs",
-      String(dirs),
-      'expected an array of directory paths, e.g. ["/run/netns"]',
-    );
-  for (const d of dirs)
-    if (typeof d !== "string" || d === "")
-      throw new QueryError("netnsDirs", String(d), "each entry must be a directory path");
-}
-
-/**
- * Check `netns` as a caller gave it: undefined, "all", a name or path, or a NetNS handle. Throws
- * QueryError naming it otherwise (a number or a plain object would fail deep inside the walk).
- */
-function checkNetnsSelector(selector: unknown): void {
-  if (selector === undefined || typeof selector === "string" || selector instanceof NetNS) return;
-  throw new QueryError(
-    "netns",
-    describe(selector),
-    'expected a NetNS handle, a pinned name, a path, or "all"',
-  );
-}
-
-/**
- * Check a query whole before planning it: an object of the `known` keys (its call's), and where
- * it runs — a namespace selector and pin directories of the right kinds. Throws QueryError naming
- * the field.
- */
-export function checkNamespacedQuery(query: unknown, known: KnownKeys<object>): void {
-  checkOptions(query, known, "query");
-  const { netns, netnsDirs } = query as { netns?: unknown; netnsDirs?: unknown };
-  checkNetnsSelector(netns);
-  checkNetnsDirs(netnsDirs);
-}
-
-/**
- * One namespace to visit: its handle and what names it (both undefined: the calling thread's own),
- * and the label its sockets carry.
- */
-export interface Target {
-  netns: NetNS | undefined;
-  ref: NetnsRef | undefined;
-  label: string | undefined;
-}
-
-/**
- * Open the single namespace a selector names. The caller owns the handle. Throws
- * InvalidNetnsNameError, NetnsNotFoundError, NotANetnsError, NetnsError.
- */
-function openSelected(selector: NetnsSelector): Target {
-  const netns = typeof selector === "string" ? fromLabel(selector) : selector.dup();
-  const ref = netns.ref;
-  // A name or path the caller gave is what they call it; a handle's ref says what it is.
-  if (typeof selector === "string") ref.label = selector;
-  return { netns, ref, label: ref.label };
-}
-
-/**
- * The namespaces a query visits, in order: the one its `netns` names (opened here and closed when
- * the walk ends; undefined: the caller's own), or with "all" the caller's own and then every pinned
- * or discovered one, failures to open one going to `failures`.
- */
-export function* targetsOf(
-  selector: NetnsSelector | "all" | undefined,
-  options: NamespaceSourceOptions,
-  failures: NamespaceFailure[],
-): Generator<Target> {
-  if (selector === "all") {
-    yield* allTargets(options, failures);
-    return;
-  }
-  const target: Target =
-    selector === undefined ? { netns: undefined, ref: undefined, label: undefined } : openSelected(selector);
-  try {
-    yield target;
-  } finally {
-    target.netns?.close();
-  }
-}
-
-/**
- * After `err` in `target`: with "all", a namespace other than the caller's own that failed for a
- * reason of its own is recorded in `failures` and the walk goes on; anything else is rethrown (a
- * single namespace, the caller's own, a fatal or foreign error: the query itself cannot work).
- */
-export function recordOrThrow(
-  selector: NetnsSelector | "all" | undefined,
-  target: Target,
-  err: unknown,
-  failures: NamespaceFailure[],
-): void {
-  if (selector !== "all" || target.netns === undefined || !isNamespaceScoped(err)) throw err;
-  failures.push({ netns: target.label ?? "(host)", error: err });
-}
-
-/**
- * Every namespace: the caller's own first (label undefined), then each pinned or discovered one.
- * Handles are lent until the generator moves on. Failures to open one go to `failures`.
- */
-function* allTargets(options: NamespaceSourceOptions, failures: NamespaceFailure[]): Generator<Target> {
-  const found = walkNetns({ netnsDirs: options.netnsDirs, processes: true, host: "first" });
-  let reported = 0;
-  const report = () => {
-    for (; reported < found.errors.length; reported++) failures.push(found.errors[reported]!);
-  };
-  for (const entry of found) {
-    report();
-    yield entry.host
-      ? { netns: undefined, ref: undefined, label: undefined }
-      : { netns: entry.netns, ref: entry.ref, label: entry.ref.label };
-  }
-  report();
-}
-
-/**
- * Whether an error concerns only the namespace it happened in, so that a run over several may
- * record it and go on: a namespace that cannot be entered, a kernel answer, a device name the
- * namespace lacks. Anything else — a failed return to the caller's namespace, a protocol the kernel
- * lacks, an exception from the caller's own predicate — ends the run.
- */
-export function isNamespaceScoped(err: unknown): err is SockdiagError {
-  if (isFatalNetnsError(err)) return false;
-  return (
-    err instanceof NetnsError ||
-    err instanceof NetlinkError ||
-    err instanceof NetlinkTimeoutError ||
-    err instanceof NetlinkProtocolError ||
-    err instanceof SysError ||
-    err instanceof DecodeError ||
-    err instanceof FilterResolveError
-  );
 }

@@ -5,7 +5,7 @@
  */
 
 import { addressFault, InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
-import { QueryError } from "./errors.js";
+import { QueryError } from "../options/index.js";
 
 /** The fields of an inet socket that name it: what a plain copy ({...s}, a clone) must keep. */
 export type InetSocketFields = Pick<

@@ -20,27 +20,26 @@ import { decodeInetDiagMsg } from "../diag/inet.js";
 import { INET_DIAG_MSG_LEN, type InetFamily, type InetSocket, type SocketNetns } from "../diag/socket.js";
 import { compileIn, type FilterInput, prepareFilter } from "../filter/index.js";
 import { AttributeReader, DecodeScratch, MessageReader, type NetlinkSocket } from "../netlink/index.js";
-import { openNetlinkIn } from "../netns/index.js";
-import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
-import { QueryError } from "./errors.js";
-import type { KnownKeys } from "./options.js";
 import {
-  checkNamespacedQuery,
+  checkNamespaceSelection,
   type NamespaceFailure,
-  type NamespaceSourceOptions,
-  type NetnsSelector,
-  recordOrThrow,
+  type NamespaceNote,
+  type NamespaceSelection,
+  openNetlinkIn,
+  SELECTION_KEYS,
   targetsOf,
-} from "./query.js";
+  type WalkFindings,
+} from "../netns/index.js";
+import { checkOptions, type KnownKeys, QueryError } from "../options/index.js";
+import { recordOrThrow } from "../run/index.js";
+import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
 
-/** What to watch. */
-export interface WatchQuery extends NamespaceSourceOptions {
+/** What to watch, and where (default the caller's own namespace; "all": it and every other). */
+export interface WatchQuery extends NamespaceSelection {
   /** "tcp" and/or "udp" (the protocols the kernel tells of). Default both. */
   protocols?: readonly ("tcp" | "udp")[];
   /** Default both. */
   families?: readonly InetFamily[];
-  /** The namespace to watch (default the caller's own), or "all": the caller's own and every other. */
-  netns?: NetnsSelector | "all";
   /** ss filter, checked on each socket (no kernel program applies to multicast). */
   filter?: FilterInput;
 }
@@ -48,9 +47,8 @@ export interface WatchQuery extends NamespaceSourceOptions {
 const WATCH_KEYS: KnownKeys<WatchQuery> = {
   protocols: true,
   families: true,
-  netns: true,
-  netnsDirs: true,
   filter: true,
+  ...SELECTION_KEYS,
 };
 
 interface Watched {
@@ -74,6 +72,8 @@ const RESCAN_MS = 2000;
  */
 export class SocketWatch implements Disposable {
   readonly failures: NamespaceFailure[] = [];
+  /** Namespaces passed over (vanished, unreadable, a pin that holds none). */
+  readonly notes: NamespaceNote[] = [];
   readonly #watched: Watched[] = [];
   readonly #seen = new Set<string>();
   /** The failures and notes told so far, by namespace and kind: each is told once. */
@@ -89,7 +89,8 @@ export class SocketWatch implements Disposable {
 
   /** Opens every subscription now. Throws QueryError / FilterSyntaxError, and NetnsError for one namespace. */
   constructor(query: WatchQuery = {}) {
-    checkNamespacedQuery(query, WATCH_KEYS);
+    checkOptions(query, WATCH_KEYS, "query");
+    checkNamespaceSelection(query);
     this.#query = query;
     const protocols = query.protocols ?? ["tcp", "udp"];
     const families = query.families ?? ["inet", "inet6"];
@@ -146,23 +147,27 @@ export class SocketWatch implements Disposable {
   /** Subscribe in every namespace of the query not subscribed yet. */
   #scan(): void {
     this.#scanned = Date.now();
-    const met: NamespaceFailure[] = [];
+    const met = { namespaceFailures: [] as NamespaceFailure[], notes: [] as NamespaceNote[] };
     try {
       this.#subscribe(met);
     } finally {
       // Every rescan walks past the entries it cannot use again (a plain file in a pin directory).
-      for (const f of met) {
-        const key = `${f.netns}\0${f.note ?? f.error.code}`;
-        if (this.#told.has(key)) continue;
-        this.#told.add(key);
-        this.failures.push(f);
-      }
+      for (const f of met.namespaceFailures)
+        if (this.#firstTime(`${f.netns}\0${f.error.code}`)) this.failures.push(f);
+      for (const n of met.notes) if (this.#firstTime(`${n.netns}\0${n.skipped}`)) this.notes.push(n);
     }
   }
 
+  /** Whether `key` (a namespace and what was met there) is told for the first time. */
+  #firstTime(key: string): boolean {
+    if (this.#told.has(key)) return false;
+    this.#told.add(key);
+    return true;
+  }
+
   /** Subscribe in each namespace not subscribed yet; what fails goes to `met`. */
-  #subscribe(met: NamespaceFailure[]): void {
-    for (const target of targetsOf(this.#query.netns, this.#query, met)) {
+  #subscribe(met: WalkFindings): void {
+    for (const target of targetsOf(this.#query, met)) {
       const key = target.netns ? `${target.netns.dev}:${target.netns.ino}` : "self";
       if (this.#seen.has(key)) continue;
       try {
@@ -177,7 +182,7 @@ export class SocketWatch implements Disposable {
         }
         this.#seen.add(key);
       } catch (err) {
-        recordOrThrow(this.#query.netns, target, err, met);
+        recordOrThrow(this.#query.netns, target, err, met.namespaceFailures);
         this.#seen.add(key);
       }
     }

@@ -6,10 +6,10 @@
 import type { InetFamily, InetProtocol, Socket } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
 import type { StructuredFilter } from "../filter/structured.js";
-import type { BackendName, BackendProtocol } from "../report.js";
+import { checkOptions, type KnownKeys, QueryError } from "../options/index.js";
 import type { DestroyQuery } from "../sockets/index.js";
-import { checkOptions, type KnownKeys, QueryError } from "../sockets/index.js";
 import { type Backend, checkBackend, checkBackendObject, type ParsedBackend } from "./backend.js";
+import type { BackendName, BackendProtocol } from "./report.js";
 
 const BACKEND_KEYS: KnownKeys<Backend> = { address: true, port: true, protocol: true };
 

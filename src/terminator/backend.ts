@@ -5,8 +5,8 @@
 
 import { isIPv4, isIPv6 } from "node:net";
 import { formatIPv4, formatIPv6, isV4Mapped, parseIPv6 } from "../diag/address.js";
-import type { BackendProtocol } from "../report.js";
 import { sockdiagError } from "../sys/errors.js";
+import type { BackendProtocol } from "./report.js";
 
 export type { BackendProtocol };
 

@@ -9,30 +9,27 @@
 import {
   type ConntrackDeleteReport,
   type ConntrackEntry,
-  type ConntrackFailure,
-  type ConntrackOutcome,
   type ConntrackSelection,
-  type ConntrackTally,
   type DeleteConntrackQuery,
   deleteConntrack,
-  emptyConntrackTally,
 } from "../conntrack/index.js";
-import { type BackendName, countOutcome } from "../report.js";
-import type { NetnsSelector } from "../sockets/index.js";
+import type { NamespaceNote, NetNS } from "../netns/index.js";
+import { type ConntrackFailure, countOutcome, emptyTally, type Outcome, type Tally } from "../run/index.js";
 import type { SockdiagError } from "../sys/errors.js";
+import type { BackendName } from "./report.js";
 
 /** Deletes the entries of a query: the conntrack library by default; tests inject faults here. */
 export type ConntrackDeleter = (query: DeleteConntrackQuery) => ConntrackDeleteReport;
 
 /** What the conntrack step did in one namespace. */
 export interface ConntrackStepResult {
-  tally: ConntrackTally;
+  tally: Tally<ConntrackEntry>;
   /** Per backend, index-aligned with the run's backends; they sum to `tally`. */
-  backends: ConntrackTally[];
+  backends: Tally<ConntrackEntry>[];
   /** The namespace failed (cannot be entered, the kernel refused the dump). */
   error?: SockdiagError;
-  /** The namespace has no conntrack: nothing to delete, not a failure. */
-  note?: string;
+  /** The namespace was passed over (no conntrack there): nothing to delete, not a failure. */
+  note?: NamespaceNote<string>;
 }
 
 /**
@@ -58,13 +55,13 @@ export function conntrackSelections(backends: readonly BackendName[]): Conntrack
  */
 export function conntrackStep(
   backends: readonly BackendName[],
-  netns: NetnsSelector | undefined,
+  netns: NetNS | undefined,
   dryRun: boolean,
   deleter: ConntrackDeleter = deleteConntrack,
 ): ConntrackStepResult {
   const result: ConntrackStepResult = {
-    tally: emptyConntrackTally(),
-    backends: backends.map(() => emptyConntrackTally()),
+    tally: emptyTally("deleted"),
+    backends: backends.map(() => emptyTally("deleted")),
   };
   const index = new Map<string, number>();
   backends.forEach((b, i) => {
@@ -73,7 +70,7 @@ export function conntrackStep(
     if (!index.has(key)) index.set(key, i);
     if (!b.address.includes(":") && !index.has(`::ffff:${key}`)) index.set(`::ffff:${key}`, i);
   });
-  const onOutcome = (entry: ConntrackEntry, outcome: ConntrackOutcome, failure?: ConntrackFailure) => {
+  const onOutcome = (entry: ConntrackEntry, outcome: Outcome<ConntrackEntry>, failure?: ConntrackFailure) => {
     const i = index.get(`${entry.reply.src} ${entry.reply.sport}`);
     if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
   };
@@ -94,6 +91,6 @@ export function conntrackStep(
   const failure = report.namespaceFailures[0];
   if (failure) result.error = failure.error;
   const note = report.notes[0];
-  if (note) result.note = note.error.message;
+  if (note) result.note = note;
   return result;
 }

@@ -1,17 +1,14 @@
+export { AddressError, type Backend, checkBackend, type ParsedBackend, parseBackend } from "./backend.js";
+export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
 export type {
   BackendName,
   BackendProtocol,
   BackendResult,
   BatchNamespaceResult,
   BatchTerminationReport,
-  ConntrackTally,
   NamespaceResult,
-  Tally,
   TerminationReport,
-} from "../report.js";
-export { AddressError, type Backend, checkBackend, type ParsedBackend, parseBackend } from "./backend.js";
-export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
-export type { NamespaceEntry, NamespaceSource } from "./sources.js";
+} from "./report.js";
 export {
   BackendTerminator,
   checkTerminatorConfig,
@@ -19,5 +16,6 @@ export {
   type SocketsDestroyer,
   type TerminateOptions,
   type TerminatorConfig,
+  type TerminatorSeam,
   terminateUDPConnectionsToBackend,
 } from "./terminator.js";

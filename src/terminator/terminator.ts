@@ -8,43 +8,49 @@
  * DNATed to them (conntrack-step.ts says why).
  */
 
-import { addConntrackTally, emptyConntrackTally } from "../conntrack/index.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
-import { isFatalNetnsError } from "../netns/index.js";
 import {
-  type BatchNamespaceResult,
-  type BatchTerminationReport,
-  type NamespaceResult,
-  type ReportCommon,
-  singleReport,
-  type TerminationReport,
-} from "../report.js";
+  checkNamespaceSelection,
+  isFatalNetnsError,
+  type NamespaceFailure,
+  type NamespaceSelection,
+  type NetNS,
+  SELECTION_KEYS,
+  type Target,
+  targetLabel,
+  targetsOf,
+  type WalkFindings,
+} from "../netns/index.js";
+import { checkBoolean, checkOptions, type KnownKeys } from "../options/index.js";
 import {
   AbortError,
-  type AbortSignalLike,
-  addCounts,
-  checkBoolean,
-  checkNetnsDirs,
-  checkOptions,
+  addTally,
   countOutcome,
   type DestroyFailure,
-  type DestroyOutcome,
+  emptyTally,
+  type Outcome,
+  PredicateError,
+} from "../run/index.js";
+import {
   type DestroyQuery,
   type DestroyReport,
   type DestroyStop,
   destroySockets,
-  emptyCounts,
-  type KnownKeys,
   type NamespacedDestroyReport,
-  type NamespaceFailure,
-  type NetnsSelector,
-  PredicateError,
 } from "../sockets/index.js";
-import { asSockdiagError, SockdiagError } from "../sys/errors.js";
+import { type AbortSignalLike, asSockdiagError, SockdiagError } from "../sys/errors.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
 import { type ConntrackDeleter, conntrackStep } from "./conntrack-step.js";
-import { asError, defaultSource, guarded, type NamespaceSource } from "./sources.js";
+import type {
+  BatchNamespaceResult,
+  BatchTerminationReport,
+  NamespaceResult,
+  ReportCommon,
+  TerminationReport,
+} from "./report.js";
+import { singleReport } from "./report.js";
+import { asError, guarded } from "./sources.js";
 
 /**
  * Destroys the sockets of a query: the sockets library by default; tests inject faults here. It must
@@ -62,24 +68,14 @@ export interface Logger {
   warn(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** BackendTerminator's configuration and collaborators; every field is optional. */
-export interface TerminatorConfig {
-  /** Namespaces to visit after the host's. Default: those pinned in `netnsDirs`, the host's left out. */
-  namespaces?: () => NamespaceSource;
-  /** Pin directories for the default namespace source. Default ["/run/netns"]. */
-  netnsDirs?: readonly string[];
-  /** Visit only the host namespace. */
-  hostOnly?: boolean;
-  /**
-   * Visit the host namespace first (default true); false visits only the source's namespaces, e.g.
-   * a source of the one namespace a caller named.
-   */
-  includeHost?: boolean;
-  /**
-   * The default source also visits namespaces found only through /proc/PID/ns/net (discoverNetns),
-   * named "pid:N", not only the pinned ones.
-   */
-  discover?: boolean;
+/**
+ * BackendTerminator's configuration; every field is optional. Where it runs is a
+ * NamespaceSelection with the terminator's own defaults: `netns` "all" — the caller's own
+ * namespace, then every pinned one — and `discover` false (true adds every namespace a process is
+ * in). A handle, name or path visits that namespace alone; a handle of the caller's own namespace
+ * (currentNetns()), only the caller's own.
+ */
+export interface TerminatorConfig extends NamespaceSelection {
   /** Protocol when terminate() is not told one. Default "udp". */
   protocol?: BackendProtocol;
   /** Veto per socket: return false to keep it (Cilium checks its socket-LB map by cookie here). */
@@ -89,48 +85,50 @@ export interface TerminatorConfig {
   logger?: Logger;
   /** Called after each namespace, e.g. for a progress line. */
   onNamespace?: (result: NamespaceResult, index: number) => void;
-  /** The destroying collaborator. Default: destroySockets from the sockets library. */
-  destroy?: SocketsDestroyer;
   /**
    * Also delete the UDP conntrack entries whose reply source is a backend (flows DNATed to it), in
    * every namespace visited. Default true; it concerns backends whose protocol covers UDP.
    */
   conntrack?: boolean;
-  /** The conntrack collaborator. Default: deleteConntrack from the conntrack library. */
+}
+
+/**
+ * What tests put in place of the terminator's collaborators (BackendTerminator's second argument):
+ * not configuration, and not part of sockdiag's public surface.
+ */
+export interface TerminatorSeam {
+  /** The namespaces to visit, in order, telling `findings` what the walk met. Default: targetsOf. */
+  targets?: (findings: WalkFindings) => Iterable<Target>;
+  /** The destroying collaborator. Default: destroySockets. */
+  destroy?: SocketsDestroyer;
+  /** The conntrack collaborator. Default: deleteConntrack. */
   deleteConntrack?: ConntrackDeleter;
 }
 
 const noLogger: Logger = { info() {}, warn() {} };
 
 const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
-  namespaces: true,
-  netnsDirs: true,
-  hostOnly: true,
-  includeHost: true,
-  discover: true,
+  ...SELECTION_KEYS,
   protocol: true,
   predicate: true,
   dryRun: true,
   logger: true,
   onNamespace: true,
-  destroy: true,
   conntrack: true,
-  deleteConntrack: true,
 };
 
 const TERMINATE_KEYS: KnownKeys<TerminateOptions> = { signal: true };
 
 /**
  * Check a TerminatorConfig as a caller gave it (BackendTerminator's constructor, and
- * sockdiag/promises' before sending it to the worker): an object of known keys, flags that are
- * booleans, netnsDirs an array of paths. Throws QueryError naming the field.
+ * sockdiag/promises' before sending it to the worker): an object of known keys, its namespace
+ * selection, flags that are booleans. Throws QueryError naming the field.
  */
 export function checkTerminatorConfig(config: unknown): void {
   checkOptions(config, CONFIG_KEYS, "config");
   const c = config as TerminatorConfig;
-  for (const flag of ["hostOnly", "includeHost", "discover", "dryRun", "conntrack"] as const)
-    checkBoolean(c[flag], `config.${flag}`);
-  checkNetnsDirs(c.netnsDirs);
+  checkNamespaceSelection(c);
+  for (const flag of ["dryRun", "conntrack"] as const) checkBoolean(c[flag], `config.${flag}`);
 }
 
 /** One run's backends, query and report under construction. */
@@ -151,26 +149,33 @@ export class BackendTerminator {
   private readonly destroy: SocketsDestroyer;
   private readonly logger: Logger;
   private readonly deleteConntrack: ConntrackDeleter | undefined;
+  private readonly targets: (findings: WalkFindings) => Iterable<Target>;
 
   /**
    * Throws QueryError for a malformed configuration: an unknown key, a flag that is not a boolean,
-   * netnsDirs that is not an array of paths.
+   * a namespace selection of the wrong kind.
    */
-  constructor(config: TerminatorConfig = {}) {
+  constructor(config: TerminatorConfig = {}, seam: TerminatorSeam = {}) {
     checkTerminatorConfig(config);
     this.config = config;
-    this.destroy = config.destroy ?? destroySockets;
-    this.deleteConntrack = config.deleteConntrack;
+    const selection: NamespaceSelection = {
+      ...config,
+      netns: config.netns ?? "all",
+      discover: config.discover ?? false,
+    };
+    this.targets = seam.targets ?? ((findings) => targetsOf(selection, findings));
+    this.destroy = seam.destroy ?? destroySockets;
+    this.deleteConntrack = seam.deleteConntrack;
     this.logger = config.logger ?? noLogger;
   }
 
   /**
-   * Destroy every connected socket whose destination is exactly the backend's address and port:
-   * host first, then every namespace of the source (unless hostOnly). An IPv4 backend also matches
+   * Destroy every connected socket whose destination is exactly the backend's address and port, in
+   * every namespace of the configuration (the caller's own first). An IPv4 backend also matches
    * IPv6 sockets connected to its v4-mapped address. Unconnected sockets are never touched.
    * Throws AddressError for a bad address or port, before touching anything; NetnsRestoreError or
    * NetnsPoisonedError when the thread could not return to its own namespace. Every other failure
-   * is in the report.
+   * — a namespace named alone that cannot be opened included — is in the report.
    */
   terminate(backend: Backend, options: TerminateOptions = {}): TerminationReport {
     try {
@@ -193,10 +198,11 @@ export class BackendTerminator {
     checkOptions(options, TERMINATE_KEYS, "options");
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
     const report: BatchTerminationReport = {
-      backends: set.backends.map((backend) => ({ backend, total: emptyCounts() })),
+      backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
       namespaces: [],
-      total: emptyCounts(),
+      total: emptyTally(),
       sourceErrors: [],
+      notes: [],
       callbackErrors: [],
       ok: true,
     };
@@ -207,16 +213,15 @@ export class BackendTerminator {
     if (signal) query.signal = signal;
     const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
     if (conntrack) {
-      report.conntrack = emptyConntrackTally();
+      report.conntrack = emptyTally("deleted");
       report.backends.forEach((b) => {
-        if (b.backend.protocol !== "tcp") b.conntrack = emptyConntrackTally();
+        if (b.backend.protocol !== "tcp") b.conntrack = emptyTally("deleted");
       });
     }
     const run: Run = { set, query, report, conntrack };
     try {
       if (signal?.aborted) throw new AbortError(signal);
-      if (this.config.includeHost ?? true) this.visit("(host)", undefined, run);
-      if (!this.config.hostOnly) this.visitNamespaces(run);
+      this.visitNamespaces(run);
     } catch (err) {
       if (err instanceof AbortError) {
         report.ok = false;
@@ -227,46 +232,46 @@ export class BackendTerminator {
     report.ok =
       report.total.failed.length === 0 &&
       (report.conntrack?.failed.length ?? 0) === 0 &&
-      report.sourceErrors.every((e) => e.note) &&
+      report.sourceErrors.length === 0 &&
       report.namespaces.every((n) => !n.error && !n.conntrackError);
     return report;
   }
 
   /**
-   * Visit every namespace of the source. A source that throws (while made or while iterated) ends
-   * the walk: what was visited stays in the report and the exception joins `sourceErrors`.
+   * Visit every namespace of the selection. A walk that throws (a namespace named alone that cannot
+   * be opened, or a test's source) ends it: what was visited stays in the report and the exception
+   * joins `sourceErrors`.
    */
   private visitNamespaces(run: Run): void {
     const broken: Error[] = [];
-    let source: NamespaceSource | undefined;
+    const findings: WalkFindings = { namespaceFailures: [], notes: run.report.notes };
     try {
-      source =
-        this.config.namespaces?.() ?? defaultSource(this.config.netnsDirs, Boolean(this.config.discover));
-      for (const { name, netns } of guarded(source, broken)) {
+      for (const target of guarded(this.targets(findings), broken)) {
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
-        this.visit(name, netns, run);
+        this.visit(target, run);
       }
     } catch (err) {
       if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
     }
-    run.report.sourceErrors = [...(source?.errors ?? []), ...broken].map(sourceFailure);
+    run.report.sourceErrors = [...findings.namespaceFailures, ...broken].map(sourceFailure);
     for (const f of run.report.sourceErrors)
-      this.log(run.report, "warn", "namespace source error", { error: f.error.message });
+      this.log(run.report, "warn", "namespace source error", { netns: f.netns, error: f.error.message });
   }
 
-  private visit(name: string, netns: NetnsSelector | undefined, run: Run): void {
+  private visit(target: Target, run: Run): void {
     const { set, report } = run;
-    const result: BatchNamespaceResult = { netns: name, backends: set.backends.map(() => emptyCounts()) };
+    const name = targetLabel(target);
+    const result: BatchNamespaceResult = { netns: name, backends: set.backends.map(() => emptyTally()) };
     if (report.unsupported) {
       result.skipped = true;
     } else {
       // Each matched socket's outcome, counted for its backend (the one backend needs no lookup).
-      const onOutcome = (s: Socket, outcome: DestroyOutcome, failure?: DestroyFailure) => {
+      const onOutcome = (s: Socket, outcome: Outcome, failure?: DestroyFailure) => {
         const i = set.size === 1 ? 0 : set.owner(s);
         if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
       };
-      const query = { ...run.query, onOutcome, ...(netns === undefined ? {} : { netns }) };
+      const query: DestroyQuery = { ...run.query, onOutcome, netns: target.netns };
       let aborted: AbortError | undefined;
       let answer: ReturnType<SocketsDestroyer> | undefined;
       try {
@@ -280,24 +285,24 @@ export class BackendTerminator {
           answer = err.report as NamespacedDestroyReport;
         } else if (err instanceof PredicateError) {
           // A predicate that threw still leaves the counts of what was destroyed before it.
-          answer = err.report;
+          answer = err.report as NamespacedDestroyReport;
         }
         result.error = asSockdiagError(err);
       }
       if (answer) {
-        const { namespaceFailures, ...r } = answer;
+        const r = destroyReportOf(answer);
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
-        const failure = namespaceFailures?.[0];
+        const failure = answer.namespaceFailures?.[0];
         if (failure && !result.error) result.error = failure.error;
         // A destroyer that tells no outcomes: with one backend, its report is that backend's.
         if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
-          result.backends[0] = emptyCounts();
-          addCounts(result.backends[0], r);
+          result.backends[0] = emptyTally();
+          addTally(result.backends[0], r);
         }
-        addCounts(report.total, r);
+        addTally(report.total, r);
         result.backends.forEach((t, i) => {
-          addCounts(report.backends[i]!.total, t);
+          addTally(report.backends[i]!.total, t);
         });
         const unsupported = r.stops.find(isKernelUnsupported);
         if (unsupported) report.unsupported = unsupported.reason;
@@ -315,7 +320,7 @@ export class BackendTerminator {
         throw aborted;
       }
     }
-    if (run.conntrack) this.visitConntrack(name, netns, run, result);
+    if (run.conntrack) this.visitConntrack(name, target.netns, run, result);
     report.namespaces.push(result);
     const onNamespace = this.config.onNamespace;
     if (onNamespace) this.callSafely(report, () => onNamespace(result, report.namespaces.length - 1));
@@ -343,7 +348,7 @@ export class BackendTerminator {
   /** The conntrack step in one namespace; it runs even where sockets could not be destroyed. */
   private visitConntrack(
     name: string,
-    netns: NetnsSelector | undefined,
+    netns: NetNS | undefined,
     run: Run,
     result: BatchNamespaceResult,
   ): void {
@@ -353,10 +358,10 @@ export class BackendTerminator {
       result.conntrack = step.tally;
       if (step.error) result.conntrackError = step.error;
       if (step.note) result.conntrackNote = step.note;
-      addConntrackTally(report.conntrack!, step.tally);
+      addTally(report.conntrack!, step.tally);
       step.backends.forEach((t, i) => {
         const total = report.backends[i]!.conntrack;
-        if (total) addConntrackTally(total, t);
+        if (total) addTally(total, t);
       });
       if (step.error) this.logger.warn("conntrack failed", { netns: name, error: step.error.message });
       if (step.tally.matched > 0)
@@ -367,11 +372,17 @@ export class BackendTerminator {
         });
     } catch (err) {
       if (isFatalNetnsError(err)) throw err;
-      result.conntrack = emptyConntrackTally();
+      result.conntrack = emptyTally("deleted");
       result.conntrackError = asSockdiagError(err);
       this.logger.warn("conntrack failed", { netns: name, error: result.conntrackError.message });
     }
   }
+}
+
+/** One namespace's destroy report out of what the destroyer answered (its walk's lists left out). */
+function destroyReportOf(answer: ReturnType<SocketsDestroyer>): DestroyReport {
+  const { matched, destroyed, gone, failed, skipped, stops, dryRun } = answer;
+  return { matched, destroyed, gone, failed, skipped, stops, dryRun };
 }
 
 /** Options of one terminate() or terminateMany() call. */

@@ -158,6 +158,7 @@ describeAsRoot("sockdiag kill", () => {
       stops: [],
       dryRun: false,
       namespaceFailures: [],
+      notes: [],
     });
     await holder.waitFor(targets, "ECONNABORTED");
     await assertAlive(bystanders);

@@ -52,10 +52,18 @@ describeAsRoot("pin-directory notes in the CLI", () => {
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const report = JSON.parse(r.stdout) as {
       ok: boolean;
-      sourceErrors: { note?: string; message: string }[];
+      sourceErrors: unknown[];
+      notes: { netns: string; skipped: string; message: string }[];
     };
     assert.equal(report.ok, true);
-    assert.deepEqual(report.sourceErrors.map((e) => e.note).sort(), ["dangling-symlink", "plain-file"]);
+    assert.deepEqual(report.sourceErrors, [], "notes are no failures");
+    assert.deepEqual(
+      report.notes.map((n) => [n.netns, n.skipped]).sort(),
+      [
+        ["dangling", "dangling-symlink"],
+        ["half-added", "plain-file"],
+      ],
+    );
   });
 
   test("a device in a pin directory is a failure that names it, and is never opened", async () => {

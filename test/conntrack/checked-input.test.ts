@@ -5,14 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import {
-  type DeleteConntrackQuery,
-  deleteConntrack,
-  EmptySelectionError,
-  listConntrack,
-} from "../../src/conntrack/index.js";
+import { type DeleteConntrackQuery, deleteConntrack, listConntrack } from "../../src/conntrack/index.js";
+import { QueryError } from "../../src/options/index.js";
 import * as promises from "../../src/promises/index.js";
-import { PredicateError, QueryError } from "../../src/sockets/index.js";
+import { EmptySelectionError, PredicateError } from "../../src/run/index.js";
 import { SockdiagError } from "../../src/sys/errors.js";
 import type { TestEntry } from "../ctnl/ct-layout.js";
 import {

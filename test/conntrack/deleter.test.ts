@@ -10,7 +10,7 @@ import { test } from "node:test";
 import { EntryDeleter } from "../../src/conntrack/deleter.js";
 import { type ConntrackEntry, EntryDecoder, FlushGuardError } from "../../src/ctnl/index.js";
 import { NetlinkTimeoutError } from "../../src/netlink/index.js";
-import type { ConntrackOutcome } from "../../src/report.js";
+import type { Outcome } from "../../src/run/index.js";
 import { Errno, SysError } from "../../src/sys/errors.js";
 import { A, be32, entryPayload, nfgenmsg, T, type TestEntry, tuple } from "../ctnl/ct-layout.js";
 import { nlattr, nlmsg } from "../diag/layout.js";
@@ -55,7 +55,7 @@ function expectedDelete(seq: number, i: number): Buffer {
 }
 
 function deleterOn(conn: FakeNetlink, batchSize = 1024) {
-  const outcomes: ConntrackOutcome[] = [];
+  const outcomes: Outcome<ConntrackEntry>[] = [];
   const deleter = new EntryDeleter(() => conn, conn.receiveQueueBytes, {
     batchSize,
     onOutcome: (_e, o) => outcomes.push(o),
@@ -166,4 +166,19 @@ test("a batch is checked again as a whole before it is sent", () => {
   w.buf.writeUInt16LE(A.MARK, second + 4 + 2);
   assert.throws(() => deleter.flush(conn), FlushGuardError);
   assert.equal(conn.writes.length, 0);
+});
+
+test("a namespace that fails half way: the entries still queued fail with its cause, and the tally balances", () => {
+  const conn = new FakeNetlink({ respond: errorsOnly(() => 0) });
+  const { deleter, outcomes } = deleterOn(conn);
+  feed(deleter, 3);
+  deleter.abandon(new SysError("recvmsg", Errno.EIO));
+  const r = deleter.report;
+  assert.equal(conn.writes.length, 0, "nothing is sent after the failure");
+  assert.deepEqual(
+    [r.matched, r.deleted, r.gone, r.failed.length, r.skipped],
+    [3, 0, 0, 3, 0],
+  );
+  assert.ok(r.failed.every((f) => f.code === "EIO"));
+  assert.deepEqual(outcomes, ["failed", "failed", "failed"]);
 });

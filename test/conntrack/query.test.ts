@@ -5,14 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import {
-  ConntrackQueryError,
-  deleteConntrack,
-  EmptySelectionError,
-  listConntrack,
-} from "../../src/conntrack/index.js";
+import { ConntrackQueryError, deleteConntrack, listConntrack } from "../../src/conntrack/index.js";
 import { planConntrack } from "../../src/conntrack/query.js";
 import { EntryDecoder } from "../../src/ctnl/index.js";
+import { EmptySelectionError } from "../../src/run/index.js";
 import { entryPayload, type TestEntry } from "../ctnl/ct-layout.js";
 
 const entry = (e: TestEntry) => {

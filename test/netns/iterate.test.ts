@@ -10,9 +10,7 @@ import {
   current,
   discoverNetns,
   type NetNS,
-  NetnsError,
   NetnsNotFoundError,
-  NotANetnsError,
 } from "../../src/netns/index.js";
 import { cleanupScratchLeftovers, rootOnly, type Scratch, scratchDir, stayHome } from "./helpers.js";
 
@@ -51,37 +49,31 @@ describe("allNetns()", { skip: rootOnly() }, () => {
     const errorsSeen: number[] = [];
     for (const entry of all) {
       yielded.push(entry.name);
-      errorsSeen.push(all.errors.length);
+      errorsSeen.push(all.errors.length + all.notes.length);
       assert.equal(entry.path, join(entry.name[0] === "x" ? dir2.dir : dir1.dir, entry.name));
       assert.equal(entry.netns.name, entry.name);
       if (entry.name === "a-good") dir1.unpin("z-doomed");
     }
     assert.deepEqual(yielded, ["a-good", "e-good", "x-good"]);
     // Pins are looked at (stat) when the walk starts, opened one per step.
-    assert.deepEqual(errorsSeen, [2, 3, 4], "errors are readable while the loop runs");
-    // Each failure in the one NamespaceFailure shape: the namespace, the error object, a note.
+    assert.deepEqual(errorsSeen, [2, 3, 4], "failures and notes are readable while the loop runs");
+    // A failure is { netns, error }; a namespace passed over is a note { netns, skipped, message }.
+    assert.equal(all.errors.length, 1);
+    const missed = all.errors[0]!;
+    assert.ok(missed.error instanceof NetnsNotFoundError && missed.netns === missing, "missing directory");
     assert.deepEqual(
-      all.errors.map((f) => [f.netns === (f.error as NetnsError).netns, f.note]),
+      all.notes.map((n) => [n.netns, n.skipped]),
       [
-        [true, undefined],
-        [true, "dangling-symlink"],
-        [true, "plain-file"],
-        [true, "vanished"],
+        ["d-dangling", "dangling-symlink"],
+        ["c-plain", "plain-file"],
+        ["z-doomed", "vanished"],
       ],
     );
-    const errs = all.errors.map((f) => f.error as NetnsError);
-    assert.equal(errs.length, 4);
-    assert.ok(errs[0] instanceof NetnsNotFoundError && errs[0].netns === missing, "missing directory");
+    assert.match(all.notes[0]!.message, /dangling symlink/);
     assert.ok(
-      errs[1] instanceof NotANetnsError &&
-        errs[1].netns === "d-dangling" &&
-        errs[1].kind === "dangling-symlink",
+      all.notes.every((n) => !("error" in n)),
+      "a note is no failure: it carries no error",
     );
-    assert.ok(
-      errs[2] instanceof NotANetnsError && errs[2].netns === "c-plain" && errs[2].kind === "plain-file",
-    );
-    assert.ok(errs[3] instanceof NetnsNotFoundError && errs[3].netns === "z-doomed", "removed mid-iteration");
-    for (const err of errs) assert.ok(err instanceof NetnsError);
   });
 
   test("yielded handles are the pinned namespaces, and are closed when the loop moves on", () => {

@@ -1,5 +1,5 @@
 /**
- * The report arithmetic every report shares (src/report.ts): counts added over namespaces and
+ * The report arithmetic every report shares (src/run/report.ts): counts added over namespaces and
  * backends keep balancing, outcomes are counted once each, and stops are not repeated.
  */
 import assert from "node:assert/strict";
@@ -7,16 +7,13 @@ import { test } from "node:test";
 import type { ConntrackEntry } from "../../src/ctnl/index.js";
 import type { Socket } from "../../src/diag/socket.js";
 import {
-  addConntrackTally,
-  addCounts,
-  addReport,
+  addTally,
   type ConntrackFailure,
   countOutcome,
   type DestroyFailure,
-  emptyConntrackTally,
-  emptyCounts,
-  emptyReport,
-} from "../../src/report.js";
+  emptyTally,
+} from "../../src/run/index.js";
+import { addReport, emptyReport } from "../../src/sockets/index.js";
 
 const socket = { protocol: "udp" } as unknown as Socket;
 const entry = { protocol: "udp" } as unknown as ConntrackEntry;
@@ -24,27 +21,27 @@ const failure = (code: string): DestroyFailure => ({ socket, errno: 1, code, mes
 const ctFailure: ConntrackFailure = { entry, errno: 16, code: "EBUSY", message: "busy" };
 
 test("countOutcome counts each outcome once, failures with their record, a dry run's match as matched only", () => {
-  const c = emptyCounts();
+  const c = emptyTally();
   for (const o of ["destroyed", "destroyed", "gone", "skipped", "matched"] as const) countOutcome(c, o);
   countOutcome(c, "failed", failure("EPERM"));
   assert.deepEqual(c, { matched: 6, destroyed: 2, gone: 1, failed: [failure("EPERM")], skipped: 1 });
-  const t = emptyConntrackTally();
+  const t = emptyTally("deleted");
   countOutcome(t, "deleted");
   countOutcome(t, "failed", ctFailure);
   assert.deepEqual(t, { matched: 2, deleted: 1, gone: 0, failed: [ctFailure], skipped: 0 });
 });
 
-test("addCounts and addConntrackTally add every count and keep each failure; the sum balances", () => {
+test("addTally adds every count and keep each failure; the sum balances", () => {
   const a = { matched: 4, destroyed: 1, gone: 1, failed: [failure("EPERM")], skipped: 1 };
-  const total = emptyCounts();
-  addCounts(total, a);
-  addCounts(total, { matched: 2, destroyed: 2, gone: 0, failed: [], skipped: 0 });
+  const total = emptyTally();
+  addTally(total, a);
+  addTally(total, { matched: 2, destroyed: 2, gone: 0, failed: [], skipped: 0 });
   assert.deepEqual(total, { matched: 6, destroyed: 3, gone: 1, failed: [failure("EPERM")], skipped: 1 });
   assert.equal(total.matched, total.destroyed + total.gone + total.failed.length + total.skipped);
   assert.equal(a.failed.length, 1, "the added report is not changed");
-  const ct = emptyConntrackTally();
-  addConntrackTally(ct, { matched: 3, deleted: 1, gone: 1, failed: [ctFailure], skipped: 0 });
-  addConntrackTally(ct, { matched: 1, deleted: 0, gone: 0, failed: [], skipped: 1 });
+  const ct = emptyTally("deleted");
+  addTally(ct, { matched: 3, deleted: 1, gone: 1, failed: [ctFailure], skipped: 0 });
+  addTally(ct, { matched: 1, deleted: 0, gone: 0, failed: [], skipped: 1 });
   assert.deepEqual(ct, { matched: 4, deleted: 1, gone: 1, failed: [ctFailure], skipped: 1 });
 });
 

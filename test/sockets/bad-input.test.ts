@@ -7,13 +7,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { FilterNode } from "../../src/filter/index.js";
 import { FilterSyntaxError, MAX_FILTER_DEPTH } from "../../src/filter/index.js";
-import {
-  destroySocket,
-  destroySockets,
-  iterateSockets,
-  listSockets,
-  QueryError,
-} from "../../src/sockets/index.js";
+import { QueryError } from "../../src/options/index.js";
+import { destroySocket, destroySockets, iterateSockets, listSockets } from "../../src/sockets/index.js";
 import { SockdiagError } from "../../src/sys/errors.js";
 import { AddressError, type Backend, BackendTerminator } from "../../src/terminator/index.js";
 import { describeAsRoot, type HeldSocket, startUdpScene, type UdpScene } from "../kit/index.js";
@@ -30,7 +25,7 @@ function assertTyped(fn: () => unknown, type: new (...args: never[]) => Error, p
 }
 
 describe("malformed library input", () => {
-  const terminator = new BackendTerminator({ hostOnly: true, dryRun: true });
+  const terminator = new BackendTerminator({ netnsDirs: [], discover: false, dryRun: true });
   const bad: [string, unknown, RegExp][] = [
     ["undefined", undefined, /a backend is an object/],
     ["address 123", { address: 123, port: 53 }, /address must be a string, not a number/],

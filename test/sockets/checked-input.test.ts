@@ -5,14 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { QueryError } from "../../src/options/index.js";
 import * as promises from "../../src/promises/index.js";
-import {
-  type DestroyQuery,
-  destroySockets,
-  iterateSockets,
-  listSockets,
-  QueryError,
-} from "../../src/sockets/index.js";
+import { type DestroyQuery, destroySockets, iterateSockets, listSockets } from "../../src/sockets/index.js";
 import { SockdiagError } from "../../src/sys/errors.js";
 import { BackendTerminator, terminateUDPConnectionsToBackend } from "../../src/terminator/index.js";
 import { describeAsRoot, startUdpScene, type UdpScene } from "../kit/index.js";
@@ -61,11 +56,11 @@ describeAsRoot("destroy options checked whole", () => {
     assertQueryError(() => listSockets({ netns, protocol: ["udp"] } as never), "protocol", /"protocols"/);
     assertQueryError(() => iterateSockets({ netns, filtre: "dport = :53" } as never), "filtre", /"filter"/);
     assertQueryError(
-      () => new BackendTerminator({ hostonly: true } as never),
-      "config.hostonly",
-      /did you mean "hostOnly"/,
+      () => new BackendTerminator({ netnsdirs: [] } as never),
+      "config.netnsdirs",
+      /did you mean "netnsDirs"/,
     );
-    const terminator = new BackendTerminator({ hostOnly: true, dryRun: true });
+    const terminator = new BackendTerminator({ netns: "all", netnsDirs: [], discover: false, dryRun: true });
     assertQueryError(
       () => terminator.terminate({ address: "127.0.0.1", port: 53, protcol: "tcp" } as never),
       "backend.protcol",
@@ -77,7 +72,7 @@ describeAsRoot("destroy options checked whole", () => {
       /"signal"/,
     );
     assertQueryError(
-      () => terminateUDPConnectionsToBackend("127.0.0.1:53", { hostOnly: true, dryrun: true } as never),
+      () => terminateUDPConnectionsToBackend("127.0.0.1:53", { netnsDirs: [], dryrun: true } as never),
       "options.dryrun",
       /"dryRun"/,
     );
@@ -96,11 +91,16 @@ describeAsRoot("destroy options checked whole", () => {
     await assert.rejects(promises.destroySockets(undefined as never), QueryError);
     await assert.rejects(promises.listSockets({ netns, protocol: ["udp"] } as never), QueryError);
     assertQueryError(
-      () => new promises.BackendTerminator({ hostonly: true } as never),
-      "config.hostonly",
-      /"hostOnly"/,
+      () => new promises.BackendTerminator({ netnsdirs: [] } as never),
+      "config.netnsdirs",
+      /"netnsDirs"/,
     );
-    const terminator = new promises.BackendTerminator({ hostOnly: true, dryRun: true });
+    const terminator = new promises.BackendTerminator({
+      netns: "all",
+      netnsDirs: [],
+      discover: false,
+      dryRun: true,
+    });
     await assert.rejects(
       terminator.terminate({ address: "127.0.0.1", port: 53, protcol: "tcp" } as never),
       (err: unknown) => err instanceof QueryError && err.field === "backend.protcol",
@@ -126,8 +126,8 @@ describeAsRoot("destroy options checked whole", () => {
       /true or false/,
     );
     assertQueryError(
-      () => new BackendTerminator({ hostOnly: "false" } as never),
-      "config.hostOnly",
+      () => new BackendTerminator({ discover: "false" } as never),
+      "discover",
       /true or false/,
     );
   });

@@ -5,12 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { PredicateError } from "../../src/run/index.js";
 import {
   destroySocket,
   destroySockets,
   listSockets,
   type NamespacedDestroyReport,
-  PredicateError,
 } from "../../src/sockets/index.js";
 import { describeAsRoot, startUdpScene, type UdpScene } from "../kit/index.js";
 

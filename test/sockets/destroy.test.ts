@@ -7,13 +7,8 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Socket } from "../../src/diag/socket.js";
 import { fromName } from "../../src/netns/index.js";
-import {
-  DestroyError,
-  destroySocket,
-  destroySockets,
-  listSockets,
-  PredicateError,
-} from "../../src/sockets/index.js";
+import { PredicateError } from "../../src/run/index.js";
+import { DestroyError, destroySocket, destroySockets, listSockets } from "../../src/sockets/index.js";
 import { Errno } from "../../src/sys/index.js";
 import {
   cleanupLeftovers,
@@ -82,15 +77,12 @@ describeAsRoot("destroySockets in a namespace", () => {
 
     const report = destroySockets(udpQuery(`dst 127.0.0.1:${rx.sport}`));
 
+    const counts = { matched: 3, destroyed: 3, gone: 0, failed: [], skipped: 0, stops: [], dryRun: false };
     assert.deepEqual(report, {
-      matched: 3,
-      destroyed: 3,
-      gone: 0,
-      failed: [],
-      skipped: 0,
-      stops: [],
-      dryRun: false,
+      ...counts,
+      namespaces: [{ ...counts, netns: ns.name }],
       namespaceFailures: [],
+      notes: [],
     });
     await assertDestroyedAndAlive(targets, [...sameAddressOtherPort, ...samePortOtherAddress]);
     assert.deepEqual(

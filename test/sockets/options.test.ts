@@ -1,8 +1,9 @@
 /** The option checks every public call shares: unknown keys, their nearest known key, booleans. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { QueryError } from "../../src/sockets/index.js";
-import { checkBoolean, checkOptions, checkRunOptions, nearest } from "../../src/sockets/options.js";
+
+import { checkBoolean, checkOptions, nearest, QueryError } from "../../src/options/index.js";
+import { checkRunOptions, RUN_OPTION_KEYS } from "../../src/run/index.js";
 
 test("the nearest known key of a typo", () => {
   const keys = ["protocols", "families", "states", "filter", "dryRun", "all", "netns", "netnsDirs"];
@@ -42,7 +43,11 @@ test("checkBoolean takes true, false and undefined only", () => {
 });
 
 test("checkRunOptions: the flags, batch size and callbacks of a destroy or a delete", () => {
-  checkRunOptions({ all: true, dryRun: false, batchSize: 64, predicate: () => true, onOutcome: () => {} });
+  const known = { ...RUN_OPTION_KEYS, onOutcome: true };
+  checkRunOptions(
+    { all: true, dryRun: false, batchSize: 64, predicate: () => true, onOutcome: () => {} },
+    known,
+  );
   for (const [bad, field] of [
     [{ all: "false" }, "all"],
     [{ dryRun: 1 }, "dryRun"],
@@ -53,7 +58,7 @@ test("checkRunOptions: the flags, batch size and callbacks of a destroy or a del
     [{ onOutcome: {} }, "onOutcome"],
   ] as const)
     assert.throws(
-      () => checkRunOptions(bad),
+      () => checkRunOptions(bad, known),
       (err: unknown) => err instanceof QueryError && err.field === field,
     );
 });

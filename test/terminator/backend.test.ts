@@ -8,9 +8,9 @@ import { describe, test } from "node:test";
 import {
   AddressError,
   BackendTerminator,
-  type NamespaceSource,
   parseBackend,
   type SocketsDestroyer,
+  type TerminatorSeam,
   terminateUDPConnectionsToBackend,
 } from "../../src/terminator/index.js";
 
@@ -34,9 +34,9 @@ const BAD: readonly [string, RegExp][] = [
 ];
 
 /** Collaborators that fail the test if the terminator touches anything. */
-const untouchable = {
+const untouchable: TerminatorSeam = {
   destroy: (() => assert.fail("destroy must not be called")) as SocketsDestroyer,
-  namespaces: (): NamespaceSource => assert.fail("no namespace may be visited"),
+  targets: () => assert.fail("no namespace may be visited"),
 };
 
 describe("parseBackend", () => {
@@ -87,14 +87,14 @@ describe("bad backends reach no namespace", () => {
         return assert.fail(`${input} parsed`);
       })();
       assert.throws(
-        () => terminateUDPConnectionsToBackend(input, untouchable),
+        () => terminateUDPConnectionsToBackend(input, { dryRun: true, netns: "/nonexistent/netns" }),
         (e: unknown) => e instanceof AddressError && e.message === expected.message && e.input === input,
       );
     }
   });
 
   test("BackendTerminator.terminate checks the address and port before touching anything", () => {
-    const terminator = new BackendTerminator(untouchable);
+    const terminator = new BackendTerminator({}, untouchable);
     const cases: [string, number, RegExp][] = [
       ["300.1.1.1", 53, /invalid backend "300\.1\.1\.1:53": "300\.1\.1\.1" is not an IPv4/],
       ["10.0.0.1", 99999, /invalid backend "10\.0\.0\.1:99999": port 99999 is out of range/],
@@ -109,7 +109,7 @@ describe("bad backends reach no namespace", () => {
   });
 
   test("an unknown protocol is refused before touching anything", () => {
-    const terminator = new BackendTerminator(untouchable);
+    const terminator = new BackendTerminator({}, untouchable);
     assert.throws(
       () => terminator.terminate({ address: "127.0.0.1", port: 53, protocol: "foo" as "udp" }),
       /invalid protocol "foo": expected udp, tcp or any/,

@@ -9,12 +9,9 @@ import { closeSync, openSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { fromName, type NetNS } from "../../src/netns/index.js";
 import { type DestroyReport, destroySockets } from "../../src/sockets/index.js";
-import {
-  BackendTerminator,
-  type NamespaceSource,
-  type TerminationReport,
-} from "../../src/terminator/index.js";
+import { BackendTerminator, type TerminationReport } from "../../src/terminator/index.js";
 import { describeAsRoot, startUdpScene, type UdpScene } from "../kit/index.js";
+import { type NamespaceSource, targetsFrom } from "./seam.js";
 
 function assertBalanced(r: DestroyReport, where: string): void {
   assert.equal(r.matched, r.destroyed + r.gone + r.failed.length + r.skipped, `${where} balances`);
@@ -107,14 +104,15 @@ describeAsRoot("balanced reports when a run breaks", () => {
     const [scene] = scenes;
     const clients = await scene!.clients(600);
     let calls = 0;
-    const terminator = new BackendTerminator({
-      includeHost: false,
-      namespaces: source,
-      predicate: () => {
-        if (++calls === clients.length) throw new Error("veto map unavailable");
-        return true;
+    const terminator = new BackendTerminator(
+      {
+        predicate: () => {
+          if (++calls === clients.length) throw new Error("veto map unavailable");
+          return true;
+        },
       },
-    });
+      { targets: targetsFrom(source, false) },
+    );
     const report = terminator.terminate(backend(0));
     assertTerminationBalanced(report);
     const [first, second] = report.namespaces;
@@ -132,21 +130,22 @@ describeAsRoot("balanced reports when a run breaks", () => {
 
   test("a logger and an onNamespace that throw neither end the walk nor fail a namespace", async () => {
     const clients = await Promise.all(scenes.map((s) => s.clients(2)));
-    const terminator = new BackendTerminator({
-      includeHost: false,
-      namespaces: source,
-      logger: {
-        info: () => {
-          throw new Error("log sink down");
+    const terminator = new BackendTerminator(
+      {
+        logger: {
+          info: () => {
+            throw new Error("log sink down");
+          },
+          warn: () => {
+            throw new Error("log sink down");
+          },
         },
-        warn: () => {
-          throw new Error("log sink down");
+        onNamespace: () => {
+          throw new Error("progress bar bug");
         },
       },
-      onNamespace: () => {
-        throw new Error("progress bar bug");
-      },
-    });
+      { targets: targetsFrom(source, false) },
+    );
     const reports = [terminator.terminate(backend(0)), terminator.terminate(backend(1))];
     for (const [i, report] of reports.entries()) {
       assertTerminationBalanced(report);

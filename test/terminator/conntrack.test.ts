@@ -13,10 +13,10 @@ import type {
   DeleteConntrackQuery,
 } from "../../src/conntrack/index.js";
 import { ConntrackUnavailableError } from "../../src/conntrack/scan.js";
-import { emptyReport } from "../../src/report.js";
-import type { DestroyQuery } from "../../src/sockets/index.js";
+import { type DestroyQuery, emptyReport } from "../../src/sockets/index.js";
 import { ForeignError } from "../../src/sys/errors.js";
 import { BackendTerminator, type ConntrackDeleter } from "../../src/terminator/index.js";
+import { hostOnly } from "./seam.js";
 
 const noSockets = (q: DestroyQuery) => ({ ...emptyReport(Boolean(q.dryRun)), namespaceFailures: [] });
 
@@ -79,7 +79,7 @@ test("one conntrack call per namespace for every UDP backend, counted per backen
     [entryTo("::ffff:10.0.0.5", 53), "deleted"],
     [entryTo("fd00::7", 5353), "gone"],
   ]);
-  const t = new BackendTerminator({ hostOnly: true, destroy: noSockets, deleteConntrack: deleter });
+  const t = new BackendTerminator({}, { targets: hostOnly, destroy: noSockets, deleteConntrack: deleter });
   const r = t.terminateMany([
     { address: "10.0.0.5", port: 53 },
     { address: "10.0.0.6", port: 80, protocol: "tcp" },
@@ -112,12 +112,10 @@ test("conntrack: false, or TCP backends only: no conntrack call and no conntrack
     [{}, { address: "10.0.0.5", port: 53, protocol: "tcp" as const }],
   ] as const) {
     const { queries, deleter } = recording([]);
-    const r = new BackendTerminator({
-      ...config,
-      hostOnly: true,
-      destroy: noSockets,
-      deleteConntrack: deleter,
-    }).terminate(backend);
+    const r = new BackendTerminator(
+      { ...config },
+      { targets: hostOnly, destroy: noSockets, deleteConntrack: deleter },
+    ).terminate(backend);
     assert.equal(queries.length, 0);
     assert.equal(r.conntrack, undefined);
     assert.equal(r.namespaces[0]!.conntrack, undefined);
@@ -128,11 +126,10 @@ test("a conntrack failure is the namespace's conntrackError and makes the run no
   const failing = recording([], {
     namespaceFailures: [{ netns: "(host)", error: new ForeignError(new Error("kernel said no")) }],
   });
-  const r = new BackendTerminator({
-    hostOnly: true,
-    destroy: noSockets,
-    deleteConntrack: failing.deleter,
-  }).terminate({ address: "10.0.0.5", port: 53 });
+  const r = new BackendTerminator(
+    {},
+    { targets: hostOnly, destroy: noSockets, deleteConntrack: failing.deleter },
+  ).terminate({ address: "10.0.0.5", port: 53 });
   assert.equal(r.namespaces[0]!.conntrackError?.message, "kernel said no");
   assert.equal(r.namespaces[0]!.conntrackError?.code, "ERR_SOCKDIAG_FOREIGN");
   assert.equal(r.ok, false);
@@ -140,9 +137,10 @@ test("a conntrack failure is the namespace's conntrackError and makes the run no
   const thrown: ConntrackDeleter = () => {
     throw new Error("cannot open");
   };
-  const r2 = new BackendTerminator({ hostOnly: true, destroy: noSockets, deleteConntrack: thrown }).terminate(
-    { address: "10.0.0.5", port: 53 },
-  );
+  const r2 = new BackendTerminator(
+    {},
+    { targets: hostOnly, destroy: noSockets, deleteConntrack: thrown },
+  ).terminate({ address: "10.0.0.5", port: 53 });
   assert.equal(r2.namespaces[0]!.conntrackError?.message, "cannot open");
   assert.deepEqual(r2.conntrack, { matched: 0, deleted: 0, gone: 0, failed: [], skipped: 0 });
   assert.equal(r2.ok, false);
@@ -151,39 +149,36 @@ test("a conntrack failure is the namespace's conntrackError and makes the run no
     notes: [
       {
         netns: "(host)",
-        error: new ConntrackUnavailableError("(host)", new Error("EOPNOTSUPP")),
-        note: "no-conntrack",
+        skipped: "no-conntrack",
+        message: new ConntrackUnavailableError("(host)", new Error("EOPNOTSUPP")).message,
       },
     ],
   });
-  const r3 = new BackendTerminator({
-    hostOnly: true,
-    destroy: noSockets,
-    deleteConntrack: noted.deleter,
-  }).terminate({ address: "10.0.0.5", port: 53 });
-  assert.match(r3.namespaces[0]!.conntrackNote ?? "", /no conntrack/);
+  const r3 = new BackendTerminator(
+    {},
+    { targets: hostOnly, destroy: noSockets, deleteConntrack: noted.deleter },
+  ).terminate({ address: "10.0.0.5", port: 53 });
+  assert.equal(r3.namespaces[0]!.conntrackNote?.skipped, "no-conntrack");
+  assert.match(r3.namespaces[0]!.conntrackNote?.message ?? "", /no conntrack/);
   assert.equal(r3.ok, true);
 
   const failedEntries = recording([], {
     matched: 1,
     failed: [{ entry: entryTo("10.0.0.5", 53), errno: 1, code: "EPERM", message: "x" }],
   });
-  const r4 = new BackendTerminator({
-    hostOnly: true,
-    destroy: noSockets,
-    deleteConntrack: failedEntries.deleter,
-  }).terminate({ address: "10.0.0.5", port: 53 });
+  const r4 = new BackendTerminator(
+    {},
+    { targets: hostOnly, destroy: noSockets, deleteConntrack: failedEntries.deleter },
+  ).terminate({ address: "10.0.0.5", port: 53 });
   assert.equal(r4.conntrack?.failed.length, 1);
   assert.equal(r4.ok, false);
 });
 
 test("a dry run asks for a dry run", () => {
   const { queries, deleter } = recording([]);
-  new BackendTerminator({
-    hostOnly: true,
-    dryRun: true,
-    destroy: noSockets,
-    deleteConntrack: deleter,
-  }).terminate({ address: "10.0.0.5", port: 53 });
+  new BackendTerminator(
+    { dryRun: true },
+    { targets: hostOnly, destroy: noSockets, deleteConntrack: deleter },
+  ).terminate({ address: "10.0.0.5", port: 53 });
   assert.equal(queries[0]!.dryRun, true);
 });

@@ -18,12 +18,12 @@ import {
 } from "../../src/sockets/index.js";
 import {
   BackendTerminator,
-  type NamespaceSource,
   type SocketsDestroyer,
   type TerminationReport,
 } from "../../src/terminator/index.js";
 import { describeAsRoot } from "../kit/root.js";
 import { HOST, Scene, type SceneClients, threadNetnsInode } from "./scene.js";
+import { type NamespaceSource, targetsFrom } from "./seam.js";
 
 const EPERM = 1;
 const EOPNOTSUPP = 95;
@@ -65,6 +65,7 @@ function sourceWith(dir: string, between: (entry: PinnedNetns) => PinnedNetns | 
   const all = allNetns({ netnsDirs: [dir] });
   return {
     errors: all.errors,
+    notes: all.notes,
     *[Symbol.iterator]() {
       for (const entry of all) {
         const shown = between(entry);
@@ -117,7 +118,7 @@ describeAsRoot("BackendTerminator faults", () => {
       if (entry.name === a) scene.unpin(b); // the directory is listed already; `b` is not opened yet
       return entry;
     });
-    const report = new BackendTerminator({ namespaces: () => source }).terminate(backendA());
+    const report = new BackendTerminator({}, { targets: targetsFrom(() => source) }).terminate(backendA());
 
     await scene.expect(
       c0,
@@ -128,9 +129,12 @@ describeAsRoot("BackendTerminator faults", () => {
       [a, 3, undefined, false],
       [c, 3, undefined, false],
     ]);
-    assert.equal(report.sourceErrors.length, 1);
-    assert.equal(report.sourceErrors[0]?.error.name, "NetnsNotFoundError");
-    assert.match(report.sourceErrors[0]?.error.message ?? "", new RegExp(b));
+    assert.deepEqual(report.sourceErrors, []);
+    assert.deepEqual(
+      report.notes.map((n) => [n.netns, n.skipped]),
+      [[b, "vanished"]],
+    );
+    assert.match(report.notes[0]?.message ?? "", new RegExp(b));
     assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: [], skipped: 0 });
     assert.equal(report.ok, true); // a namespace gone with its sockets is reported, not a failure
   });
@@ -142,7 +146,7 @@ describeAsRoot("BackendTerminator faults", () => {
       if (entry.name === c) entry.netns.close(); // lent handle closed before the terminator uses it
       return entry;
     });
-    const report = new BackendTerminator({ namespaces: () => source }).terminate(backendA());
+    const report = new BackendTerminator({}, { targets: targetsFrom(() => source) }).terminate(backendA());
 
     await scene.expect(
       c0,
@@ -175,16 +179,15 @@ describeAsRoot("BackendTerminator faults", () => {
       report.namespaces.map((n) => n.netns),
       [HOST, a, b, c],
     );
+    // The missing directory is a failure; the plain file a note.
     assert.deepEqual(
       report.sourceErrors.map((f) => f.error.name),
-      ["PinDirectoryNotFoundError", "NotANetnsError"],
+      ["PinDirectoryNotFoundError"],
     );
     assert.match(report.sourceErrors[0]?.error.message ?? "", /no-such-dir/);
-    assert.match(report.sourceErrors[1]?.error.message ?? "", /zz-plain-file/);
     assert.deepEqual(
-      report.sourceErrors.map((e) => e.note),
-      [undefined, "plain-file"],
-      "the plain file is a note, the missing directory a failure",
+      report.notes.map((n) => [n.netns, n.skipped]),
+      [["zz-plain-file", "plain-file"]],
     );
     assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: [], skipped: 0 });
     assert.equal(report.ok, false);
@@ -198,7 +201,7 @@ describeAsRoot("BackendTerminator faults", () => {
       if (nameOf(query) !== b) return destroySockets(query);
       return refusedReport(query, EPERM, "EPERM", { code: "EPERM", reason: "needs CAP_NET_ADMIN" });
     };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], destroy }).terminate(backendA());
+    const report = new BackendTerminator({ netnsDirs: [scene.dir] }, { destroy }).terminate(backendA());
 
     await scene.expect(
       c0,
@@ -237,7 +240,7 @@ describeAsRoot("BackendTerminator faults", () => {
       if (nameOf(query) !== a) return destroySockets(query);
       return refusedReport(query, EOPNOTSUPP, "EOPNOTSUPP", { protocol: "udp", code: "EOPNOTSUPP", reason });
     };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], destroy }).terminate(backendA());
+    const report = new BackendTerminator({ netnsDirs: [scene.dir] }, { destroy }).terminate(backendA());
 
     await scene.expect(
       c0,
@@ -270,7 +273,9 @@ describeAsRoot("BackendTerminator faults", () => {
     };
     const warned: unknown[] = [];
     const logger = { info() {}, warn: (_m: string, f?: Record<string, unknown>) => warned.push(f?.netns) };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], destroy, logger }).terminate(backendA());
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], logger }, { destroy }).terminate(
+      backendA(),
+    );
 
     await scene.expect(
       c0,
@@ -297,7 +302,7 @@ describeAsRoot("BackendTerminator faults", () => {
       if (entry.name === b) throw new Error(`source broke at ${b}`);
       return entry;
     });
-    const report = new BackendTerminator({ namespaces: () => source }).terminate(backendA());
+    const report = new BackendTerminator({}, { targets: targetsFrom(() => source) }).terminate(backendA());
 
     await scene.expect(
       c0,
@@ -319,7 +324,7 @@ describeAsRoot("BackendTerminator faults", () => {
     const namespaces = (): NamespaceSource => {
       throw new Error("no namespaces today");
     };
-    const report = new BackendTerminator({ namespaces }).terminate(backendA());
+    const report = new BackendTerminator({}, { targets: targetsFrom(namespaces) }).terminate(backendA());
 
     await scene.expect(
       c0,
@@ -340,7 +345,7 @@ describeAsRoot("BackendTerminator faults", () => {
       return destroySockets(query);
     };
     assert.throws(
-      () => new BackendTerminator({ netnsDirs: [scene.dir], destroy }).terminate(backendA()),
+      () => new BackendTerminator({ netnsDirs: [scene.dir] }, { destroy }).terminate(backendA()),
       NetnsRestoreError,
     );
     await scene.expect(

@@ -9,19 +9,17 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   current,
+  type NamespaceFailure,
   type NetnsError,
   NetnsNotFoundError,
   NotANetnsError,
-  namespaceFailureOf,
+  netnsNote,
 } from "../../src/netns/index.js";
-import type { DestroyReport, NamespaceFailure } from "../../src/sockets/index.js";
+import type { Tally } from "../../src/run/index.js";
+import type { DestroyReport } from "../../src/sockets/index.js";
 import { ForeignError } from "../../src/sys/errors.js";
-import {
-  BackendTerminator,
-  type NamespaceSource,
-  type SocketsDestroyer,
-  type Tally,
-} from "../../src/terminator/index.js";
+import { BackendTerminator, type SocketsDestroyer, type TerminatorSeam } from "../../src/terminator/index.js";
+import { type NamespaceSource, targetsFrom } from "./seam.js";
 
 /** A report with these counts; `failed` fills the failure list with placeholder entries. */
 function answer(
@@ -40,10 +38,17 @@ function answer(
   return { matched, destroyed, gone, failed: failures, skipped, stops: [], dryRun: false };
 }
 
-/** A source of `names`, each lent a handle of our own namespace, with `errors` met on the way. */
-function source(names: string[], errors: NetnsError[] = []): () => NamespaceSource {
-  return () => ({
-    errors: errors.map(namespaceFailureOf),
+/**
+ * The seam of a scripted destroyer and a source of `names` after the host, each lent a handle of
+ * our own namespace, with `errors` met on the way (failures, or notes where the walk would note them).
+ */
+function seam(destroy: SocketsDestroyer, names: string[], errors: NetnsError[] = []): TerminatorSeam {
+  const source = (): NamespaceSource => ({
+    errors: errors.filter((e) => !netnsNote(e)).map((error) => ({ netns: error.netns, error })),
+    notes: errors.flatMap((e) => {
+      const skipped = netnsNote(e);
+      return skipped ? [{ netns: e.netns, skipped, message: e.message }] : [];
+    }),
     *[Symbol.iterator]() {
       for (const name of names) {
         using netns = current();
@@ -51,6 +56,7 @@ function source(names: string[], errors: NetnsError[] = []): () => NamespaceSour
       }
     },
   });
+  return { destroy, targets: targetsFrom(source) };
 }
 
 const balanced = (t: Tally) => t.matched === t.destroyed + t.gone + t.failed.length + t.skipped;
@@ -59,11 +65,7 @@ test("the total is the sum of the namespaces, and every count balances", () => {
   const answers = [answer(5, 3, 1, 1, 0), answer(4, 4, 0, 0, 0), answer(2, 0, 0, 0, 2)];
   let call = 0;
   const destroy: SocketsDestroyer = () => answers[call++]!;
-  const report = new BackendTerminator({
-    destroy,
-    namespaces: source(["a", "b"]),
-    conntrack: false,
-  }).terminate({
+  const report = new BackendTerminator({ conntrack: false }, seam(destroy, ["a", "b"])).terminate({
     address: "10.0.0.5",
     port: 53,
   });
@@ -88,29 +90,28 @@ test("source errors with a note are reported and are no failure; others are", ()
     new NetnsNotFoundError("gone-ns", "cannot open"),
     new NotANetnsError("half-added", "plain-file"),
   ];
-  const ok = new BackendTerminator({ destroy, namespaces: source(["a"], noted), conntrack: false }).terminate(
-    {
-      address: "10.0.0.5",
-      port: 53,
-    },
-  );
+  const ok = new BackendTerminator({ conntrack: false }, seam(destroy, ["a"], noted)).terminate({
+    address: "10.0.0.5",
+    port: 53,
+  });
+  assert.deepEqual(ok.sourceErrors, []);
   assert.deepEqual(
-    ok.sourceErrors.map((e) => [e.error.name, e.note]),
+    ok.notes.map((n) => [n.netns, n.skipped]),
     [
-      ["NetnsNotFoundError", "vanished"],
-      ["NotANetnsError", "plain-file"],
+      ["gone-ns", "vanished"],
+      ["half-added", "plain-file"],
     ],
   );
   assert.equal(ok.ok, true);
-  const bad = new BackendTerminator({
-    destroy,
-    namespaces: source(["a"], [new NotANetnsError("dev", "special-file")]),
-    conntrack: false,
-  }).terminate({ address: "10.0.0.5", port: 53 });
+  const bad = new BackendTerminator(
+    { conntrack: false },
+    seam(destroy, ["a"], [new NotANetnsError("dev", "special-file")]),
+  ).terminate({ address: "10.0.0.5", port: 53 });
   assert.deepEqual(
-    bad.sourceErrors.map((e) => e.note),
-    [undefined],
+    bad.sourceErrors.map((e) => e.error.name),
+    ["NotANetnsError"],
   );
+  assert.deepEqual(bad.notes, []);
   assert.equal(bad.ok, false);
 });
 
@@ -119,7 +120,7 @@ test("a namespace that failed after destroying began keeps its counts in the tot
   let call = 0;
   const destroy: SocketsDestroyer = () =>
     call++ === 0 ? answer(0, 0, 0, 0, 0) : { ...answer(6, 4, 0, 2, 0), namespaceFailures: [failure] };
-  const report = new BackendTerminator({ destroy, namespaces: source(["a"]), conntrack: false }).terminate({
+  const report = new BackendTerminator({ conntrack: false }, seam(destroy, ["a"])).terminate({
     address: "10.0.0.5",
     port: 53,
   });
@@ -146,11 +147,7 @@ test("several backends: each backend's total sums its namespaces, and they sum t
     query.onOutcome?.(s(54), "destroyed");
     return r;
   };
-  const report = new BackendTerminator({
-    destroy,
-    namespaces: source(["a", "b"]),
-    conntrack: false,
-  }).terminateMany([
+  const report = new BackendTerminator({ conntrack: false }, seam(destroy, ["a", "b"])).terminateMany([
     { address: "10.0.0.5", port: 53 },
     { address: "10.0.0.5", port: 54 },
   ]);
@@ -168,11 +165,16 @@ test("several backends: each backend's total sums its namespaces, and they sum t
 
 test("a source that lists plain Errors still gets its report: each becomes a namespace failure", () => {
   const plain = new Error("cannot read /run/custom-netns");
-  const report = new BackendTerminator({
-    destroy: () => answer(0, 0, 0, 0, 0),
-    namespaces: () => ({ errors: [plain] as unknown as NamespaceFailure[], *[Symbol.iterator]() {} }),
-    conntrack: false,
-  }).terminate({ address: "10.0.0.5", port: 53 });
+  const report = new BackendTerminator(
+    { conntrack: false },
+    {
+      destroy: () => answer(0, 0, 0, 0, 0),
+      targets: targetsFrom(() => ({
+        errors: [plain] as unknown as NamespaceFailure[],
+        *[Symbol.iterator]() {},
+      })),
+    },
+  ).terminate({ address: "10.0.0.5", port: 53 });
   assert.equal(report.sourceErrors.length, 1);
   const [failure] = report.sourceErrors;
   assert.equal(failure!.netns, "(source)");

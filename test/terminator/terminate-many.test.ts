@@ -6,12 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { Tally } from "../../src/run/index.js";
 import { destroySockets } from "../../src/sockets/index.js";
 import {
   BackendTerminator,
   type BatchTerminationReport,
   type SocketsDestroyer,
-  type Tally,
 } from "../../src/terminator/index.js";
 import { describeAsRoot } from "../kit/root.js";
 import { HOST, type Scene, useScene } from "./scene.js";
@@ -67,7 +67,7 @@ describeAsRoot("BackendTerminator.terminateMany", () => {
       calls.push(typeof query.netns === "object" ? query.netns.label! : HOST);
       return destroySockets(query);
     };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], destroy }).terminateMany([
+    const report = new BackendTerminator({ netnsDirs: [scene.dir] }, { destroy }).terminateMany([
       { address: "127.0.0.1", port: scene.portA },
       { address: "0:0::1", port: scene.portB },
       { address: "127.0.0.1", port: scene.portA }, // the same backend again: one backend

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { InetSocket } from "../../src/diag/socket.js";
-import { allNetns } from "../../src/netns/index.js";
+import { allNetns, current } from "../../src/netns/index.js";
 import {
   BackendTerminator,
   type NamespaceResult,
@@ -16,6 +16,7 @@ import {
 } from "../../src/terminator/index.js";
 import { describeAsRoot } from "../kit/root.js";
 import { type ClientKind, HOST, type Scene, useScene } from "./scene.js";
+import { targetsFrom } from "./seam.js";
 
 /** Per namespace, in visiting order: [name, matched, destroyed]. */
 function outcomes(report: TerminationReport): [string, number | undefined, number | undefined][] {
@@ -68,7 +69,10 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
   test("an IPv6 backend [::1]:PORT aborts only the IPv6 sockets connected to ::1 (injected source)", async () => {
     const c = await open();
-    const terminator = new BackendTerminator({ namespaces: () => allNetns({ netnsDirs: [scene.dir] }) });
+    const terminator = new BackendTerminator(
+      {},
+      { targets: targetsFrom(() => allNetns({ netnsDirs: [scene.dir] })) },
+    );
     const report = terminator.terminate({ address: "::1", port: scene.portA });
 
     await scene.expect(c, (_node, kind) => kind === "a6");
@@ -89,9 +93,10 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
     assert.deepEqual(outcomes(report), everywhere([HOST, ...scene.pinnedNames], 2));
   });
 
-  test("hostOnly aborts the host's clients only and visits no namespace", async () => {
+  test("a handle of the caller's own namespace aborts the host's clients only and visits no other", async () => {
     const c = await open();
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], hostOnly: true }).terminate({
+    using own = current();
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], netns: own }).terminate({
       address: "127.0.0.1",
       port: scene.portA,
     });

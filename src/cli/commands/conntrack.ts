@@ -12,10 +12,11 @@ import {
   deleteConntrack,
   iterateConntrack,
 } from "../../conntrack/index.js";
+import { EmptySelectionError } from "../../run/index.js";
 import { renderConntrack } from "../conntrack-table.js";
 import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
-import { anyRealFailure, reportNamespaceFailures } from "../report.js";
+import { namespacesJson, reportNamespaces } from "../report.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
@@ -76,9 +77,8 @@ function list(query: ConntrackQuery, values: ParsedValues): number {
   const entries: ConntrackEntry[] = [];
   for (const e of it) entries.push(e);
   writeOut(render(entries, values, query.netns === "all"));
-  for (const n of it.notes) process.stderr.write(`sockdiag: note: ${n.error.message}\n`);
-  reportNamespaceFailures(it.failures);
-  return anyRealFailure(it.failures) ? EXIT_FAILED : EXIT_OK;
+  reportNamespaces(it.failures, it.notes);
+  return it.failures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 function remove(query: ConntrackQuery, values: ParsedValues): number {
@@ -95,7 +95,7 @@ function remove(query: ConntrackQuery, values: ParsedValues): number {
       },
     });
   } catch (err) {
-    if (err instanceof Error && err.name === "EmptySelectionError")
+    if (err instanceof EmptySelectionError)
       throw new UsageError(
         "refusing to delete every selected conntrack entry without an address, port, zone or mark",
         "narrow the selection (--mark 0/0 selects every entry), or give --all to mean it",
@@ -108,9 +108,8 @@ function remove(query: ConntrackQuery, values: ParsedValues): number {
     writeOut(render(shown, values, query.netns === "all"));
     process.stderr.write(formatReport(report));
   }
-  for (const n of report.notes) process.stderr.write(`sockdiag: note: ${n.error.message}\n`);
-  reportNamespaceFailures(report.namespaceFailures);
-  return report.failed.length > 0 || anyRealFailure(report.namespaceFailures) ? EXIT_FAILED : EXIT_OK;
+  reportNamespaces(report.namespaceFailures, report.notes);
+  return report.failed.length > 0 || report.namespaceFailures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 function render(entries: readonly ConntrackEntry[], values: ParsedValues, netnsColumn: boolean): string {
@@ -120,14 +119,7 @@ function render(entries: readonly ConntrackEntry[], values: ParsedValues, netnsC
 }
 
 function reportJson(r: ConntrackDeleteReport): Record<string, unknown> {
-  return {
-    ...r,
-    namespaceFailures: r.namespaceFailures.map((f) => ({
-      netns: f.netns,
-      error: f.error.message,
-      ...(f.note ? { note: f.note } : {}),
-    })),
-  };
+  return { ...r, ...namespacesJson(r.namespaceFailures, r.notes) };
 }
 
 function formatReport(r: ConntrackDeleteReport): string {

@@ -2,17 +2,12 @@
 
 import { setImmediate } from "node:timers/promises";
 import type { Protocol } from "../../diag/socket.js";
-import { prepareFilter, selectsEverything } from "../../filter/index.js";
-import {
-  AbortError,
-  destroyInSteps,
-  findSocketOwners,
-  type NamespacedDestroyReport,
-} from "../../sockets/index.js";
+import { AbortError, EmptySelectionError } from "../../run/index.js";
+import { destroyInSteps, findSocketOwners, type NamespacedDestroyReport } from "../../sockets/index.js";
 import { KillOutput } from "../kill-output.js";
 import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS } from "../output.js";
-import { anyRealFailure, reportNamespaceFailures } from "../report.js";
+import { reportNamespaces } from "../report.js";
 import { type Selection, selectionFromArgs, selectOptions } from "../select.js";
 import { OutputError } from "../stdout.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
@@ -70,17 +65,6 @@ export async function destroySelected(
   values: ParsedValues,
   options: { dryRun: boolean; emptyFilter: "allowed" | string },
 ): Promise<number> {
-  // A filter of wildcards only (`dport = :*`) selects as much as none, and is refused alike.
-  if (
-    options.emptyFilter !== "allowed" &&
-    selectsEverything(prepareFilter(selection.query.filter, false).tree)
-  ) {
-    const what =
-      selection.filter === ""
-        ? "without a filter"
-        : `with a filter that matches everything ("${selection.filter}")`;
-    throw new UsageError(`refusing to destroy every selected socket ${what}`, options.emptyFilter);
-  }
   const format = formatFromArgs(values);
   // Owners are found before destroying, while every socket is still open in its owner.
   const owners = selection.display.processes ? findSocketOwners() : undefined;
@@ -123,16 +107,24 @@ export async function destroySelected(
         stop.abort(err);
       }
     });
+  } catch (err) {
+    // A filter of wildcards only (`dport = :*`) selects as much as none, and is refused alike.
+    if (!(err instanceof EmptySelectionError)) throw err;
+    const what =
+      selection.filter === ""
+        ? "without a filter"
+        : `with a filter that matches everything ("${selection.filter}")`;
+    throw new UsageError(`refusing to destroy every selected socket ${what}`, options.emptyFilter);
   } finally {
     process.off("SIGINT", onInt);
     process.off("SIGTERM", onTerm);
   }
   output.end(report, broken);
   if (broken && !broken.readerGone) process.stderr.write(`sockdiag: ${broken.message}\n`);
-  reportNamespaceFailures(report.namespaceFailures);
+  reportNamespaces(report.namespaceFailures, report.notes);
   if (signal) return SIGNAL_EXITS[signal];
   if (broken && !broken.readerGone) return EXIT_FAILED;
-  return report.failed.length > 0 || anyRealFailure(report.namespaceFailures) ? EXIT_FAILED : EXIT_OK;
+  return report.failed.length > 0 || report.namespaceFailures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 /**

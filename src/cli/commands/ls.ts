@@ -5,7 +5,7 @@ import { HOST_NETNS_NAME } from "../../netns/index.js";
 import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeJson, writeOut } from "../output.js";
-import { anyRealFailure, reportNamespaceFailures } from "../report.js";
+import { reportNamespaces } from "../report.js";
 import { selectionFromArgs, selectOptions } from "../select.js";
 import { formatSummary, summarise } from "../summary.js";
 import { LISTING_BYTES, TableWriter } from "../table.js";
@@ -93,8 +93,8 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
       process.stderr.write(
         `sockdiag: note: ${protocol} not listed: this kernel has no sock_diag handler for it\n`,
       );
-  reportNamespaceFailures(iteration.failures);
-  return anyRealFailure(iteration.failures) ? EXIT_FAILED : EXIT_OK;
+  reportNamespaces(iteration.failures, iteration.notes);
+  return iteration.failures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 /** The command as the dispatcher runs it. */

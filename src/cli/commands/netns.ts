@@ -4,7 +4,7 @@ import { current, discoverNetns, HOST_NETNS_NAME } from "../../netns/index.js";
 import { iterateSockets, PROTOCOL_NAMES } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand, renderHelp } from "../options.js";
 import { writeOut } from "../output.js";
-import { anyRealFailure, reportNamespaceFailures } from "../report.js";
+import { reportNamespaces } from "../report.js";
 import { NETNS_DIR_OPTION } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
@@ -83,8 +83,9 @@ export function runNetns(argv: readonly string[]): number {
     );
   }
   const failures = found.errors;
-  reportNamespaceFailures(failures);
-  return rows.some((r) => r.error) || anyRealFailure(failures) ? EXIT_FAILED : EXIT_OK;
+  const notes = found.notes;
+  reportNamespaces(failures, notes);
+  return rows.some((r) => r.error) || failures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 /** The command as the dispatcher runs it. */

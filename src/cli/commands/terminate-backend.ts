@@ -4,18 +4,17 @@
  * for all the backends, and report per namespace and per backend.
  */
 
-import { fromName, fromPath, type NetNS } from "../../netns/index.js";
+import type { ConntrackEntry } from "../../ctnl/index.js";
+import { current, fromLabel } from "../../netns/index.js";
+import type { Tally } from "../../run/index.js";
 import {
   type BackendProtocol,
   type BackendResult,
   BackendTerminator,
   type BatchNamespaceResult,
   type BatchTerminationReport,
-  type ConntrackTally,
   type NamespaceResult,
-  type NamespaceSource,
   parseBackend,
-  type Tally,
   type TerminatorConfig,
 } from "../../terminator/index.js";
 import { stringifyForOutput } from "../json.js";
@@ -70,36 +69,30 @@ export function runTerminateBackend(argv: readonly string[]): number {
   if (values["host-only"] && chosen.netns !== undefined)
     throw new UsageError("--host-only cannot be combined with a namespace option");
   const progress = process.stderr.isTTY;
+  // One namespace named on the command line is opened first: a bad name is a usage error (exit 2).
+  using one = values["host-only"]
+    ? current()
+    : typeof chosen.netns === "string" && chosen.netns !== "all"
+      ? fromLabel(chosen.netns)
+      : undefined;
   const config: TerminatorConfig = {
     protocol,
-    hostOnly: Boolean(values["host-only"]),
     dryRun: Boolean(values["dry-run"]),
     conntrack: !values["no-conntrack"],
+    // Without a namespace option: the host and every pinned namespace; --all-netns also discovers.
+    netns: one ?? "all",
     discover: chosen.netns === "all",
     ...(chosen.netnsDirs ? { netnsDirs: chosen.netnsDirs } : {}),
     onNamespace: (_result, index) => {
       if (progress && index + 1 >= PROGRESS_FROM) process.stderr.write(`\r${index + 1} namespaces done`);
     },
   };
-  // One namespace named on the command line is opened first: a bad name is a usage error (exit 2).
-  using one =
-    typeof chosen.netns === "string" && chosen.netns !== "all" ? openChosen(chosen.netns) : undefined;
-  if (one) Object.assign(config, { includeHost: false, namespaces: () => sourceOf(one.name, one.netns) });
   const report = new BackendTerminator(config).terminateMany(
     backends.map((b) => ({ address: b.address, port: b.port })),
   );
   if (progress && report.namespaces.length >= PROGRESS_FROM) process.stderr.write("\n");
   writeOut(values.json ? `${stringifyForOutput(reportJson(report), 2)}\n` : formatReport(report));
   return report.ok ? EXIT_OK : EXIT_FAILED;
-}
-
-function openChosen(selector: string) {
-  const netns = selector.includes("/") ? fromPath(selector) : fromName(selector);
-  return { name: selector, netns, [Symbol.dispose]: () => netns.close() };
-}
-
-function sourceOf(name: string, netns: NetNS): NamespaceSource {
-  return { errors: [], [Symbol.iterator]: () => [{ name, netns }][Symbol.iterator]() };
 }
 
 function reportJson(report: BatchTerminationReport): Record<string, unknown> {
@@ -124,12 +117,8 @@ function formatReport(report: BatchTerminationReport): string {
   if (quiet.length > 0)
     lines.push(`  (${quiet.length} namespace${quiet.length === 1 ? "" : "s"} without matching sockets)`);
   if (report.unsupported) lines.push(`  stopped: ${report.unsupported}`);
-  for (const f of report.sourceErrors)
-    lines.push(
-      f.note
-        ? `  note: skipped (${f.note}): ${f.error.message}`
-        : `  namespace source error: ${f.error.message}`,
-    );
+  for (const n of report.notes) lines.push(`  note: skipped (${n.skipped}): ${n.message}`);
+  for (const f of report.sourceErrors) lines.push(`  namespace source error: ${f.error.message}`);
   if (backends.length > 1)
     for (const b of backends)
       lines.push(
@@ -142,7 +131,7 @@ function formatReport(report: BatchTerminationReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-function conntrackCounts(t: ConntrackTally, dry: boolean): string {
+function conntrackCounts(t: Tally<ConntrackEntry>, dry: boolean): string {
   return dry
     ? `${t.matched} matched`
     : `${t.matched} matched, ${t.deleted} deleted, ${t.gone} already gone, ${t.failed.length} failed${t.skipped ? `, ${t.skipped} not attempted` : ""}`;

@@ -7,7 +7,7 @@ import type { InetFamily } from "../../diag/socket.js";
 import { SocketWatch } from "../../sockets/watch.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { formatFromArgs, renderSockets, writeOut } from "../output.js";
-import { reportNamespaceFailures } from "../report.js";
+import { reportNamespaces } from "../report.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
 import { EXIT_OK } from "../usage.js";
 import type { Command } from "./index.js";
@@ -46,7 +46,7 @@ export async function runWatch(argv: readonly string[]): Promise<number> {
     ...namespaceFromArgs(values),
     ...(positionals.some((w) => w.trim() !== "") ? { filter: positionals } : {}),
   });
-  reportNamespaceFailures(watch.failures);
+  reportNamespaces(watch.failures, watch.notes);
   process.stderr.write(`watching ${watch.size} namespace${watch.size === 1 ? "" : "s"}; Ctrl-C to stop\n`);
   const format = formatFromArgs(values) === "table" ? "table" : "ndjson";
   const display = { options: false, extended: false, memory: false, info: false, processes: false };
@@ -59,6 +59,7 @@ export async function runWatch(argv: readonly string[]): Promise<number> {
   process.once("SIGTERM", stop);
   try {
     let reported = watch.failures.length;
+    let noted = watch.notes.length;
     while (!stopped) {
       const freed = watch.poll(WAIT_MS);
       if (freed.length > 0) {
@@ -67,9 +68,10 @@ export async function runWatch(argv: readonly string[]): Promise<number> {
         );
         header = false;
       }
-      if (watch.failures.length > reported) {
-        reportNamespaceFailures(watch.failures.slice(reported));
+      if (watch.failures.length > reported || watch.notes.length > noted) {
+        reportNamespaces(watch.failures.slice(reported), watch.notes.slice(noted));
         reported = watch.failures.length;
+        noted = watch.notes.length;
       }
       // A turn of the event loop: a signal's handler runs here.
       await new Promise((resolve) => setImmediate(resolve));

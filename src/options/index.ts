@@ -5,6 +5,8 @@
  */
 import { QueryError } from "./errors.js";
 
+export { QueryError };
+
 /**
  * The keys of an option type, as a table: `Record<keyof T, true>` makes the compiler list every key
  * of the interface, so a key added to it and forgotten here fails to build.
@@ -44,33 +46,15 @@ export function checkBoolean(value: unknown, field: string): void {
 }
 
 /** Check that `value` is a function or undefined (a callback); throws QueryError naming `field`. */
-function checkFunction(value: unknown, field: string): void {
+export function checkFunction(value: unknown, field: string): void {
   if (value !== undefined && typeof value !== "function")
     throw new QueryError(field, describe(value), "expected a function");
 }
 
 /** Check that `value` is an integer of at least 1, or undefined (a batch size). */
-function checkPositiveInteger(value: unknown, field: string): void {
+export function checkPositiveInteger(value: unknown, field: string): void {
   if (value !== undefined && !(Number.isSafeInteger(value) && (value as number) >= 1))
     throw new QueryError(field, describe(value), "expected an integer of at least 1");
-}
-
-/** The options a destroy and a conntrack delete share, as a caller gave them. */
-interface RunOptions {
-  all?: unknown;
-  dryRun?: unknown;
-  batchSize?: unknown;
-  predicate?: unknown;
-  onOutcome?: unknown;
-}
-
-/** Check the options destroySockets and deleteConntrack share; throws QueryError naming the field. */
-export function checkRunOptions(options: RunOptions): void {
-  checkBoolean(options.all, "all");
-  checkBoolean(options.dryRun, "dryRun");
-  checkPositiveInteger(options.batchSize, "batchSize");
-  checkFunction(options.predicate, "predicate");
-  checkFunction(options.onOutcome, "onOutcome");
 }
 
 /** A caller's value as a message shows it. */

@@ -1,0 +1,143 @@
+/**
+ * Which namespaces a call visits. Every call that runs somewhere — listing and destroying sockets,
+ * listing and deleting conntrack entries, terminating backends, the CLI's -N / --netns / --pid /
+ * --all-netns — takes one NamespaceSelection and walks the Targets it gives, in order.
+ */
+import { checkBoolean, describe, QueryError } from "../options/index.js";
+import { threadNetns } from "./enter.js";
+import { NetNS } from "./handle.js";
+import { current } from "./open.js";
+import { fromLabel, type NetnsRef } from "./ref.js";
+import { type NamespaceFailure, type NamespaceNote, walkNetns } from "./walk.js";
+
+/** One namespace: a handle, a pinned name, or a path (anything with "/"). */
+export type NetnsSelector = NetNS | string;
+
+/** Where a call runs. */
+export interface NamespaceSelection {
+  /**
+   * A NetNS handle, a pinned name, a path (anything with "/"), or "all": the caller's own namespace
+   * first, then every pinned one and (unless `discover` is false) every one a process is in, each
+   * once. A selector naming the caller's own namespace is the caller's own. Default: the caller's
+   * own (the terminator's: "all", without discovery).
+   */
+  netns?: NetnsSelector | "all";
+  /** Pin directories searched by "all". Default ["/run/netns"]. */
+  netnsDirs?: readonly string[];
+  /** With "all": also the namespaces found only through /proc/PID/ns/net, named "pid:N". Default true. */
+  discover?: boolean;
+}
+
+/** The keys of NamespaceSelection, for an option table (checkOptions). */
+export const SELECTION_KEYS = { netns: true, netnsDirs: true, discover: true } as const satisfies Record<
+  keyof NamespaceSelection,
+  true
+>;
+
+/**
+ * Check a selection as a caller gave it: `netns` undefined, "all", a name or path, or a NetNS
+ * handle; `netnsDirs` an array of non-empty paths (a lone string would be walked one character at a
+ * time); `discover` a boolean. Throws QueryError naming the field.
+ */
+export function checkNamespaceSelection(selection: NamespaceSelection): void {
+  const { netns, netnsDirs } = selection as { netns?: unknown; netnsDirs?: unknown };
+  if (!(netns === undefined || typeof netns === "string" || netns instanceof NetNS))
+    throw new QueryError(
+      "netns",
+      describe(netns),
+      'expected a NetNS handle, a pinned name, a path, or "all"',
+    );
+  if (netnsDirs !== undefined) {
+    if (!Array.isArray(netnsDirs))
+      throw new QueryError(
+        "netnsDirs",
+        describe(netnsDirs),
+        'expected an array of directory paths, e.g. ["/run/netns"]',
+      );
+    for (const d of netnsDirs)
+      if (typeof d !== "string" || d === "")
+        throw new QueryError("netnsDirs", describe(d), "each entry must be a directory path");
+  }
+  checkBoolean(selection.discover, "discover");
+}
+
+/**
+ * One namespace to visit: its handle and what names it (both undefined: the calling thread's own),
+ * and the label its results carry (undefined for the caller's own; reports say "(host)").
+ */
+export interface Target {
+  netns: NetNS | undefined;
+  ref: NetnsRef | undefined;
+  label: string | undefined;
+}
+
+/** The label a report gives a target: "(host)" for the caller's own. */
+export function targetLabel(target: Target): string {
+  return target.label ?? "(host)";
+}
+
+/** What a walk over "all" met besides the namespaces: failures, and namespaces passed over. */
+export interface WalkFindings {
+  readonly namespaceFailures: NamespaceFailure[];
+  readonly notes: NamespaceNote<string>[];
+}
+
+const OWN: Target = { netns: undefined, ref: undefined, label: undefined };
+
+/**
+ * The namespaces `selection` visits, in order. A single one is opened here and closed when the
+ * walk ends (throws InvalidNetnsNameError, NetnsNotFoundError, NotANetnsError, NetnsError); with
+ * "all", handles are lent until the walk moves on, and the namespaces that cannot be opened go to
+ * `findings` (failures, or notes for those passed over without that being a failure).
+ */
+export function* targetsOf(selection: NamespaceSelection, findings: WalkFindings): Generator<Target> {
+  const { netns: selector } = selection;
+  if (selector === "all") {
+    yield* allTargets(selection, findings);
+    return;
+  }
+  if (selector === undefined) {
+    yield OWN;
+    return;
+  }
+  const netns = typeof selector === "string" ? fromLabel(selector) : selector.dup();
+  try {
+    if (isOwn(netns)) {
+      yield OWN;
+      return;
+    }
+    const ref = netns.ref;
+    // A name or path the caller gave is what they call it; a handle's ref says what it is.
+    if (typeof selector === "string") ref.label = selector;
+    yield { netns, ref, label: ref.label };
+  } finally {
+    netns.close();
+  }
+}
+
+/** Whether `netns` is the calling thread's own namespace: visiting it needs no move. */
+function isOwn(netns: NetNS): boolean {
+  threadNetns.assertUsable();
+  using own = current();
+  return netns.equals(own);
+}
+
+function* allTargets(selection: NamespaceSelection, findings: WalkFindings): Generator<Target> {
+  const found = walkNetns({
+    netnsDirs: selection.netnsDirs,
+    processes: selection.discover ?? true,
+    host: "first",
+  });
+  let failures = 0;
+  let notes = 0;
+  const report = () => {
+    for (; failures < found.errors.length; failures++)
+      findings.namespaceFailures.push(found.errors[failures]!);
+    for (; notes < found.notes.length; notes++) findings.notes.push(found.notes[notes]!);
+  };
+  for (const entry of found) {
+    report();
+    yield entry.host ? OWN : { netns: entry.netns, ref: entry.ref, label: entry.ref.label };
+  }
+  report();
+}
