@@ -2,10 +2,10 @@ import {
   BackendTerminator,
   destroySocket,
   destroySockets,
+  errors,
   iterateSockets,
   listSockets,
   netnsFromName,
-  SockdiagError,
   terminateUDPConnectionsToBackend,
 } from "sockdiag";
 
@@ -55,10 +55,10 @@ for (const b of batch.backends) console.log(b.backend.address, b.total.destroyed
 using ns = netnsFromName("pod-a");
 console.log(ns.ino, listSockets({ netns: ns, protocols: ["udp"] }).length);
 
-// Every error is a SockdiagError with a stable code.
+// Every error is a SockdiagError with a stable code; the classes are in `errors`.
 try {
   listSockets({ netns: "no-such-namespace" });
 } catch (err) {
-  if (!(err instanceof SockdiagError)) throw err;
+  if (!(err instanceof errors.SockdiagError)) throw err;
   console.log(err.code); // ERR_SOCKDIAG_NETNS_NOT_FOUND
 }

@@ -1,5 +1,4 @@
-import { AbortError } from "sockdiag";
-import { BackendTerminator, destroySockets, iterateSockets, listSockets, watchSockets } from "sockdiag/promises";
+import { AbortError, BackendTerminator, destroySockets, iterateSockets, listSockets, watchSockets } from "sockdiag/promises";
 
 // The same calls, off the caller's thread; every one takes a signal.
 const udp = await listSockets({ protocols: ["udp"], signal: AbortSignal.timeout(5000) });

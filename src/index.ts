@@ -1,7 +1,7 @@
 /**
  * sockdiag: list and destroy Linux sockets through netlink sock_diag, in any network namespace.
  * Everything here is synchronous; `sockdiag/promises` has the same calls off the main thread.
- * Every error class derives from SockdiagError and has a stable `code`.
+ * Every error class derives from SockdiagError, has a stable `code`, and is in `errors`.
  *
  * @example
  * import { listSockets, destroySockets, terminateUDPConnectionsToBackend } from "sockdiag";
@@ -13,12 +13,9 @@ export {
   type ConntrackEntry,
   type ConntrackNote,
   type ConntrackQuery,
-  ConntrackQueryError,
   type ConntrackReport,
-  ConntrackUnavailableError,
   type DeleteConntrackQuery,
   deleteConntrack,
-  FlushGuardError,
   iterateConntrack,
   listConntrack,
 } from "./conntrack/index.js";
@@ -36,47 +33,33 @@ export {
   type UnixType,
 } from "./diag/socket.js";
 export type { StateName } from "./diag/states.js";
+export * as errors from "./errors.js";
 export {
   type FilterNode,
-  FilterResolveError,
-  FilterSyntaxError,
   formatFilter,
   parseFilter,
   type StructuredFilter,
 } from "./filter/index.js";
-export { DecodeError, NetlinkError, NetlinkProtocolError, NetlinkTimeoutError } from "./netlink/index.js";
 export {
   add as addNetns,
-  allNetns,
   create as createNetns,
   current as currentNetns,
   type DiscoveredNetns,
-  discoverNetns,
   fromName as netnsFromName,
   fromPath as netnsFromPath,
   fromPid as netnsFromPid,
-  InvalidNetnsNameError,
   type LocatedNetns,
   type LocateOptions,
   locateNetns,
   type NamespaceSelection,
   NetNS,
-  NetnsAsyncCallbackError,
   type NetnsEntry,
-  NetnsError,
-  NetnsExistsError,
   type NetnsIdentity,
   type NetnsNote,
-  NetnsNotFoundError,
-  NetnsPoisonedError,
   type NetnsRef,
-  NetnsRestoreError,
   type NetnsSelector,
-  NetnsUnreadableError,
-  NotANetnsError,
   type NotANetnsKind,
   netnsProcesses,
-  PinDirectoryNotFoundError,
   type PinnedNetns,
   type ProcessScan,
   type ProcessScanOptions,
@@ -86,21 +69,16 @@ export {
   type WalkOptions,
   walkNetns,
 } from "./netns/index.js";
-export { QueryError } from "./options/index.js";
-export {
-  AbortError,
-  type ConntrackFailure,
-  type DestroyFailure,
-  EmptySelectionError,
-  type NamespaceFailure,
-  type NamespaceNote,
-  type Outcome,
-  PredicateError,
-  type RunOptions,
-  type Tally,
+export type {
+  ConntrackFailure,
+  DestroyFailure,
+  NamespaceFailure,
+  NamespaceNote,
+  Outcome,
+  RunOptions,
+  Tally,
 } from "./run/index.js";
 export {
-  DestroyError,
   type DestroyQuery,
   type DestroyReport,
   type DestroySocketOptions,
@@ -113,7 +91,6 @@ export {
   listSockets,
   type NamespacedDestroyReport,
   type NamespacedQuery,
-  NamespacesFailedError,
   type ProbeItem,
   type ProbeResult,
   probe,
@@ -122,11 +99,9 @@ export {
   type SocketOf,
   type SocketOwner,
   type SocketQuery,
-  UnsupportedProtocolError,
 } from "./sockets/index.js";
-export { type AbortSignalLike, ForeignError, SockdiagError, SysError } from "./sys/errors.js";
+export type { AbortSignalLike } from "./sys/errors.js";
 export {
-  AddressError,
   type Backend,
   type BackendProtocol,
   BackendTerminator,

@@ -16,9 +16,10 @@ import {
   runToEnd,
 } from "../run/index.js";
 import { EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
+import { ConntrackUnavailableError } from "./errors.js";
 import { CONNTRACK_QUERY_KEYS, type ConntrackQuery, planConntrack } from "./query.js";
 import { type ConntrackDeleteReport, type ConntrackReport, emptyConntrackReport } from "./report.js";
-import { ConntrackScan, ConntrackUnavailableError, noteOf } from "./scan.js";
+import { ConntrackScan, noteOf } from "./scan.js";
 
 /**
  * What deleteConntrack deletes, and how (see RunOptions: predicate, all, dryRun, batchSize — 1024

@@ -3,7 +3,7 @@ export type { ConntrackEntry, ConntrackTuple } from "../ctnl/index.js";
 export { FlushGuardError } from "../ctnl/index.js";
 export { type DeleteConntrackQuery, deleteConntrack } from "./delete.js";
 export type { EntryOutcomeListener } from "./deleter.js";
-export { ConntrackQueryError } from "./errors.js";
+export { ConntrackQueryError, ConntrackUnavailableError } from "./errors.js";
 export { ConntrackIteration, iterateConntrack, listConntrack } from "./iterate.js";
 export type { ConntrackQuery, ConntrackSelection, ConntrackTupleSelection } from "./query.js";
 export {
@@ -12,4 +12,3 @@ export {
   type ConntrackReport,
   emptyConntrackReport,
 } from "./report.js";
-export { ConntrackUnavailableError } from "./scan.js";

@@ -3,9 +3,10 @@ import type { ConntrackEntry } from "../ctnl/index.js";
 import { checkNamespaceSelection, type NamespaceFailure, type Target, targetsOf } from "../netns/index.js";
 import { checkOptions } from "../options/index.js";
 import { recordOrThrow } from "../run/index.js";
+import { ConntrackUnavailableError } from "./errors.js";
 import { CONNTRACK_QUERY_KEYS, type ConntrackPlan, type ConntrackQuery, planConntrack } from "./query.js";
 import type { ConntrackNote } from "./report.js";
-import { ConntrackScan, ConntrackUnavailableError, noteOf } from "./scan.js";
+import { ConntrackScan, noteOf } from "./scan.js";
 
 /**
  * ConntrackIteration is the stream of entries of a query. With `netns: "all"`, a namespace that

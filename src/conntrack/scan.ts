@@ -19,25 +19,13 @@ import {
 } from "../ctnl/index.js";
 import { DumpCursor, MessageWriter, type NetlinkConnection, NetlinkError } from "../netlink/index.js";
 import { openNetlinkIn, type Target, targetLabel } from "../netns/index.js";
-import { Errno, SysError, sockdiagError } from "../sys/errors.js";
+import { Errno, SysError } from "../sys/errors.js";
+import { ConntrackUnavailableError } from "./errors.js";
 import type { ConntrackPlan } from "./query.js";
 import type { ConntrackNote } from "./report.js";
 
 /** Told each matching entry; `buf` and `tuple` are valid only during the call. */
 export type EntryVisitor = (entry: ConntrackEntry, buf: Buffer, tuple: TupleSpan) => void;
-
-/**
- * ConntrackUnavailableError: this namespace or kernel has no conntrack to ask (nfnetlink or
- * nf_conntrack_netlink missing). Reported as a note: no table means no entry to delete.
- */
-export class ConntrackUnavailableError extends sockdiagError(
-  "ConntrackUnavailableError",
-  "ERR_SOCKDIAG_CONNTRACK_UNAVAILABLE",
-) {
-  constructor(netns: string, cause: Error) {
-    super(`${netns}: no conntrack here (${cause.message})`, undefined, cause);
-  }
-}
 
 /** The note for a namespace without conntrack. */
 export function noteOf(target: Target, error: ConntrackUnavailableError): ConntrackNote {

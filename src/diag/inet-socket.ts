@@ -3,7 +3,7 @@
  * data, filled straight from the receive buffer by diag/inet.ts, and the same struct written back
  * from a socket's fields.
  */
-import { DecodeError } from "../netlink/errors.js";
+import { QueryError } from "../options/index.js";
 import { type AddressTexts, type AddressWords, addressText, addressWords } from "./address.js";
 import { AF_INET, AF_INET6 } from "./constants.js";
 import type { InetFamily, InetProtocol, MemInfo, SkMemInfo, SocketBase, SocketNetns } from "./socket.js";
@@ -252,8 +252,7 @@ const ADDRESS_OF: Record<InetFamily, string> = { inet: "an IPv4 address", inet6:
 
 function wordsOf(text: string, family: InetFamily, side: "src" | "dst"): Readonly<AddressWords> {
   const words = addressWords(text, family === "inet6");
-  if (words === undefined)
-    throw new DecodeError(`socket ${side}`, 0, `"${text}" is not ${ADDRESS_OF[family]}`);
+  if (words === undefined) throw new QueryError(`socket.${side}`, text, `not ${ADDRESS_OF[family]}`);
   return words;
 }
 

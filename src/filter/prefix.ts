@@ -5,6 +5,7 @@
  * A prefix length follows a '/', as a C number no larger than the address width.
  */
 import { type AddressWords, formatIPv4, formatIPv6, parseIPv6 } from "../diag/address.js";
+import { MisuseError } from "../sys/errors.js";
 import type { HostPrefix } from "./ast.js";
 
 export type { AddressWords };
@@ -68,5 +69,5 @@ export function prefixWords(prefix: HostPrefix): AddressWords {
     const word = parseIPv4(prefix.address);
     if (word !== undefined) return [word, 0, 0, 0];
   }
-  throw new TypeError(`not a canonical ${prefix.family} address: "${prefix.address}"`);
+  throw new MisuseError(`not a canonical ${prefix.family} address: "${prefix.address}"`);
 }

@@ -7,7 +7,7 @@
  * `open` there. Tests put a fake behind the interface.
  */
 
-import { Errno, SysError } from "../sys/errors.js";
+import { Errno, MisuseError, SysError } from "../sys/errors.js";
 import {
   AF_NETLINK,
   bind,
@@ -196,6 +196,6 @@ export class NetlinkSocket implements NetlinkConnection {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new NetlinkProtocolError("netlink socket used after close()");
+    if (this.closed) throw new MisuseError("netlink socket used after close()");
   }
 }

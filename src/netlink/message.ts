@@ -5,6 +5,7 @@
  * it is pure: no I/O, nothing allocated per message, so every protocol above shares it and the
  * tests check it byte for byte.
  */
+import { MisuseError } from "../sys/errors.js";
 import { DecodeError, NetlinkProtocolError } from "./errors.js";
 
 // Netlink constants, named as in /usr/include/linux/netlink.h.
@@ -198,7 +199,7 @@ export class MessageWriter {
 
   /** Finish the current message: patch nlmsg_len and pad to 4 bytes. */
   end(): this {
-    if (this.msgStart < 0) throw new NetlinkProtocolError("MessageWriter.end() without begin()");
+    if (this.msgStart < 0) throw new MisuseError("MessageWriter.end() without begin()");
     putU32LE(this.buf, this.msgStart, this.length - this.msgStart);
     this.pad();
     this.msgStart = -1;
@@ -227,7 +228,7 @@ export class MessageWriter {
 
   private ensure(n: number): void {
     if (this.length + n > this.buf.length) {
-      throw new NetlinkProtocolError(
+      throw new MisuseError(
         `message does not fit: ${this.length + n} bytes needed, buffer holds ${this.buf.length}`,
       );
     }

@@ -8,6 +8,7 @@ import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import type { NamespaceFailure } from "../netns/index.js";
 import { NetNS } from "../netns/index.js";
 import { AbortError } from "../run/index.js";
+import { MisuseError } from "../sys/errors.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
 import { readChunk, type SocketChunk, type StreamItem, yieldTurn } from "./wire.js";
@@ -217,7 +218,7 @@ class WorkerClient {
     let reply: Reply;
     try {
       const f = p?.fns[fn];
-      if (!f) throw new Error("sockdiag/promises: callback of a finished call");
+      if (!f) throw new MisuseError("sockdiag/promises: callback of a finished call");
       const hooks = { fn: (n: number) => p!.fns[n]! };
       const result = await f(...(unpack(args, hooks) as unknown[]));
       reply = { result: pack(result) };

@@ -9,7 +9,7 @@ import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from "
 import type { Socket } from "../diag/socket.js";
 import { type NamespaceFailure, NetNS, NetnsError, NetnsRestoreError } from "../netns/index.js";
 import { AbortError } from "../run/index.js";
-import type { AbortSignalLike } from "../sys/errors.js";
+import { type AbortSignalLike, MisuseError } from "../sys/errors.js";
 import { type CallContext, calls, streams } from "./calls.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
@@ -103,7 +103,7 @@ function runCall(id: number, op: string, args: Packed, abort: SharedArrayBuffer)
   };
   try {
     const call = calls[op];
-    if (!call) throw new TypeError(`sockdiag/promises: no call ${op}`);
+    if (!call) throw new MisuseError(`sockdiag/promises: no call ${op}`);
     const result = call(unpackArgs(id, args, opened), ctx);
     if (writer.count > 0) sendChunk(id, writer);
     const packed = pack(result);
@@ -141,7 +141,7 @@ function openStream(id: number, op: string, args: Packed, abort: SharedArrayBuff
   const opened: Opened = [];
   try {
     const stream = streams[op];
-    if (!stream) throw new TypeError(`sockdiag/promises: no stream ${op}`);
+    if (!stream) throw new MisuseError(`sockdiag/promises: no stream ${op}`);
     const signal = new SharedAbort(abort);
     const iterable = stream(unpackArgs(id, args, opened), { signal });
     open.set(id, {

@@ -16,10 +16,9 @@ import {
   MessageWriter,
   type NetlinkConnection,
   NetlinkError,
-  NetlinkProtocolError,
 } from "../netlink/index.js";
 import { openNetlinkIn, type Target } from "../netns/index.js";
-import { Errno } from "../sys/errors.js";
+import { Errno, MisuseError } from "../sys/errors.js";
 import { UnsupportedProtocolError } from "./errors.js";
 import type { InetDump, QueryPlan } from "./query.js";
 
@@ -198,7 +197,7 @@ export class Dumper {
   }
 
   private start(seq: number, protocol: Socket["protocol"], decode: Decode): SocketStream {
-    if (this.unread) throw new NetlinkProtocolError("dump: the connection still holds an abandoned answer");
+    if (this.unread) throw new MisuseError("dump: the connection still holds an abandoned answer");
     this.conn.send(this.writer.buf, this.writer.length);
     const cursor = new DumpCursor(this.conn, seq, `dump ${protocol}`);
     return new SocketStream(cursor, decode, protocol, () => {

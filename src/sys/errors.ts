@@ -75,6 +75,14 @@ export class ForeignError extends sockdiagError("ForeignError", "ERR_SOCKDIAG_FO
   }
 }
 
+/**
+ * MisuseError: sockdiag's own objects used against their rules — a message writer overrun or
+ * ended without a start, a connection used after close, a dump begun while another is unread — or
+ * an invariant between its parts broken. A bug in the code that called, never the kernel's doing
+ * (that is NetlinkProtocolError) nor a caller's bad input (QueryError).
+ */
+export class MisuseError extends sockdiagError("MisuseError", "ERR_SOCKDIAG_MISUSE") {}
+
 /** What a long call watches to stop early: an AbortSignal, or anything with its `aborted` flag. */
 export interface AbortSignalLike {
   readonly aborted: boolean;

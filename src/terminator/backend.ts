@@ -5,7 +5,7 @@
 
 import { isIPv4, isIPv6 } from "node:net";
 import { formatIPv4, formatIPv6, isV4Mapped, parseIPv6 } from "../diag/address.js";
-import { sockdiagError } from "../sys/errors.js";
+import { AddressError } from "./errors.js";
 import type { BackendProtocol } from "./report.js";
 
 export type { BackendProtocol };
@@ -15,14 +15,6 @@ export interface Backend {
   address: string;
   port: number;
   protocol?: BackendProtocol;
-}
-
-/** AddressError: a backend address or port that is not valid; names the offending text. */
-export class AddressError extends sockdiagError("AddressError", "ERR_SOCKDIAG_ADDRESS") {
-  declare readonly input: string;
-  constructor(input: string, detail: string) {
-    super(`invalid backend "${input}": ${detail}`, { input });
-  }
 }
 
 /** A checked backend. */

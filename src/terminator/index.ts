@@ -1,5 +1,6 @@
-export { AddressError, type Backend, checkBackend, type ParsedBackend, parseBackend } from "./backend.js";
+export { type Backend, checkBackend, type ParsedBackend, parseBackend } from "./backend.js";
 export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
+export { AddressError } from "./errors.js";
 export type {
   BackendName,
   BackendProtocol,

@@ -57,13 +57,10 @@ describeAsRoot("pin-directory notes in the CLI", () => {
     };
     assert.equal(report.ok, true);
     assert.deepEqual(report.sourceErrors, [], "notes are no failures");
-    assert.deepEqual(
-      report.notes.map((n) => [n.netns, n.skipped]).sort(),
-      [
-        ["dangling", "dangling-symlink"],
-        ["half-added", "plain-file"],
-      ],
-    );
+    assert.deepEqual(report.notes.map((n) => [n.netns, n.skipped]).sort(), [
+      ["dangling", "dangling-symlink"],
+      ["half-added", "plain-file"],
+    ]);
   });
 
   test("a device in a pin directory is a failure that names it, and is never opened", async () => {

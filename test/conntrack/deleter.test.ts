@@ -175,10 +175,7 @@ test("a namespace that fails half way: the entries still queued fail with its ca
   deleter.abandon(new SysError("recvmsg", Errno.EIO));
   const r = deleter.report;
   assert.equal(conn.writes.length, 0, "nothing is sent after the failure");
-  assert.deepEqual(
-    [r.matched, r.deleted, r.gone, r.failed.length, r.skipped],
-    [3, 0, 0, 3, 0],
-  );
+  assert.deepEqual([r.matched, r.deleted, r.gone, r.failed.length, r.skipped], [3, 0, 0, 3, 0]);
   assert.ok(r.failed.every((f) => f.code === "EIO"));
   assert.deepEqual(outcomes, ["failed", "failed", "failed"]);
 });

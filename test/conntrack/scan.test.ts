@@ -7,8 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { ConntrackUnavailableError } from "../../src/conntrack/errors.js";
 import { planConntrack } from "../../src/conntrack/query.js";
-import { ConntrackScan, ConntrackUnavailableError } from "../../src/conntrack/scan.js";
+import { ConntrackScan } from "../../src/conntrack/scan.js";
 import { NetlinkError } from "../../src/netlink/index.js";
 import { Errno, SysError } from "../../src/sys/errors.js";
 import { entryMessage, statsMessage, T } from "../ctnl/ct-layout.js";

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { AbortError, type DestroyReport } from "sockdiag";
-import { destroySockets, iterateSockets, listSockets } from "sockdiag/promises";
+import type { DestroyReport } from "sockdiag";
+import { AbortError, destroySockets, iterateSockets, listSockets } from "sockdiag/promises";
 import {
   cleanupLeftovers,
   createNetns,

@@ -73,12 +73,12 @@ describeAsRoot("sockdiag/promises conntrack calls give what the sync API gives",
     assert.equal(sync.listConntrack(query).length, 10);
     await assert.rejects(
       promises.deleteConntrack({ netns: ns.name, protocol: "udp" }),
-      sync.EmptySelectionError,
+      sync.errors.EmptySelectionError,
     );
     await assert.rejects(
       promises.listConntrack({ netns: ns.name, reply: { src: "10.0.0.300" } }),
       (err: unknown) =>
-        err instanceof sync.ConntrackQueryError && err.code === "ERR_SOCKDIAG_CONNTRACK_QUERY",
+        err instanceof sync.errors.ConntrackQueryError && err.code === "ERR_SOCKDIAG_CONNTRACK_QUERY",
     );
   });
 

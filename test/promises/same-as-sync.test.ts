@@ -117,19 +117,19 @@ describeAsRoot("sockdiag/promises gives what the sync API gives", () => {
       try {
         sync.listSockets(bad);
       } catch (err) {
-        return err as sync.QueryError;
+        return err as sync.errors.QueryError;
       }
     })();
     await assert.rejects(promises.listSockets(bad), (err: unknown) => {
-      assert.ok(err instanceof sync.QueryError);
-      assert.ok(err instanceof sync.SockdiagError);
+      assert.ok(err instanceof sync.errors.QueryError);
+      assert.ok(err instanceof sync.errors.SockdiagError);
       assert.equal(err.code, "ERR_SOCKDIAG_QUERY");
       assert.equal(err.message, syncError?.message);
       assert.equal(err.field, "protocols");
       return true;
     });
     await assert.rejects(promises.listSockets({ netns: "sdt-no-such-namespace" }), (err: unknown) => {
-      assert.ok(err instanceof sync.NetnsNotFoundError);
+      assert.ok(err instanceof sync.errors.NetnsNotFoundError);
       assert.equal(err.code, "ERR_SOCKDIAG_NETNS_NOT_FOUND");
       return true;
     });

@@ -5,14 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import {
-  destroySocket,
-  type InetSocketFields,
-  listSockets,
-  NetnsNotFoundError,
-  netnsFromName,
-  QueryError,
-} from "sockdiag";
+import { destroySocket, errors, type InetSocketFields, listSockets, netnsFromName } from "sockdiag";
+
+const { NetnsNotFoundError, QueryError } = errors;
+
 import { Errno } from "../../src/sys/index.js";
 import {
   createNetns,

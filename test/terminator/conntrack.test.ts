@@ -7,12 +7,12 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { ConntrackUnavailableError } from "../../src/conntrack/errors.js";
 import type {
   ConntrackDeleteReport,
   ConntrackEntry,
   DeleteConntrackQuery,
 } from "../../src/conntrack/index.js";
-import { ConntrackUnavailableError } from "../../src/conntrack/scan.js";
 import { type DestroyQuery, emptyReport } from "../../src/sockets/index.js";
 import { ForeignError } from "../../src/sys/errors.js";
 import { BackendTerminator, type ConntrackDeleter } from "../../src/terminator/index.js";

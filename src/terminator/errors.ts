@@ -1,0 +1,10 @@
+/** The error of the terminator: a backend that is not one. */
+import { sockdiagError } from "../sys/errors.js";
+
+/** AddressError: a backend address or port that is not valid; names the offending text. */
+export class AddressError extends sockdiagError("AddressError", "ERR_SOCKDIAG_ADDRESS") {
+  declare readonly input: string;
+  constructor(input: string, detail: string) {
+    super(`invalid backend "${input}": ${detail}`, { input });
+  }
+}
