@@ -156,9 +156,12 @@ export function openNetlinkIn(
   protocol: number,
   options?: NetlinkOptions,
 ): NetlinkSocket {
-  if (!ns) {
-    threadNetns.assertUsable();
-    return NetlinkSocket.open(protocol, options);
-  }
-  return threadNetns.runIn(ns, () => NetlinkSocket.open(protocol, options));
+  return inNetns(ns, () => NetlinkSocket.open(protocol, options));
+}
+
+/** runIn, or `fn` on the calling thread as it is when `ns` is undefined (the caller's own). */
+export function inNetns<T>(ns: NetNS | undefined, fn: () => T): T {
+  if (ns) return threadNetns.runIn(ns, fn);
+  threadNetns.assertUsable();
+  return fn();
 }

@@ -3,7 +3,7 @@
  * without the calling thread staying there, pinning like `ip netns`, and finding namespaces.
  */
 export { type CreateOptions, create } from "./create.js";
-export { openNetlinkIn, runIn, ThreadNetns, type ThreadSyscalls, threadNetns } from "./enter.js";
+export { inNetns, openNetlinkIn, runIn, ThreadNetns, type ThreadSyscalls, threadNetns } from "./enter.js";
 export {
   InvalidNetnsNameError,
   isFatalNetnsError,
@@ -45,6 +45,12 @@ export {
   targetsOf,
   type WalkFindings,
 } from "./selection.js";
+export {
+  readSockstat,
+  type SocketCounts,
+  udpChildHashEntries,
+  udpHashEntries,
+} from "./sockstat.js";
 export {
   allNetns,
   type DiscoveredNetns,

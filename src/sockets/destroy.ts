@@ -26,7 +26,7 @@ import { Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper, Scan } from "./dump.js";
 import { DestroyError } from "./errors.js";
 import { NAMESPACED_QUERY_KEYS, type NamespacedQuery } from "./iterate.js";
-import { planQuery, type QueryPlan } from "./query.js";
+import { planQuery } from "./query.js";
 import { addReport, type DestroyReport, emptyReport, type NamespacedDestroyReport } from "./report.js";
 import { type InetSocketFields, revive } from "./revive.js";
 
@@ -88,8 +88,8 @@ function socketDestroy(query: DestroyQuery): RunKind<Socket, [Socket], Scan, Des
   return {
     verb: "destroy",
     open: (target: Target) => new Scan(target, plan),
-    scan: (scan, visit) => scan.dumper.steps(plan, scan.options, visit),
-    batcher: (scan, connect) => destroyBatcher(scan, plan, connect, query),
+    scan: (scan, visit) => scan.dumper.steps(scan.plan, scan.options, visit),
+    batcher: (scan, connect) => destroyBatcher(scan, connect, query),
     emptyReport,
     add: addReport,
     onMatched: onOutcome && ((s) => onOutcome(s, "matched")),
@@ -99,7 +99,6 @@ function socketDestroy(query: DestroyQuery): RunKind<Socket, [Socket], Scan, Des
 /** A Destroyer as the runner's batcher: the dump's end settles ENOENT answers by listing again. */
 function destroyBatcher(
   scan: Scan,
-  plan: QueryPlan,
   connect: () => NetlinkConnection,
   query: DestroyQuery,
 ): Batcher<[Socket], DestroyReport> {
@@ -110,7 +109,7 @@ function destroyBatcher(
     add: (s) => destroyer.add(s),
     finish: (conn) => {
       destroyer.flush(conn);
-      destroyer.settle(conn, (sink) => scan.dumper.each(plan, scan.options, sink));
+      destroyer.settle(conn, (sink) => scan.dumper.each(scan.plan, scan.options, sink));
     },
     abort: () => destroyer.abort(),
     stop: (reason) => destroyer.stop("ECANCELED", reason),

@@ -5,7 +5,7 @@
  * receive buffer (or, given DumpOptions.messages, none: its bytes are handed on).
  */
 import { AddressTexts } from "../diag/address.js";
-import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
+import { familyNumber, INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { checkInetDiagMsg, decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
 import type { InetProtocol, InetSocket, Socket, SocketNetns } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
@@ -16,8 +16,9 @@ import {
   MessageWriter,
   type NetlinkConnection,
   NetlinkError,
+  NetlinkSocket,
 } from "../netlink/index.js";
-import { openNetlinkIn, type Target } from "../netns/index.js";
+import { inNetns, openNetlinkIn, readSockstat, type SocketCounts, type Target } from "../netns/index.js";
 import { Errno, MisuseError } from "../sys/errors.js";
 import { UnsupportedProtocolError } from "./errors.js";
 import type { InetDump, QueryPlan } from "./query.js";
@@ -222,13 +223,23 @@ export class Scan implements Disposable {
   readonly conn: NetlinkConnection;
   readonly dumper: Dumper;
   readonly options: DumpOptions;
+  /** The query's plan without the dumps this namespace's counters show empty. */
+  readonly plan: QueryPlan;
 
-  /** Open the socket in `target` and compile `plan`'s filter there. The caller closes the scan. */
+  /**
+   * Open the socket in `target` (reading its socket counters on the way) and compile `plan`'s
+   * filter there. The caller closes the scan.
+   */
   constructor(
     readonly target: Target,
-    readonly plan: QueryPlan,
+    plan: QueryPlan,
   ) {
-    this.conn = openNetlinkIn(target.netns, NETLINK_SOCK_DIAG);
+    const { conn, counts } = inNetns(target.netns, () => {
+      const counts = readSockstat();
+      return { counts, conn: NetlinkSocket.open(NETLINK_SOCK_DIAG) };
+    });
+    this.conn = conn;
+    this.plan = withoutEmptyDumps(plan, counts);
     try {
       this.dumper = new Dumper(this.conn);
       this.options = {
@@ -250,4 +261,21 @@ export class Scan implements Disposable {
   [Symbol.dispose](): void {
     this.conn.close();
   }
+}
+
+/** The counters whose "inuse" counts every socket a dump of the protocol can list, by family. */
+const COUNTERS: Partial<Record<InetProtocol, readonly [inet: string, inet6: string]>> = {
+  udp: ["UDP", "UDP6"],
+  udplite: ["UDPLITE", "UDPLITE6"],
+};
+
+/**
+ * `plan` without the UDP and UDP-Lite dumps of a family whose counter is 0 here (TCP's counts no
+ * TIME-WAIT or SYN-RECV socket, so TCP is always dumped). The same plan when nothing is left out.
+ */
+function withoutEmptyDumps(plan: QueryPlan, counts: SocketCounts): QueryPlan {
+  const empty = (d: InetDump) =>
+    counts.get(COUNTERS[d.protocol]?.[d.family === familyNumber("inet") ? 0 : 1] ?? "") === 0;
+  if (!plan.inet.some(empty)) return plan;
+  return { ...plan, inet: plan.inet.filter((d) => !empty(d)) };
 }

@@ -67,7 +67,7 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
     for (const target of this.#targets()) {
       try {
         using scan = new Scan(target, this.plan);
-        yield* scan.dumper.sockets(this.plan, scan.options) as Generator<S>;
+        yield* scan.dumper.sockets(scan.plan, scan.options) as Generator<S>;
       } catch (err) {
         recordOrThrow(this.query.netns, target, err, this.failures);
       }
@@ -125,7 +125,7 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
         const options: DumpOptions = guardedMessages
           ? { ...scan.options, messages: guardedMessages }
           : scan.options;
-        scan.dumper.each(this.plan, options, guarded);
+        scan.dumper.each(scan.plan, options, guarded);
       } catch (err) {
         if (sinkError) throw sinkError.error;
         recordOrThrow(this.query.netns, target, err, this.failures);

@@ -7,7 +7,7 @@ import { release } from "node:os";
 import { familyNumber, NETLINK_SOCK_DIAG, PROTOCOL_NAMES } from "../diag/constants.js";
 import { InetSocket, type Protocol } from "../diag/socket.js";
 import { NetlinkSocket } from "../netlink/index.js";
-import { create, current, runIn } from "../netns/index.js";
+import { create, current, runIn, udpChildHashEntries } from "../netns/index.js";
 import { CAP_NET_ADMIN, CAP_SYS_ADMIN, effectiveCapabilities } from "../sys/capabilities.js";
 import { Errno, errnoName } from "../sys/errors.js";
 import {
@@ -41,6 +41,12 @@ export interface ProbeResult {
   destroy: ProbeItem;
   capabilities: { netAdmin: ProbeItem; sysAdmin: ProbeItem };
   netns: { enter: ProbeItem; create: ProbeItem };
+  /**
+   * Whether namespaces created from now on get a UDP table of their own
+   * (net.ipv4.udp_child_hash_entries): a dump in a namespace that shares the host's walks the UDP
+   * sockets of every namespace that shares it.
+   */
+  udpTables: ProbeItem;
 }
 
 /** Run every check. Never throws for a failed check: each is reported in the result. */
@@ -61,6 +67,23 @@ export function probe(): ProbeResult {
       sysAdmin: capItem(CAP_SYS_ADMIN, "CAP_SYS_ADMIN", "needed to enter or create network namespaces"),
     },
     netns: probeNetns(),
+    udpTables: probeUdpTables(),
+  };
+}
+
+function probeUdpTables(): ProbeItem {
+  const entries = udpChildHashEntries();
+  if (entries === undefined)
+    return {
+      ok: false,
+      detail: "no net.ipv4.udp_child_hash_entries (Linux 6.2+): every namespace shares one UDP table",
+    };
+  if (entries > 0)
+    return { ok: true, detail: `namespaces created now get a UDP table of their own (${entries} buckets)` };
+  return {
+    ok: false,
+    detail:
+      "net.ipv4.udp_child_hash_entries is 0: new namespaces share the host's UDP table, so every UDP dump walks all their sockets; set it (e.g. 1024) before pods start",
   };
 }
 

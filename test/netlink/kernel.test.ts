@@ -15,7 +15,7 @@ import {
   NetlinkSocket,
   NetlinkTimeoutError,
 } from "../../src/netlink/index.js";
-import { Errno } from "../../src/sys/errors.js";
+import { Errno, MisuseError } from "../../src/sys/errors.js";
 import {
   AF_INET,
   bind,
@@ -171,8 +171,8 @@ describe("NetlinkSocket, DumpCursor and collectAcks against the kernel", () => {
     const c = NetlinkSocket.open(NETLINK_SOCK_DIAG);
     c.close();
     c.close();
-    assert.throws(() => c.receive("late"), NetlinkProtocolError);
-    assert.throws(() => c.send(Buffer.alloc(16), 16), NetlinkProtocolError);
+    assert.throws(() => c.receive("late"), MisuseError);
+    assert.throws(() => c.send(Buffer.alloc(16), 16), MisuseError);
   });
 
   test("collectAcks matches a batch of SOCK_DESTROY acks by sequence number", (t) => {

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { MessageWriter, NetlinkProtocolError } from "../../src/netlink/index.js";
+import { MessageWriter } from "../../src/netlink/index.js";
+import { MisuseError } from "../../src/sys/errors.js";
 import { NLMSGHDR, nlattr, nlmsg, u32, unpack } from "../diag/layout.js";
 
 /** A writer over a buffer pre-filled with 0xAA, so unwritten padding shows up as 0xAA. */
@@ -99,14 +100,14 @@ describe("MessageWriter", () => {
     assert.deepEqual(written(w), nlmsg({ type: 21, flags: 5, seq: 2 }));
   });
 
-  test("end() without begin() is a NetlinkProtocolError", () => {
-    assert.throws(() => dirtyWriter().end(), NetlinkProtocolError);
+  test("end() without begin() is a MisuseError", () => {
+    assert.throws(() => dirtyWriter().end(), MisuseError);
     const w = dirtyWriter();
     w.begin(20, 1, 1).end();
-    assert.throws(() => w.end(), NetlinkProtocolError, "a message is ended once");
+    assert.throws(() => w.end(), MisuseError, "a message is ended once");
   });
 
-  describe("overflow is a NetlinkProtocolError naming the sizes, never a RangeError", () => {
+  describe("overflow is a MisuseError naming the sizes, never a RangeError", () => {
     const cases: [string, number, (w: MessageWriter) => void, RegExp][] = [
       ["header", 15, (w) => w.begin(20, 1, 1), /16 bytes needed, buffer holds 15/],
       ["reserve", 20, (w) => w.begin(20, 1, 1).reserve(5), /21 bytes needed, buffer holds 20/],
@@ -139,7 +140,7 @@ describe("MessageWriter", () => {
         const w = new MessageWriter(Buffer.alloc(size));
         assert.throws(
           () => write(w),
-          (err: unknown) => err instanceof NetlinkProtocolError && message.test(err.message),
+          (err: unknown) => err instanceof MisuseError && message.test(err.message),
         );
         assert.ok(w.length <= size, "nothing was written past the buffer");
       });

@@ -134,6 +134,7 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
         netAdmin: p.capabilities.netAdmin,
         sysAdmin: p.capabilities.sysAdmin,
         enterNetns: p.netns.enter,
+        udpTables: p.udpTables,
       };
     },
   };

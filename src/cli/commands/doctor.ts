@@ -1,24 +1,52 @@
 /** `sockdiag doctor`: what this kernel and these privileges allow, as a checklist. */
 
+import { inNetns, targetLabel, targetsOf, udpHashEntries, type WalkFindings } from "../../netns/index.js";
 import { type ProbeItem, probe } from "../../sockets/index.js";
+import { asSockdiagError } from "../../sys/errors.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
+import { reportNamespaces } from "../report.js";
 import { EXIT_FAILED, EXIT_OK } from "../usage.js";
 import type { Command } from "./index.js";
 
 export const DOCTOR: CommandSpec = {
   name: "doctor",
   usage: "[-j]",
-  summary: "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces.",
+  summary:
+    "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces, and which namespaces have a UDP table of their own.",
   options: [{ name: "json", short: "j", help: "print the checks as JSON" }],
 };
+
+/** One namespace's UDP table: its own (with its buckets), or the host's, shared. */
+interface UdpTable {
+  netns: string;
+  /** The namespace's udp_hash_entries: negative when it shares the host's table. */
+  buckets: number | undefined;
+  own: boolean;
+}
+
+/** The UDP table of the host and of every pinned or discovered namespace this process can enter. */
+function udpTables(): { tables: UdpTable[]; findings: WalkFindings } {
+  const findings: WalkFindings = { namespaceFailures: [], notes: [] };
+  const tables: UdpTable[] = [];
+  for (const target of targetsOf({ netns: "all" }, findings)) {
+    try {
+      const buckets = inNetns(target.netns, udpHashEntries);
+      tables.push({ netns: targetLabel(target), buckets, own: buckets !== undefined && buckets > 0 });
+    } catch (error) {
+      findings.namespaceFailures.push({ netns: targetLabel(target), error: asSockdiagError(error) });
+    }
+  }
+  return { tables, findings };
+}
 
 export function runDoctor(argv: readonly string[]): number {
   const { values } = parseCommand(DOCTOR, argv);
   const result = probe();
   const essential = [result.diag.udp, result.diag.tcp, result.destroy];
+  const { tables, findings } = udpTables();
   if (values.json) {
-    writeOut(`${JSON.stringify(result, null, 2)}\n`);
+    writeOut(`${JSON.stringify({ ...result, namespaceUdpTables: tables }, null, 2)}\n`);
   } else {
     const line = (label: string, item: ProbeItem) =>
       `  [${item.ok ? "ok" : "--"}] ${label.padEnd(16)}${item.detail}\n`;
@@ -32,8 +60,18 @@ export function runDoctor(argv: readonly string[]): number {
     text += "\nnamespaces:\n";
     text += line("enter", result.netns.enter);
     text += line("create", result.netns.create);
+    text += "\nUDP tables (a namespace with its own is dumped without walking the others' sockets):\n";
+    text += line("new namespaces", result.udpTables);
+    for (const t of tables)
+      text += line(
+        t.netns,
+        t.own
+          ? { ok: true, detail: `its own (${t.buckets} buckets)` }
+          : { ok: false, detail: t.buckets === undefined ? "not known (kernel)" : "shares the host's" },
+      );
     writeOut(text);
   }
+  reportNamespaces(findings.namespaceFailures, findings.notes);
   return essential.every((i) => i.ok) ? EXIT_OK : EXIT_FAILED;
 }
 
