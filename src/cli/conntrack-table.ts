@@ -30,10 +30,3 @@ export function conntrackLine(e: ConntrackEntry, netnsColumn: boolean): string {
   parts.push(`use=${e.use}`);
   return parts.join(" ");
 }
-
-/** Every entry, one line each. */
-export function renderConntrack(entries: readonly ConntrackEntry[], netnsColumn: boolean): string {
-  let out = "";
-  for (const e of entries) out += `${conntrackLine(e, netnsColumn)}\n`;
-  return out;
-}

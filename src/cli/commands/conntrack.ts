@@ -6,16 +6,14 @@
 
 import {
   type ConntrackDeleteReport,
-  type ConntrackEntry,
   type ConntrackQuery,
   type ConntrackTupleSelection,
   deleteConntrack,
   iterateConntrack,
 } from "../../conntrack/index.js";
 import { EmptySelectionError } from "../../run/index.js";
-import { renderConntrack } from "../conntrack-table.js";
+import { ConntrackOutput } from "../conntrack-output.js";
 import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
-import { writeOut } from "../output.js";
 import { namespacesJson, reportNamespaces } from "../report.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
@@ -74,16 +72,16 @@ export function runConntrack(argv: readonly string[]): number {
 
 function list(query: ConntrackQuery, values: ParsedValues): number {
   const it = iterateConntrack(query);
-  const entries: ConntrackEntry[] = [];
-  for (const e of it) entries.push(e);
-  writeOut(render(entries, values, query.netns === "all"));
+  const output = new ConntrackOutput(values, query.netns === "all");
+  for (const e of it) output.add(e);
+  output.end();
   reportNamespaces(it.failures, it.notes);
   return it.failures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 function remove(query: ConntrackQuery, values: ParsedValues): number {
   const dryRun = Boolean(values["dry-run"]);
-  const shown: ConntrackEntry[] = [];
+  const output = new ConntrackOutput(values, query.netns === "all", '{"entries":[');
   let report: ConntrackDeleteReport;
   try {
     report = deleteConntrack({
@@ -91,7 +89,7 @@ function remove(query: ConntrackQuery, values: ParsedValues): number {
       dryRun,
       all: Boolean(values.all),
       onOutcome: (e, outcome) => {
-        if (outcome === "deleted" || outcome === "matched") shown.push(e);
+        if (outcome === "deleted" || outcome === "matched") output.add(e);
       },
     });
   } catch (err) {
@@ -102,20 +100,13 @@ function remove(query: ConntrackQuery, values: ParsedValues): number {
       );
     throw err;
   }
-  if (values.json) {
-    writeOut(`${JSON.stringify({ entries: shown, report: reportJson(report) })}\n`);
-  } else {
-    writeOut(render(shown, values, query.netns === "all"));
+  if (values.json) output.end(`],"report":${JSON.stringify(reportJson(report))}}`);
+  else {
+    output.end();
     process.stderr.write(formatReport(report));
   }
   reportNamespaces(report.namespaceFailures, report.notes);
   return report.failed.length > 0 || report.namespaceFailures.length > 0 ? EXIT_FAILED : EXIT_OK;
-}
-
-function render(entries: readonly ConntrackEntry[], values: ParsedValues, netnsColumn: boolean): string {
-  if (values.json) return `${JSON.stringify(entries)}\n`;
-  if (values.ndjson) return entries.map((e) => `${JSON.stringify(e)}\n`).join("");
-  return renderConntrack(entries, netnsColumn);
 }
 
 function reportJson(r: ConntrackDeleteReport): Record<string, unknown> {
