@@ -7,7 +7,16 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
@@ -91,6 +100,13 @@ describe("npm pack: sockdiag's tarball", () => {
       [],
     );
     assert.ok(packed.files.includes("dist/src/promises/worker.js"), "the promises worker");
+    // No build output outlives its source (tsc leaves the JS of a removed .ts behind).
+    const stale = packed.files.filter(
+      (path) =>
+        path.startsWith("dist/src/") &&
+        !existsSync(join(ROOT, path.slice(5).replace(/(\.d\.ts|\.js|\.js\.map)$/, ".ts"))),
+    );
+    assert.deepEqual(stale, []);
   });
 
   test("every relative module a packed file loads is packed; every source map carries its sources", () => {
