@@ -19,7 +19,7 @@ import { benchTerminate } from "./terminate.js";
 /** The agent package's bench, as a child process (the library's bench does not import the agent). */
 function benchAgent(): string[] {
   const script = new URL("../../packages/agent/dist/bench/main.js", import.meta.url).pathname;
-  const r = spawnSync(process.execPath, ["--enable-source-maps", "--conditions=sockdiag-test-kit", script], {
+  const r = spawnSync(process.execPath, ["--enable-source-maps", script], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   });

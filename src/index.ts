@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * sockdiag: list and destroy Linux sockets through netlink sock_diag, in any network namespace.
  * Everything here is synchronous; `sockdiag/promises` has the same calls off the main thread.

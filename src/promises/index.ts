@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * sockdiag/promises: the calls of `sockdiag` with the same names and options, returning Promises.
  * The work runs on one worker thread per process (started by the first call, never keeping an idle

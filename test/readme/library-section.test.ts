@@ -38,6 +38,21 @@ test("the README lists exactly the runtime exports of each entry point", async (
   assert.deepEqual(exportsListed("sockdiag/promises"), Object.keys(await import("sockdiag/promises")).sort());
 });
 
+test("the README says the package is ES modules only, and how CommonJS loads it on each Node line", () => {
+  const paragraph = library.slice(library.indexOf("**ES modules only.**"));
+  assert.notEqual(library.indexOf("**ES modules only.**"), -1);
+  for (const words of [
+    "require(esm)",
+    "20.19",
+    "22.12",
+    "ERR_REQUIRE_ESM",
+    "await import(",
+    "nodenext",
+    "TS1309",
+  ])
+    assert.ok(paragraph.slice(0, paragraph.indexOf("\n\n")).includes(words), words);
+});
+
 describeAsRoot("the README's examples run", () => {
   for (const example of ["library", "conntrack", "promises"]) {
     test(`examples/${example}.ts`, () => {

@@ -6,47 +6,16 @@
  * come from the npm registry or npm's cache.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { npmPack as pack, run } from "sockdiag-test-kit";
 
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 const version = (dir: string) =>
   (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
-
-/**
- * The environment without the variables an enclosing `npm test` exports (npm_config_local_prefix
- * and the like would point the inner npm at this repository); npm's cache and registry stay.
- */
-const env = Object.fromEntries(
-  Object.entries(process.env).filter(
-    ([k]) => !/^npm_/i.test(k) || /^npm_config_(cache|registry|userconfig)$/i.test(k),
-  ),
-);
-
-/** Run a command to its end; its stdout, or an assertion failure showing its stderr. */
-function run(command: string, args: readonly string[], cwd: string): string {
-  const r = spawnSync(command, args, { cwd, env, encoding: "utf8", maxBuffer: 64 << 20 });
-  assert.equal(r.status, 0, `${command} ${args.join(" ")} in ${cwd}: ${r.error ?? r.stderr}`);
-  return r.stdout;
-}
-
-interface Packed {
-  filename: string;
-  files: { path: string }[];
-}
-
-/** `npm pack --json` in `dir`, the tarball written to `into`. */
-function pack(dir: string, into: string): { tarball: string; files: string[] } {
-  const out = run("npm", ["pack", "--json", "--pack-destination", into], dir);
-  // Lifecycle scripts may print before the JSON document.
-  const [packed] = JSON.parse(out.slice(out.indexOf("[\n"))) as Packed[];
-  assert.ok(packed);
-  return { tarball: join(into, packed.filename), files: packed.files.map((f) => f.path) };
-}
 
 describe("npm pack: both tarballs installed alone into a new project", () => {
   const agentDir = join(ROOT, "packages/agent");
@@ -54,10 +23,13 @@ describe("npm pack: both tarballs installed alone into a new project", () => {
   let project: string;
   let core: ReturnType<typeof pack>;
   let agent: ReturnType<typeof pack>;
+  const testBuild = join(agentDir, "dist/test/kit/index.js");
+  let testBuildBefore: number;
 
   before(() => {
     scratch = mkdtempSync(join(tmpdir(), "sockdiag-agent-pack-"));
     core = pack(ROOT, scratch);
+    testBuildBefore = statSync(testBuild).mtimeMs;
     agent = pack(agentDir, scratch);
     project = join(scratch, "project");
     mkdirSync(project);
@@ -83,6 +55,10 @@ describe("npm pack: both tarballs installed alone into a new project", () => {
       agent.files.filter((f) => !/^(bin|dist\/bundle)\//.test(f)),
       ["LICENSE", "README.md", "package.json"].sort(),
     );
+  });
+
+  test("packing the agent compiles no tests: the build of its test/ is left as it was", () => {
+    assert.equal(statSync(testBuild).mtimeMs, testBuildBefore);
   });
 
   test("sockdiag's tarball: the committed bin, the bundle it loads, the library; no tests", () => {

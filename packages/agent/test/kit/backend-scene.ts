@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addNetns, removeNetns } from "sockdiag";
-import { type HeldSocket, Holder } from "sockdiag/test-kit";
+import { type HeldSocket, Holder } from "sockdiag-test-kit";
 
 const EAGAIN = 11;
 const PREFIX = "sdt-agent-";

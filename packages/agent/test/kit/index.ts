@@ -2,7 +2,7 @@
  * The agent's test kit: a stand-in API server, EndpointSlice builders, and the core kit's socket
  * holders, namespaces and root guard.
  */
-export * from "sockdiag/test-kit";
+export * from "sockdiag-test-kit";
 export * from "./agent-harness.js";
 export * from "./api-server.js";
 export * from "./backend-scene.js";

@@ -1,0 +1,1 @@
+export * from "../../dist/test/kit/index.js";
