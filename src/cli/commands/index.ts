@@ -54,7 +54,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "doctor",
-    summary: "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces.",
+    summary:
+      "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces, and which namespaces have a UDP table of their own.",
     load: () => import("./doctor.js").then((m) => m.command),
   },
 ];
