@@ -45,6 +45,16 @@ export function checkBoolean(value: unknown, field: string): void {
     throw new QueryError(field, describe(value), "expected true or false");
 }
 
+/**
+ * Check that `value` is an array or undefined (a list of names): a lone string would be read one
+ * letter at a time. Throws QueryError naming `field`, with what was probably meant.
+ */
+export function checkList(value: unknown, field: string): void {
+  if (value === undefined || Array.isArray(value)) return;
+  const hint = typeof value === "string" ? `; write [${JSON.stringify(value)}]` : "";
+  throw new QueryError(field, describe(value), `expected an array${hint}`);
+}
+
 /** Check that `value` is a function or undefined (a callback); throws QueryError naming `field`. */
 export function checkFunction(value: unknown, field: string): void {
   if (value !== undefined && typeof value !== "function")

@@ -14,7 +14,7 @@ import {
 import type { Extension, InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
 import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
 import { type FilterInput, type PreparedFilter, prepareFilter } from "../filter/index.js";
-import { checkBoolean, type KnownKeys, QueryError } from "../options/index.js";
+import { checkBoolean, checkList, type KnownKeys, QueryError } from "../options/index.js";
 
 /** Which sockets to list. Every field is optional. */
 export interface SocketQuery {
@@ -115,6 +115,9 @@ function checkedMask(mask: number): number {
 export function planQuery(query: SocketQuery): QueryPlan {
   checkBoolean(query.kernelFilter, "kernelFilter");
   checkBoolean(query.ignoreUnsupported, "ignoreUnsupported");
+  for (const field of ["protocols", "families", "exclude", "extensions"] as const)
+    checkList(query[field], field);
+  if (typeof query.states !== "number") checkList(query.states, "states");
   const protocols = query.protocols ?? ["tcp", "udp"];
   for (const p of protocols) {
     if (!isProtocol(p))

@@ -30,7 +30,7 @@ import {
   targetsOf,
   type WalkFindings,
 } from "../netns/index.js";
-import { checkOptions, type KnownKeys, QueryError } from "../options/index.js";
+import { checkList, checkOptions, type KnownKeys, QueryError } from "../options/index.js";
 import { recordOrThrow } from "../run/index.js";
 import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
 
@@ -92,6 +92,8 @@ export class SocketWatch implements Disposable {
     checkOptions(query, WATCH_KEYS, "query");
     checkNamespaceSelection(query);
     this.#query = query;
+    checkList(query.protocols, "protocols");
+    checkList(query.families, "families");
     const protocols = query.protocols ?? ["tcp", "udp"];
     const families = query.families ?? ["inet", "inet6"];
     for (const p of protocols)

@@ -4,6 +4,7 @@ import { test } from "node:test";
 
 import { checkBoolean, checkOptions, nearest, QueryError } from "../../src/options/index.js";
 import { checkRunOptions, RUN_OPTION_KEYS } from "../../src/run/index.js";
+import { listSockets } from "../../src/sockets/index.js";
 
 test("the nearest known key of a typo", () => {
   const keys = ["protocols", "families", "states", "filter", "dryRun", "all", "netns", "netnsDirs"];
@@ -60,5 +61,21 @@ test("checkRunOptions: the flags, batch size and callbacks of a destroy or a del
     assert.throws(
       () => checkRunOptions(bad, known),
       (err: unknown) => err instanceof QueryError && err.field === field,
+    );
+});
+
+test("a lone string where a list belongs is refused whole, not read one letter at a time", () => {
+  for (const [query, field] of [
+    [{ protocols: "udp" }, "protocols"],
+    [{ families: "inet" }, "families"],
+    [{ states: "established" }, "states"],
+    [{ exclude: "listening" }, "exclude"],
+    [{ extensions: "tcpinfo" }, "extensions"],
+  ] as const)
+    assert.throws(
+      () => listSockets(query as never),
+      (err: unknown) =>
+        err instanceof QueryError && err.field === field && /expected an array; write \["/.test(err.message),
+      field,
     );
 });
