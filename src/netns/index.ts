@@ -37,12 +37,14 @@ export {
 export { fromLabel, type NetnsRef, reopenNetns } from "./ref.js";
 export {
   checkNamespaceSelection,
+  listTargets,
   type NamespaceSelection,
   type NetnsSelector,
   SELECTION_KEYS,
   type Target,
   targetLabel,
   targetsOf,
+  targetsOfRefs,
   type WalkFindings,
 } from "./selection.js";
 export {

@@ -5,9 +5,10 @@
  */
 import { checkBoolean, describe, QueryError } from "../options/index.js";
 import { threadNetns } from "./enter.js";
+import { isFatalNetnsError, NetnsError, netnsNote } from "./errors.js";
 import { NetNS } from "./handle.js";
 import { current } from "./open.js";
-import { fromLabel, type NetnsRef } from "./ref.js";
+import { fromLabel, type NetnsRef, reopenNetns } from "./ref.js";
 import { type NamespaceFailure, type NamespaceNote, walkNetns } from "./walk.js";
 
 /** One namespace: a handle, a pinned name, or a path (anything with "/"). */
@@ -140,4 +141,47 @@ function* allTargets(selection: NamespaceSelection, findings: WalkFindings): Gen
     yield entry.host ? OWN : { netns: entry.netns, ref: entry.ref, label: entry.ref.label };
   }
   report();
+}
+
+/**
+ * The namespaces `selection` visits, as plain data in visiting order (undefined: the caller's own),
+ * with what the walk met: what a caller sends to threads that each visit a share of them
+ * (targetsOfRefs), visiting each in the walk's order as one thread would.
+ */
+export function listTargets(selection: NamespaceSelection, findings: WalkFindings): (NetnsRef | undefined)[] {
+  const out: (NetnsRef | undefined)[] = [];
+  for (const target of targetsOf(selection, findings)) out.push(target.ref && { ...target.ref });
+  return out;
+}
+
+/**
+ * The targets of refs listTargets gave, each reopened while its loop step lasts (undefined: the
+ * caller's own). One that cannot be reopened any more is passed over: it vanished (a note in
+ * `findings`), or failed (a failure there).
+ */
+export function* targetsOfRefs(
+  refs: readonly (NetnsRef | undefined)[],
+  findings: WalkFindings,
+): Generator<Target> {
+  for (const ref of refs) {
+    if (ref === undefined) {
+      yield OWN;
+      continue;
+    }
+    let netns: NetNS;
+    try {
+      netns = reopenNetns(ref);
+    } catch (error) {
+      if (!(error instanceof NetnsError) || isFatalNetnsError(error)) throw error;
+      const skipped = netnsNote(error);
+      if (skipped) findings.notes.push({ netns: ref.label, skipped, message: error.message });
+      else findings.namespaceFailures.push({ netns: ref.label, error });
+      continue;
+    }
+    try {
+      yield { netns, ref, label: ref.label };
+    } finally {
+      netns.close();
+    }
+  }
 }

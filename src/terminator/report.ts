@@ -62,7 +62,7 @@ export interface ReportCommon {
    * listed and being opened had no socket left to destroy; a pin that is a plain file or a dangling
    * symlink holds no namespace.
    */
-  notes: NamespaceNote[];
+  notes: NamespaceNote<string>[];
   /**
    * What the logger or onNamespace threw. A callback's exception never ends the walk nor fails a
    * namespace; it is kept here (and does not change `ok`).

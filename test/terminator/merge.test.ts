@@ -1,0 +1,93 @@
+/**
+ * Reports of threads that each visited a share of the namespaces merge into the report one thread
+ * gives: the same namespaces in the walk's order, the same totals per backend and in all, every
+ * count balanced, a failure in one share kept beside the others' results.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Target } from "../../src/netns/index.js";
+import { current } from "../../src/netns/index.js";
+import type { Tally } from "../../src/run/index.js";
+import type { DestroyReport } from "../../src/sockets/index.js";
+import { ForeignError } from "../../src/sys/errors.js";
+import { BackendTerminator, type SocketsDestroyer } from "../../src/terminator/index.js";
+import { mergeReports } from "../../src/terminator/merge.js";
+
+const names = ["a", "b", "c", "d", "e"];
+/** The name each lent handle stands for (every one is a handle of our own namespace). */
+const nameOf = new Map<unknown, string>();
+
+/** Scripted answers by namespace: b fails half way, the others destroy 1 + their index sockets. */
+const destroy: SocketsDestroyer = (query) => {
+  const i = names.indexOf(nameOf.get(query.netns) ?? "(host)");
+  const n = i + 2;
+  const report: DestroyReport = {
+    matched: n,
+    destroyed: n,
+    gone: 0,
+    failed: [],
+    skipped: 0,
+    stops: [],
+    dryRun: false,
+  };
+  const s = (dport: number) => ({ family: "inet", protocol: "udp", dst: "10.0.0.5", dport }) as never;
+  for (let k = 0; k < n; k++) query.onOutcome?.(s(53 + (k % 2)), "destroyed");
+  if (names[i] === "b")
+    return { ...report, namespaceFailures: [{ netns: "b", error: new ForeignError(new Error("EMFILE")) }] };
+  return report;
+};
+
+/** Targets of some of the names, each a handle of our own namespace labelled with its name. */
+function* targetsOf(which: readonly string[]): Generator<Target> {
+  for (const name of which) {
+    using netns = current();
+    nameOf.set(netns, name);
+    yield { netns, ref: { ...netns.ref, label: name }, label: name };
+  }
+}
+
+const run = (which: readonly string[]) =>
+  new BackendTerminator({ conntrack: false }, { destroy, targets: () => targetsOf(which) }).terminateMany([
+    { address: "10.0.0.5", port: 53 },
+    { address: "10.0.0.5", port: 54 },
+  ]);
+
+const balanced = (t: Tally) => t.matched === t.destroyed + t.gone + t.failed.length + t.skipped;
+
+test("shares merged give the one-thread report: order, totals per backend and in all, ok", () => {
+  const whole = run(names);
+  const even = names.filter((_, i) => i % 2 === 0);
+  const odd = names.filter((_, i) => i % 2 === 1);
+  const merged = mergeReports(
+    [
+      { report: run(even), places: [0, 2, 4] },
+      { report: run(odd), places: [1, 3] },
+    ],
+    { namespaceFailures: [], notes: [] },
+  );
+  assert.deepEqual(
+    merged.namespaces.map((n) => [n.netns, n.report?.destroyed, n.error?.message]),
+    whole.namespaces.map((n) => [n.netns, n.report?.destroyed, n.error?.message]),
+  );
+  assert.equal(merged.namespaces[1]?.error?.message, "EMFILE", "the failed share's namespace is kept");
+  assert.deepEqual(merged.total, whole.total);
+  assert.deepEqual(
+    merged.backends.map((b) => b.total),
+    whole.backends.map((b) => b.total),
+  );
+  assert.ok(balanced(merged.total));
+  assert.equal(merged.ok, whole.ok);
+  assert.equal(merged.ok, false);
+});
+
+test("the walk's own failures and notes are in the merged report, and a walk failure makes it not ok", () => {
+  const failure = { netns: "x", error: new ForeignError(new Error("unreadable pin dir")) };
+  const note = { netns: "y", skipped: "vanished" as const, message: "gone" };
+  const merged = mergeReports([{ report: run(["a"]), places: [0] }], {
+    namespaceFailures: [failure],
+    notes: [note],
+  });
+  assert.deepEqual(merged.sourceErrors, [failure]);
+  assert.deepEqual(merged.notes, [note]);
+  assert.equal(merged.ok, false);
+});
