@@ -1,11 +1,12 @@
 /**
  * What the worker can run: each entry is one line over the synchronous library, in the worker's
  * thread (where its namespace moves happen). `calls` return a value (sockets they emit stream back
- * in chunks first); `streams` return an iterable the caller pulls chunk by chunk. A new call of
- * sockdiag/promises is one entry here and one line in promises/index.ts.
+ * in chunks first); `streams` return an iterable the caller pulls chunk by chunk. Both implement
+ * exactly the maps of ops.ts: a new call of sockdiag/promises is one entry there, one here and one
+ * line in promises/index.ts.
  */
 import { deleteConntrack, iterateConntrack } from "../conntrack/index.js";
-import type { Socket } from "../diag/socket.js";
+import type { InetSocket, Socket } from "../diag/socket.js";
 import type { NamespaceFailure } from "../netns/index.js";
 import { isOptionsObject } from "../options/index.js";
 import {
@@ -18,7 +19,7 @@ import {
 import { SocketWatch } from "../sockets/watch.js";
 import type { AbortSignalLike } from "../sys/errors.js";
 import { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
-import type { StreamItem } from "./wire.js";
+import type { CallMap, CallName, StreamMap, StreamName } from "./ops.js";
 
 /** What a call gets besides its arguments. */
 export interface CallContext {
@@ -30,21 +31,26 @@ export interface CallContext {
   emitInetMessage: InetMessageSink;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: arguments are checked by the synchronous library
-type Args = any[];
-export type Call = (args: Args, ctx: CallContext) => unknown;
-/**
- * A stream: sockets or conntrack entries, pulled by chunks, with the namespace failures and notes
- * met so far. `null` means "none yet": the worker sends what it has and asks again a little later,
- * serving other calls meanwhile.
- */
-export type Stream = (
-  args: Args,
-  // Its items go out as the caller pulls them, not through emit.
-  ctx: Pick<CallContext, "signal">,
-) => Iterable<StreamItem | null> & { failures?: NamespaceFailure[]; notes?: unknown[] };
+/** A call of the map, in the worker: its arguments as the library takes them, its result. */
+type Calls = { [K in CallName]: (args: CallMap[K]["args"], ctx: CallContext) => CallMap[K]["result"] };
 
-export const calls: Record<string, Call> = {
+/**
+ * A stream: its items pulled by chunks, with the namespace failures and notes met so far. `null`
+ * means "none yet": the worker sends what it has and asks again a little later, serving other
+ * calls meanwhile.
+ */
+type Streams = {
+  [K in StreamName]: (
+    args: StreamMap[K]["args"],
+    // Its items go out as the caller pulls them, not through emit.
+    ctx: Pick<CallContext, "signal">,
+  ) => Iterable<StreamMap[K]["item"] | null> & {
+    failures?: NamespaceFailure[];
+    notes?: StreamMap[K]["note"][];
+  };
+};
+
+export const calls: Calls = {
   listSockets: ([query], ctx) => emitAll(iterateSockets(query), ctx),
   destroySockets: ([query], ctx) => destroySockets(withSignal(query, ctx)),
   destroySocket: ([socket, options], ctx) => destroySocket(socket, withSignal(options, ctx)),
@@ -58,7 +64,7 @@ export const calls: Record<string, Call> = {
   deleteConntrack: ([query], ctx) => deleteConntrack(withSignal(query, ctx)),
 };
 
-export const streams: Record<string, Stream> = {
+export const streams: Streams = {
   iterateSockets: ([query]) => iterateSockets(query),
   iterateConntrack: ([query]) => iterateConntrack(query),
   watchSockets: ([query]) => watching(new SocketWatch(query)),
@@ -68,14 +74,13 @@ export const streams: Record<string, Stream> = {
  * The caller's options with the worker's signal in them. Anything but an object goes as it is: the
  * library refuses it as a sync call would, and the error crosses back with its class and code.
  */
-// biome-ignore lint/suspicious/noExplicitAny: the library checks what it is given
-function withSignal(options: unknown, ctx: Pick<CallContext, "signal">): any {
+function withSignal<T>(options: T, ctx: Pick<CallContext, "signal">): T {
   if (!isOptionsObject(options)) return options;
   return { ...options, signal: ctx.signal };
 }
 
 /** A watch as a stream: the sockets freed so far, then `null` until more are. */
-function watching(watch: SocketWatch): Iterable<Socket | null> & { failures: NamespaceFailure[] } {
+function watching(watch: SocketWatch): Iterable<InetSocket | null> & { failures: NamespaceFailure[] } {
   return {
     failures: watch.failures,
     *[Symbol.iterator]() {

@@ -9,6 +9,7 @@ import type { NamespaceFailure } from "../netns/index.js";
 import { NetNS } from "../netns/index.js";
 import { AbortError } from "../run/index.js";
 import { MisuseError } from "../sys/errors.js";
+import type { CallMap, CallName, SentArgs, StreamMap, StreamName } from "./ops.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
 import { readChunk, type SocketChunk, type StreamItem, yieldTurn } from "./wire.js";
@@ -44,12 +45,12 @@ class WorkerClient {
   #next = 1;
 
   /** Run `op` in the worker; its sockets go to `onChunk` as they come. */
-  call(
-    op: string,
-    args: unknown[],
+  call<K extends CallName>(
+    op: K,
+    args: SentArgs<CallMap[K]["args"]>,
     signal: AbortSignal | undefined,
     onChunk?: Pending["onChunk"],
-  ): Promise<unknown> {
+  ): Promise<CallMap[K]["result"]> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new AbortError(signal));
       // Packed before anything is registered: arguments that cannot go reject the call, and leave
@@ -70,7 +71,8 @@ class WorkerClient {
         onChunk: onChunk ?? (() => {}),
         resolve: (v) => {
           finish();
-          resolve(v);
+          // What the worker's calls[op] returned, rebuilt from its structured clone (pack.ts).
+          resolve(v as CallMap[K]["result"]);
         },
         reject: (e) => {
           finish();
@@ -86,13 +88,17 @@ class WorkerClient {
   }
 
   /** Open a stream of sockets or entries in the worker; the consumer pulls it chunk by chunk. */
-  open(op: string, args: unknown[], signal: AbortSignal | undefined): ChunkStream {
+  open<K extends StreamName>(
+    op: K,
+    args: SentArgs<StreamMap[K]["args"]>,
+    signal: AbortSignal | undefined,
+  ): ChunkStream<StreamMap[K]["item"], StreamMap[K]["note"]> {
     return new ChunkStream(this, op, args, signal);
   }
 
   /** @internal Start a stream: chunks go to `pending.onChunk`, the end to resolve/reject. */
   startStream(
-    op: string,
+    op: StreamName,
     args: unknown[],
     signal: AbortSignal | undefined,
     pending: Omit<Pending, "fns">,
@@ -245,9 +251,9 @@ function abortFlag(signal: AbortSignal | undefined): [SharedArrayBuffer, () => v
  * ChunkStream is one pass over a worker stream: chunks are decoded as they arrive, at most
  * HIGH_WATER_MARK ahead of the consumer, and closing it releases the worker's side at once.
  */
-export class ChunkStream {
+export class ChunkStream<T extends StreamItem = StreamItem, N = unknown> {
   readonly failures: NamespaceFailure[] = [];
-  readonly notes: unknown[] = [];
+  readonly notes: N[] = [];
   /** Resolves when the worker's side is open (its first chunk came), rejects if it could not open. */
   readonly ready: Promise<void>;
   #opened!: (err?: unknown) => void;
@@ -260,7 +266,7 @@ export class ChunkStream {
 
   constructor(
     private readonly client: WorkerClient,
-    op: string,
+    op: StreamName,
     args: unknown[],
     private readonly signal: AbortSignal | undefined,
   ) {
@@ -275,7 +281,8 @@ export class ChunkStream {
         this.#outstanding = false;
         client.received();
         this.failures.push(...met.failures);
-        this.notes.push(...met.notes);
+        // A stream's notes, as its worker side (streams[op]) keeps them.
+        this.notes.push(...(met.notes as N[]));
         this.#queue.push(chunk);
         this.#done = done;
         this.#refill();
@@ -294,7 +301,7 @@ export class ChunkStream {
   }
 
   /** The next chunk of items, or undefined at the end. Throws what the worker threw, or AbortError. */
-  async next(): Promise<StreamItem[] | undefined> {
+  async next(): Promise<T[] | undefined> {
     for (;;) {
       if (this.signal?.aborted) throw new AbortError(this.signal);
       const chunk = this.#queue.shift();
@@ -302,8 +309,9 @@ export class ChunkStream {
         this.#refill();
         // Each chunk is decoded in a turn of its own: other callbacks run in between.
         await yieldTurn();
-        const items: StreamItem[] = [];
-        readChunk(chunk, (item) => items.push(item));
+        const items: T[] = [];
+        // A stream's chunks hold the items its worker side (streams[op]) yields.
+        readChunk(chunk, (item) => items.push(item as T));
         return items;
       }
       if (this.#error !== undefined) throw this.#error;

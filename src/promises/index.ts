@@ -69,17 +69,16 @@ export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate"> & {
  * NamespacesFailedError, which carries the sockets listed and the failures (as sockdiag's).
  */
 export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promise<QuerySocket<Q>[]> {
-  const [rest, signal] = splitSignal(query === undefined ? {} : query);
-  const out: Socket[] = [];
+  const [rest, signal] = splitSignal<AsyncQuery>(query === undefined ? {} : query);
+  const out: QuerySocket<Q>[] = [];
   const decoder = new PacedDecoder((s) => {
-    out.push(s as Socket);
+    // The query's protocols decide which sockets come, as in sockdiag's SocketIteration.
+    out.push(s as QuerySocket<Q>);
   });
-  const result = (await client.call("listSockets", [rest], signal, (chunk) => decoder.push(chunk))) as
-    | { failures?: NamespaceFailure[] }
-    | undefined;
+  const { failures } = await client.call("listSockets", [rest], signal, (chunk) => decoder.push(chunk));
   await decoder.drained();
-  throwIfNamespacesFailed(out, result?.failures ?? []);
-  return out as QuerySocket<Q>[];
+  throwIfNamespacesFailed(out, failures);
+  return out;
 }
 
 /** Stream the sockets of `query` (see AsyncSocketIteration). Errors come from the loop. */
@@ -94,7 +93,7 @@ export function iterateSockets<const Q extends AsyncQuery>(query?: Q): AsyncSock
  */
 export async function destroySockets(query: AsyncDestroyQuery): Promise<NamespacedDestroyReport> {
   const [rest, signal] = splitSignal(query);
-  return (await client.call("destroySockets", [rest], signal)) as NamespacedDestroyReport;
+  return client.call("destroySockets", [rest], signal);
 }
 
 /** Destroy exactly `socket` in the namespace it was listed in (see sockdiag's destroySocket). */
@@ -103,7 +102,7 @@ export async function destroySocket(
   options: Omit<DestroySocketOptions, "signal"> & Abortable = {},
 ): Promise<"destroyed" | "gone"> {
   const [rest, signal] = splitSignal(options);
-  return (await client.call("destroySocket", [socket, rest], signal)) as "destroyed" | "gone";
+  return client.call("destroySocket", [socket, rest], signal);
 }
 
 /**
@@ -119,7 +118,7 @@ export class BackendTerminator {
   /** Terminate `backend` everywhere (see sockdiag's BackendTerminator#terminate). */
   async terminate(backend: Backend, options: Abortable = {}): Promise<TerminationReport> {
     const [rest, signal] = splitSignal(options);
-    return (await client.call("terminate", [this.config, backend, rest], signal)) as TerminationReport;
+    return client.call("terminate", [this.config, backend, rest], signal);
   }
 
   /** Terminate many backends in one pass (see sockdiag's BackendTerminator#terminateMany). */
@@ -128,11 +127,7 @@ export class BackendTerminator {
     options: Abortable = {},
   ): Promise<BatchTerminationReport> {
     const [rest, signal] = splitSignal(options);
-    return (await client.call(
-      "terminateMany",
-      [this.config, backends, rest],
-      signal,
-    )) as BatchTerminationReport;
+    return client.call("terminateMany", [this.config, backends, rest], signal);
   }
 }
 
@@ -142,11 +137,7 @@ export async function terminateUDPConnectionsToBackend(
   options: AsyncTerminatorConfig & Abortable = {},
 ): Promise<TerminationReport> {
   const [rest, signal] = splitSignal(options);
-  return (await client.call(
-    "terminateUDPConnectionsToBackend",
-    [backend, rest],
-    signal,
-  )) as TerminationReport;
+  return client.call("terminateUDPConnectionsToBackend", [backend, rest], signal);
 }
 
 /**
@@ -164,7 +155,7 @@ export function watchSockets(query: WatchQuery & Abortable = {}): SocketWatchStr
 
 /** What this kernel and these privileges support, checked on the worker's thread. */
 export async function probe(options: Abortable = {}): Promise<ProbeResult> {
-  return (await client.call("probe", [], options?.signal)) as ProbeResult;
+  return client.call("probe", [], options?.signal);
 }
 
 /** A conntrack query with its signal. */
@@ -200,7 +191,7 @@ class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
     const [rest, signal] = splitSignal(this.query);
     this.failures.length = 0;
     this.notes.length = 0;
-    yield* drain<ConntrackEntry>(client.open("iterateConntrack", [rest], signal), this);
+    yield* drain(client.open("iterateConntrack", [rest], signal), this);
   }
 }
 
@@ -215,7 +206,7 @@ export function iterateConntrack(query: AsyncConntrackQuery = {}): AsyncConntrac
  */
 export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise<ConntrackDeleteReport> {
   const [rest, signal] = splitSignal(query);
-  return (await client.call("deleteConntrack", [rest], signal)) as ConntrackDeleteReport;
+  return client.call("deleteConntrack", [rest], signal);
 }
 
 export { AbortError } from "../run/index.js";

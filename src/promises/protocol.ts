@@ -1,12 +1,13 @@
 /** The messages between sockdiag/promises and its worker. */
+import type { CallName, StreamName } from "./ops.js";
 import type { Packed } from "./pack.js";
 import type { SocketChunk } from "./wire.js";
 
 export type ToWorker =
   /** Run a call; `abort` holds one Int32, set when the caller's signal aborts. */
-  | { t: "call"; id: number; op: string; args: Packed; abort: SharedArrayBuffer }
+  | { t: "call"; id: number; op: CallName; args: Packed; abort: SharedArrayBuffer }
   /** Open a stream and send its first chunk. */
-  | { t: "open"; id: number; op: string; args: Packed; abort: SharedArrayBuffer }
+  | { t: "open"; id: number; op: StreamName; args: Packed; abort: SharedArrayBuffer }
   /** Send the stream's next chunk. */
   | { t: "pull"; id: number }
   /** End the stream now, releasing what it holds. */

@@ -8,6 +8,8 @@ import { isOptionsObject } from "../options/index.js";
 import type { NamespacedQuery } from "../sockets/index.js";
 import type { WatchQuery } from "../sockets/watch.js";
 import { type ChunkStream, client } from "./client.js";
+import type { StreamMap } from "./ops.js";
+import type { StreamItem } from "./wire.js";
 
 /** `signal`, which every call of sockdiag/promises takes. */
 export interface Abortable {
@@ -19,9 +21,10 @@ export interface Abortable {
  * to the worker. Anything but an object goes as it is, for the library to refuse with the error a
  * sync call gives (a QueryError naming it), never a TypeError from taking it apart here.
  */
-export function splitSignal(options: unknown): [unknown, AbortSignal | undefined] {
-  if (!isOptionsObject(options)) return [options, undefined];
-  const { signal, ...rest } = options as Abortable;
+export function splitSignal<T extends Abortable>(options: T): [Omit<T, "signal">, AbortSignal | undefined] {
+  // A caller outside the types: its value goes on as it is, for the library to refuse.
+  if (!isOptionsObject(options)) return [options as Omit<T, "signal">, undefined];
+  const { signal, ...rest } = options;
   return [rest, signal];
 }
 
@@ -42,7 +45,8 @@ export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIte
   async *[Symbol.asyncIterator](): AsyncGenerator<S> {
     const [rest, signal] = splitSignal(this.query);
     this.failures.length = 0;
-    yield* drain<S>(client.open("iterateSockets", [rest], signal), this);
+    // The query's protocols decide which sockets come, as in sockdiag's SocketIteration.
+    yield* drain(client.open("iterateSockets", [rest], signal), this) as AsyncGenerator<S>;
   }
 }
 
@@ -50,9 +54,9 @@ export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIte
  * The items of a worker stream, chunk by chunk as the consumer pulls; the failures and notes the
  * stream meets are copied into `into` as they come. Leaving the loop closes the stream.
  */
-export async function* drain<T>(
-  stream: ChunkStream,
-  into?: { failures: NamespaceFailure[]; notes?: unknown[] },
+export async function* drain<T extends StreamItem, N>(
+  stream: ChunkStream<T, N>,
+  into?: { failures: NamespaceFailure[]; notes?: N[] },
 ): AsyncGenerator<T> {
   let failed = 0;
   let noted = 0;
@@ -60,9 +64,9 @@ export async function* drain<T>(
     for (;;) {
       const items = await stream.next();
       for (; failed < stream.failures.length; failed++) into?.failures.push(stream.failures[failed]!);
-      for (; noted < stream.notes.length; noted++) into?.notes?.push(stream.notes[noted]);
+      for (; noted < stream.notes.length; noted++) into?.notes?.push(stream.notes[noted]!);
       if (!items) return;
-      yield* items as T[];
+      yield* items;
     }
   } finally {
     stream.close();
@@ -75,7 +79,7 @@ export async function* drain<T>(
  * it; breaking out, close(), or the signal (AbortError) ends it and releases every subscription.
  */
 export class SocketWatchStream implements AsyncIterable<InetSocket> {
-  readonly #stream: ChunkStream;
+  readonly #stream: ChunkStream<InetSocket, StreamMap["watchSockets"]["note"]>;
   /** Resolves once every namespace is subscribed: sockets freed from then on are told. */
   readonly ready: Promise<void>;
 
@@ -91,7 +95,7 @@ export class SocketWatchStream implements AsyncIterable<InetSocket> {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<InetSocket> {
-    yield* drain<InetSocket>(this.#stream);
+    yield* drain(this.#stream);
   }
 
   /** Stop watching now. */

@@ -11,6 +11,7 @@ import { type NamespaceFailure, NetNS, NetnsError, NetnsRestoreError } from "../
 import { AbortError } from "../run/index.js";
 import { type AbortSignalLike, MisuseError } from "../sys/errors.js";
 import { type CallContext, calls, streams } from "./calls.js";
+import type { CallMap, CallName, StreamMap, StreamName } from "./ops.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
 import { ChunkWriter, type StreamItem } from "./wire.js";
@@ -61,7 +62,12 @@ function callback(id: number, fn: number): (...args: unknown[]) => unknown {
   };
 }
 
-function unpackArgs(id: number, args: Packed, opened: Opened): unknown[] {
+/**
+ * The arguments of a call or stream, rebuilt. The caller's call() or open() typed them by the
+ * operation's name; what a caller outside the types sends anyway the library refuses as it would
+ * in a sync call.
+ */
+function unpackArgs<A extends unknown[]>(id: number, args: Packed, opened: Opened): A {
   return unpack(args, {
     fn: (n) => callback(id, n),
     netns: (r) => {
@@ -72,7 +78,7 @@ function unpackArgs(id: number, args: Packed, opened: Opened): unknown[] {
         throw new NetnsError(String(r.label), "the handle was closed before the call reached it");
       return ns;
     },
-  }) as unknown[];
+  }) as A;
 }
 
 function fail(id: number, err: unknown): void {
@@ -81,7 +87,7 @@ function fail(id: number, err: unknown): void {
   if (err instanceof NetnsRestoreError) process.exit(1);
 }
 
-function runCall(id: number, op: string, args: Packed, abort: SharedArrayBuffer): void {
+function runCall(id: number, op: CallName, args: Packed, abort: SharedArrayBuffer): void {
   const opened: Opened = [];
   const writer = new ChunkWriter();
   const signal = new SharedAbort(abort);
@@ -102,9 +108,8 @@ function runCall(id: number, op: string, args: Packed, abort: SharedArrayBuffer)
     },
   };
   try {
-    const call = calls[op];
-    if (!call) throw new MisuseError(`sockdiag/promises: no call ${op}`);
-    const result = call(unpackArgs(id, args, opened), ctx);
+    if (!Object.hasOwn(calls, op)) throw new MisuseError(`sockdiag/promises: no call ${op}`);
+    const result = run(op, unpackArgs(id, args, opened), ctx);
     if (writer.count > 0) sendChunk(id, writer);
     const packed = pack(result);
     post({ t: "done", id, result: packed }, transferOf(packed));
@@ -113,6 +118,10 @@ function runCall(id: number, op: string, args: Packed, abort: SharedArrayBuffer)
   } finally {
     for (const ns of opened) ns.close();
   }
+}
+
+function run<K extends CallName>(op: K, args: CallMap[K]["args"], ctx: CallContext): CallMap[K]["result"] {
+  return calls[op](args, ctx);
 }
 
 function sendChunk(id: number, writer: ChunkWriter): void {
@@ -137,13 +146,12 @@ interface OpenStream {
 
 const open = new Map<number, OpenStream>();
 
-function openStream(id: number, op: string, args: Packed, abort: SharedArrayBuffer): void {
+function openStream(id: number, op: StreamName, args: Packed, abort: SharedArrayBuffer): void {
   const opened: Opened = [];
   try {
-    const stream = streams[op];
-    if (!stream) throw new MisuseError(`sockdiag/promises: no stream ${op}`);
+    if (!Object.hasOwn(streams, op)) throw new MisuseError(`sockdiag/promises: no stream ${op}`);
     const signal = new SharedAbort(abort);
-    const iterable = stream(unpackArgs(id, args, opened), { signal });
+    const iterable = start(op, unpackArgs(id, args, opened), signal);
     open.set(id, {
       iterator: iterable[Symbol.iterator](),
       started: false,
@@ -158,6 +166,10 @@ function openStream(id: number, op: string, args: Packed, abort: SharedArrayBuff
     for (const ns of opened) ns.close();
     fail(id, err);
   }
+}
+
+function start<K extends StreamName>(op: K, args: StreamMap[K]["args"], signal: SharedAbort) {
+  return streams[op](args, { signal });
 }
 
 /** Send the stream's next chunk, with the namespace failures and notes met since the last one. */
