@@ -3,10 +3,15 @@
  * the backend; the whole terminate against a shell loop of `ss -K -N NAME dst IP:PORT` over the same
  * namespaces plus the host.
  */
+
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { fromName, type Target } from "../src/netns/index.js";
 import { BackendTerminator } from "../src/terminator/index.js";
 import { type ManyScene, manyNamespaces, withChildHash } from "./many.js";
-import { fmt, row, runProcess } from "./measure.js";
+import { fmt, row, runProcess, TIMED_ENV } from "./measure.js";
 import { CLI } from "./scene.js";
 
 const COUNT = 100;
@@ -45,8 +50,40 @@ export async function benchTerminate(): Promise<string[]> {
   return out;
 }
 
+/**
+ * sockdiag/promises' terminator in a process of its own (bench/terminate-pool.ts), on every core or
+ * pinned to one: warmed up, then timed once after the scene is refilled.
+ */
+async function pooled(
+  scene: ManyScene,
+  pinnedToOneCore: boolean,
+): Promise<{ ms: number; destroyed: number; pool: number }> {
+  const script = fileURLToPath(new URL("./terminate-pool.js", import.meta.url));
+  const args = [process.execPath, script, BACKEND.address, String(BACKEND.port)];
+  const child = spawn(
+    pinnedToOneCore ? "taskset" : args[0]!,
+    pinnedToOneCore ? ["-c", "0", ...args] : args.slice(1),
+    {
+      env: TIMED_ENV,
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  await lines.next(); // warmed up: its first run destroyed the scene's clients
+  await scene.refill();
+  child.stdin.write("\n");
+  const result = JSON.parse(String((await lines.next()).value)) as {
+    ms: number;
+    destroyed: number;
+    pool: number;
+  };
+  await once(child, "exit");
+  return result;
+}
+
 async function measure(scene: ManyScene): Promise<string[]> {
   const out: string[] = [];
+  let pooledMs = 0;
   const expected = COUNT * TARGETS;
   const terminator = new BackendTerminator({}, { targets: () => targets(scene.names) });
   terminator.terminate(BACKEND); // warm-up run (JIT); the targets are opened again below
@@ -72,6 +109,21 @@ async function measure(scene: ManyScene): Promise<string[]> {
       `${fmt.ratio(lib, ss.ms)} ss loop (goal <= 0.1)`,
     ),
   );
+
+  for (const pinned of [false, true]) {
+    await scene.refill();
+    const run = await pooled(scene, pinned);
+    out.push(
+      row(
+        `sockdiag/promises BackendTerminator, ${run.pool} worker${run.pool === 1 ? "" : "s"}${pinned ? " (taskset -c 0)" : ""} (${run.destroyed} destroyed)`,
+        fmt.ms(run.ms),
+        pinned
+          ? `${fmt.ratio(run.ms, pooledMs)} the run on every core (goal >= 1.5)`
+          : `${fmt.ratio(run.ms, ss.ms)} ss loop (goal <= 0.25)`,
+      ),
+    );
+    pooledMs = run.ms;
+  }
 
   await scene.refill();
   const cli = runProcess(process.execPath, [CLI, "terminate-backend", dst, "-j"]);

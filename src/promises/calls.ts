@@ -7,7 +7,7 @@
  */
 import { deleteConntrack, iterateConntrack } from "../conntrack/index.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
-import type { NamespaceFailure } from "../netns/index.js";
+import { listTargets, type NamespaceFailure, targetsOfRefs, type WalkFindings } from "../netns/index.js";
 import { isOptionsObject } from "../options/index.js";
 import {
   destroySocket,
@@ -58,6 +58,16 @@ export const calls: Calls = {
     new BackendTerminator(config).terminate(backend, withSignal(options, ctx)),
   terminateMany: ([config, backends, options], ctx) =>
     new BackendTerminator(config).terminateMany(backends, withSignal(options, ctx)),
+  listTargets: ([selection]) => {
+    const findings: WalkFindings = { namespaceFailures: [], notes: [] };
+    const refs = listTargets(selection, findings);
+    return { refs, ...findings };
+  },
+  terminateManyAt: ([config, backends, refs, options], ctx) =>
+    new BackendTerminator(config, { targets: (findings) => targetsOfRefs(refs, findings) }).terminateMany(
+      backends,
+      withSignal(options, ctx),
+    ),
   terminateUDPConnectionsToBackend: ([backend, options], ctx) =>
     terminateUDPConnectionsToBackend(backend, withSignal(options, ctx)),
   probe: () => probe(),

@@ -35,7 +35,7 @@ interface Met {
 /** Chunks of a stream decoded ahead of the consumer, at most: back-pressure beyond that. */
 const HIGH_WATER_MARK = 2;
 
-class WorkerClient {
+export class WorkerClient {
   #worker: Worker | undefined;
   #reply: MessagePort | undefined;
   #replied: Int32Array | undefined;

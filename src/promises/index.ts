@@ -22,6 +22,7 @@ import type {
 } from "../conntrack/index.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
 import type { NamespaceFailure } from "../netns/index.js";
+import { AbortError } from "../run/index.js";
 import type {
   DestroyQuery,
   DestroySocketOptions,
@@ -32,6 +33,7 @@ import type {
 } from "../sockets/index.js";
 import { throwIfNamespacesFailed } from "../sockets/index.js";
 import type { WatchQuery } from "../sockets/watch.js";
+import { BackendSet } from "../terminator/backend-set.js";
 import {
   type Backend,
   type BatchTerminationReport,
@@ -39,7 +41,9 @@ import {
   type TerminationReport,
   type TerminatorConfig,
 } from "../terminator/index.js";
+import { singleReport } from "../terminator/report.js";
 import { client } from "./client.js";
+import { isShared, terminateShared } from "./pool.js";
 import {
   type Abortable,
   type AsyncQuery,
@@ -117,17 +121,34 @@ export class BackendTerminator {
 
   /** Terminate `backend` everywhere (see sockdiag's BackendTerminator#terminate). */
   async terminate(backend: Backend, options: Abortable = {}): Promise<TerminationReport> {
-    const [rest, signal] = splitSignal(options);
-    return client.call("terminate", [this.config, backend, rest], signal);
+    if (!isShared(this.config)) {
+      const [rest, signal] = splitSignal(options);
+      return client.call("terminate", [this.config, backend, rest], signal);
+    }
+    try {
+      return singleReport(await this.terminateMany([backend], options));
+    } catch (err) {
+      if (err instanceof AbortError && err.report)
+        err.report = singleReport(err.report as BatchTerminationReport);
+      throw err;
+    }
   }
 
-  /** Terminate many backends in one pass (see sockdiag's BackendTerminator#terminateMany). */
+  /**
+   * Terminate many backends in one pass (see sockdiag's BackendTerminator#terminateMany). With
+   * `netns: "all"` (the default) the namespaces are shared out over a worker per core; the report
+   * is the one a single worker would give.
+   */
   async terminateMany(
     backends: readonly Backend[],
     options: Abortable = {},
   ): Promise<BatchTerminationReport> {
     const [rest, signal] = splitSignal(options);
-    return client.call("terminateMany", [this.config, backends, rest], signal);
+    // Bad backends are refused here, before any namespace is listed.
+    const set = new BackendSet(backends, this.config.protocol ?? "udp");
+    if (!isShared(this.config) || set.size === 0)
+      return client.call("terminateMany", [this.config, backends, rest], signal);
+    return terminateShared(this.config, backends, rest, signal);
   }
 }
 
@@ -209,6 +230,6 @@ export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise
   return client.call("deleteConntrack", [rest], signal);
 }
 
-export { AbortError } from "../run/index.js";
 export type { WatchQuery } from "../sockets/watch.js";
 export type { AsyncConntrackIteration };
+export { AbortError };

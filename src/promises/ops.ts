@@ -7,7 +7,7 @@
  */
 import type { deleteConntrack, iterateConntrack } from "../conntrack/index.js";
 import type { Socket } from "../diag/socket.js";
-import type { NamespaceFailure, NetNS } from "../netns/index.js";
+import type { listTargets, NamespaceFailure, NetNS, NetnsRef, WalkFindings } from "../netns/index.js";
 import type { destroySocket, destroySockets, iterateSockets, probe } from "../sockets/index.js";
 import type { SocketWatch } from "../sockets/watch.js";
 import type { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
@@ -35,6 +35,21 @@ export interface CallMap {
   destroySocket: Sync<typeof destroySocket>;
   terminate: TerminatorCall<"terminate">;
   terminateMany: TerminatorCall<"terminateMany">;
+  /** The namespaces a termination visits, as refs in walk order, for workers to share out. */
+  listTargets: Op<
+    [selection: Parameters<typeof listTargets>[0]],
+    WalkFindings & { refs: (NetnsRef | undefined)[] }
+  >;
+  /** terminateMany over a share of those refs. */
+  terminateManyAt: Op<
+    [
+      config: TerminatorConfigArg,
+      backends: Parameters<BackendTerminator["terminateMany"]>[0],
+      refs: readonly (NetnsRef | undefined)[],
+      options: Parameters<BackendTerminator["terminateMany"]>[1],
+    ],
+    ReturnType<BackendTerminator["terminateMany"]>
+  >;
   terminateUDPConnectionsToBackend: Sync<typeof terminateUDPConnectionsToBackend>;
   probe: Sync<typeof probe>;
   deleteConntrack: Sync<typeof deleteConntrack>;

@@ -1,0 +1,22 @@
+/**
+ * Run by the terminate bench in a process of its own (so that `taskset` can pin it to one core):
+ * sockdiag/promises' BackendTerminator over every pinned namespace, a warm-up run then a timed one
+ * after the caller refilled the scene (it writes a line and waits for one on stdin). Prints
+ * `{ ms, destroyed, pool }` as one JSON line.
+ */
+import { createInterface } from "node:readline";
+import { BackendTerminator } from "sockdiag/promises";
+import { POOL_SIZE } from "../src/promises/pool.js";
+
+const [address, port] = process.argv.slice(2);
+const backend = { address: address!, port: Number(port) };
+const terminator = new BackendTerminator();
+await terminator.terminate(backend);
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+process.stdout.write("warm\n");
+await lines.next();
+const t0 = process.hrtime.bigint();
+const report = await terminator.terminate(backend);
+const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+process.stdout.write(`${JSON.stringify({ ms, destroyed: report.total.destroyed, pool: POOL_SIZE })}\n`);
+process.exit(0);

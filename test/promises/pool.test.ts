@@ -1,0 +1,81 @@
+/**
+ * sockdiag/promises spreads a termination over a worker per core: its report is the one the
+ * synchronous terminator gives on the same scene (namespaces in the walk's order, the same counts
+ * per namespace, per backend and in all), and a namespace that fails in one worker is reported
+ * beside what the others did.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import * as sync from "sockdiag";
+import * as promises from "sockdiag/promises";
+import { POOL_SIZE } from "../../src/promises/pool.js";
+import { describeAsRoot } from "../kit/root.js";
+import { HOST, type Scene, useScene } from "../terminator/scene.js";
+
+const shape = (r: sync.BatchTerminationReport) => ({
+  namespaces: r.namespaces.map((n) => [n.netns, n.report?.matched, n.report?.destroyed, n.error?.name]),
+  total: r.total,
+  backends: r.backends.map((b) => b.total),
+  ok: r.ok,
+});
+
+describeAsRoot("a termination shared over the worker pool", () => {
+  let scene: Scene;
+  const open = useScene("pool", (s) => {
+    scene = s;
+  });
+  const backends = () => [
+    { address: "127.0.0.1", port: scene.portA },
+    { address: "::1", port: scene.portB },
+  ];
+
+  test("the pool's report is the synchronous one: order, counts, per backend, ok", async () => {
+    assert.ok(POOL_SIZE >= 2, `this test needs two cores to share namespaces (${POOL_SIZE})`);
+    await open();
+    const config = { netnsDirs: [scene.dir], dryRun: true, conntrack: false };
+    const viaSync = new sync.BackendTerminator(config).terminateMany(backends());
+    const viaPool = await new promises.BackendTerminator(config).terminateMany(backends());
+    assert.deepEqual(shape(viaPool), shape(viaSync));
+    assert.deepEqual(
+      viaPool.namespaces.map((n) => n.netns),
+      [HOST, ...scene.pinnedNames],
+    );
+    assert.ok(viaPool.total.matched > 0, "the scene's clients were found");
+    const order: number[] = [];
+    await new promises.BackendTerminator({
+      ...config,
+      onNamespace: (_r, i) => void order.push(i),
+    }).terminateMany(backends());
+    assert.deepEqual(
+      order.sort((a, b) => a - b),
+      [0, 1, 2, 3],
+      "onNamespace is told each namespace's place in the whole walk",
+    );
+  });
+
+  test("a namespace failing in one worker is reported; the other workers' namespaces are terminated", async () => {
+    const clients = await open();
+    const [, bad] = scene.pinnedNames;
+    const report = await new promises.BackendTerminator({
+      netnsDirs: [scene.dir],
+      conntrack: false,
+      predicate: (s) => {
+        if (s.netns?.label === bad) throw new Error(`veto map of ${bad} unavailable`);
+        return true;
+      },
+    }).terminate({ address: "127.0.0.1", port: scene.portA });
+    const failed = report.namespaces.filter((n) => n.error);
+    assert.deepEqual(
+      failed.map((n) => [n.netns, n.error?.name]),
+      [[bad, "PredicateError"]],
+    );
+    for (const n of report.namespaces.filter((n) => n.netns !== bad))
+      assert.ok((n.report?.destroyed ?? 0) > 0, n.netns);
+    assert.equal(
+      report.total.matched,
+      report.total.destroyed + report.total.gone + report.total.failed.length + report.total.skipped,
+    );
+    assert.equal(report.ok, false);
+    await scene.expect(clients, (node, kind) => node !== bad && (kind === "a4" || kind === "a4m"));
+  });
+});
