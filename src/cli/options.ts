@@ -33,6 +33,8 @@ export type ParsedValues = Record<string, string | boolean | string[] | undefine
 export interface Parsed {
   values: ParsedValues;
   positionals: string[];
+  /** The long names of the options given, in the order given (where the last one wins, as -a/-l). */
+  order: string[];
 }
 
 /** The --help option every command has. */
@@ -70,7 +72,8 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
     }
     seen.add(o.name);
   }
-  return { values: parsed.values as ParsedValues, positionals: parsed.positionals };
+  const order = parsed.tokens.flatMap((t) => (t.kind === "option" ? [t.name] : []));
+  return { values: parsed.values as ParsedValues, positionals: parsed.positionals, order };
 }
 
 // parseArgs messages explain the option in terms of JavaScript ("To specify a positional argument

@@ -3,11 +3,12 @@
  * `state`/`exclude` words and filter words that follow them on the command line.
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
+import { TCP_CLOSE, TCP_LISTEN } from "../diag/constants.js";
 import type { Extension, InetFamily, Protocol } from "../diag/socket.js";
-import { DEFAULT_STATES } from "../diag/states.js";
+import { ALL_STATES, DEFAULT_STATES } from "../diag/states.js";
 import { type NamespaceSelection, validateNetnsName } from "../netns/index.js";
-import type { NamespacedQuery } from "../sockets/index.js";
-import type { OptionSpec, ParsedValues } from "./options.js";
+import { type NamespacedQuery, statesFromWords } from "../sockets/index.js";
+import type { OptionSpec, Parsed, ParsedValues } from "./options.js";
 import { UsageError } from "./usage.js";
 
 /** --netns-dir: where pinned namespaces are looked for (ls/kill --all-netns, terminate-backend, netns ls). */
@@ -54,6 +55,9 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
   NETNS_DIR_OPTION,
 ];
 
+/** The states -a and -l select (ss: SS_ALL; LISTEN and CLOSE). */
+const LISTED_BY_FLAG = { all: ALL_STATES, listening: (1 << TCP_LISTEN) | (1 << TCP_CLOSE) } as const;
+
 const PROTOCOL_FLAGS: readonly [string, Protocol][] = [
   ["tcp", "tcp"],
   ["udp", "udp"],
@@ -90,8 +94,7 @@ export interface Selection {
  * `exclude WORD` pairs (as ss accepts them), then the filter.
  */
 export function selectionFromArgs(
-  values: ParsedValues,
-  positionals: readonly string[],
+  { values, positionals, order }: Parsed,
   defaults: { protocols: readonly Protocol[] },
 ): Selection {
   let protocols = PROTOCOL_FLAGS.filter(([flag]) => values[flag]).map(([, p]) => p);
@@ -104,8 +107,12 @@ export function selectionFromArgs(
     throw new UsageError("-4/-6 select IP sockets; they cannot be combined with -x alone");
   }
 
-  const states: string[] = [];
-  const exclude: string[] = [];
+  // ss (misc/ss.c main): -a and -l set the states, the last one given wins; then the words, in
+  // order: the first `state` starts from none, the first `exclude` from every state (whatever -a
+  // or -l said). A selection that ends empty falls back to the default, as ss does.
+  let states = 0;
+  for (const name of order) if (name === "all" || name === "listening") states = LISTED_BY_FLAG[name];
+  let sawStates = false;
   let i = 0;
   while (
     i < positionals.length &&
@@ -113,7 +120,10 @@ export function selectionFromArgs(
   ) {
     const word = positionals[i + 1];
     if (word === undefined) throw new UsageError(`"${positionals[i]}" needs a state name after it`);
-    (positionals[i] === "state" ? states : exclude).push(word);
+    const bits = statesFromWords([word], positionals[i] === "state" ? "state" : "exclude");
+    if (positionals[i] === "state") states = (sawStates ? states : 0) | bits;
+    else states = (sawStates ? states : ALL_STATES) & ~bits;
+    sawStates = true;
     i += 2;
   }
   let filterWords = positionals.slice(i);
@@ -125,11 +135,7 @@ export function selectionFromArgs(
 
   const query: NamespacedQuery = { protocols, ...namespaceFromArgs(values) };
   if (families.length > 0) query.families = families;
-  if (states.length > 0) query.states = states;
-  else if (values.all) query.states = ["all"];
-  else if (values.listening) query.states = ["listening", "close"];
-  else query.states = DEFAULT_STATES;
-  if (exclude.length > 0) query.exclude = exclude;
+  query.states = states === 0 ? DEFAULT_STATES : states;
   if (filterWords.some((w) => w.trim() !== "")) {
     if (explicitProtocols && protocols.includes("unix")) {
       throw new UsageError("a FILTER applies to IP sockets only: it cannot select unix sockets (-x)");
@@ -149,7 +155,7 @@ export function selectionFromArgs(
   if (display.memory) extensions.push("skmem");
   if (display.info) extensions.push("tcpinfo", "cong");
   if (extensions.length > 0) query.extensions = extensions;
-  const explicitStates = states.length > 0 || exclude.length > 0 || Boolean(values.all || values.listening);
+  const explicitStates = sawStates || Boolean(values.all || values.listening);
   return { query, filter: filterWords.join(" ").trim(), display, explicitProtocols, explicitStates };
 }
 

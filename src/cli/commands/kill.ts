@@ -39,8 +39,9 @@ export const KILL: CommandSpec = {
 };
 
 export async function runKill(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseCommand(KILL, argv);
-  const selection = selectionFromArgs(values, positionals, { protocols: KILL_PROTOCOLS });
+  const parsed = parseCommand(KILL, argv);
+  const { values } = parsed;
+  const selection = selectionFromArgs(parsed, { protocols: KILL_PROTOCOLS });
   return destroySelected(selection, values, {
     dryRun: Boolean(values["dry-run"]),
     emptyFilter: values[DESTROY_ALL] ? "allowed" : `give a FILTER, or --${DESTROY_ALL} to mean it`,

@@ -46,9 +46,10 @@ export const LS: CommandSpec = {
 };
 
 export function runLs(argv: readonly string[]): number | Promise<number> {
-  const { values, positionals } = parseCommand(LS, argv);
+  const parsed = parseCommand(LS, argv);
+  const { values } = parsed;
   if (values.kill && values.summary) throw new UsageError("-K and -s cannot be combined");
-  const selection = selectionFromArgs(values, positionals, {
+  const selection = selectionFromArgs(parsed, {
     protocols: values.kill ? KILL_PROTOCOLS : DEFAULT_PROTOCOLS,
   });
   if (values.kill)
