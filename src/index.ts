@@ -99,6 +99,7 @@ export {
   type SocketIteration,
   type SocketOf,
   type SocketOwner,
+  type SocketOwnerOptions,
   type SocketQuery,
 } from "./sockets/index.js";
 export type { AbortSignalLike } from "./sys/errors.js";

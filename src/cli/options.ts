@@ -3,6 +3,7 @@
  * node:util parseArgs), `--help` and the typed values the command reads.
  */
 import { parseArgs } from "node:util";
+import { nearest } from "../options/index.js";
 import { UsageError } from "./usage.js";
 
 export interface OptionSpec {
@@ -16,6 +17,8 @@ export interface OptionSpec {
   multiple?: boolean;
   /** One line for --help. */
   help: string;
+  /** An ss option sockdiag refuses: why, for the usage error that giving it is. */
+  refused?: () => string;
 }
 
 export interface CommandSpec {
@@ -54,7 +57,15 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true, tokens: true });
   } catch (err) {
-    throw new UsageError(`${spec.name}: ${cleanParseMessage(err)}`, `run 'sockdiag ${spec.name} --help'`);
+    const near = nearestOption(spec, err);
+    throw new UsageError(
+      `${spec.name}: ${cleanParseMessage(err)}${near ? `; did you mean ${near}?` : ""}`,
+      `run 'sockdiag ${spec.name} --help'`,
+    );
+  }
+  for (const token of parsed.tokens) {
+    const o = token.kind === "option" ? spec.options.find((x) => x.name === token.name) : undefined;
+    if (o?.refused) throw new UsageError(`${o.short ? `-${o.short}/` : ""}--${o.name}: ${o.refused()}`);
   }
   // parseArgs keeps the last of a repeated value: a second -N NAME would silently win.
   const seen = new Set<string>();
@@ -74,6 +85,28 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
   }
   const order = parsed.tokens.flatMap((t) => (t.kind === "option" ? [t.name] : []));
   return { values: parsed.values as ParsedValues, positionals: parsed.positionals, order };
+}
+
+/**
+ * The known option nearest to the unknown one `err` names: a long one by edit distance; a single
+ * letter only in its other case (every letter is one edit from every other, so nothing nearer).
+ */
+function nearestOption(spec: CommandSpec, err: unknown): string | undefined {
+  if ((err as NodeJS.ErrnoException).code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return undefined;
+  const given = /'(-[^']*)'/.exec((err as Error).message)?.[1];
+  if (given === undefined) return undefined;
+  const options = [...spec.options, HELP];
+  if (given.startsWith("--")) {
+    const name = nearest(
+      given.slice(2).split("=")[0]!,
+      options.map((o) => o.name),
+    );
+    return name === undefined ? undefined : `--${name}`;
+  }
+  const letter = given.slice(1);
+  const other = letter === letter.toLowerCase() ? letter.toUpperCase() : letter.toLowerCase();
+  const o = options.find((x) => x.short === other);
+  return o ? `-${o.short}/--${o.name}` : undefined;
 }
 
 // parseArgs messages explain the option in terms of JavaScript ("To specify a positional argument

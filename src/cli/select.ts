@@ -8,6 +8,7 @@ import type { Extension, InetFamily, Protocol } from "../diag/socket.js";
 import { ALL_STATES, DEFAULT_STATES } from "../diag/states.js";
 import { type NamespaceSelection, validateNetnsName } from "../netns/index.js";
 import { type NamespacedQuery, statesFromWords } from "../sockets/index.js";
+import { CgroupPaths } from "./cgroup.js";
 import type { OptionSpec, Parsed, ParsedValues } from "./options.js";
 import { UsageError } from "./usage.js";
 
@@ -48,7 +49,18 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
   { name: "memory", short: "m", help: "show socket memory (skmem)" },
   { name: "info", short: "i", help: "show TCP info and congestion control" },
   { name: "processes", short: "p", help: "show the processes holding each socket" },
+  { name: "threads", short: "T", help: "show the threads holding each socket (users: with tid=), as ss -T" },
+  { name: "cgroup", help: "show the cgroup of each socket (cgroup:PATH, as ss --cgroup)" },
+  { name: "oneline", short: "O", help: "print -m and -i details on the socket's line, not on a second one" },
   { name: "numeric", short: "n", help: "accepted for ss compatibility: output is always numeric" },
+  {
+    name: "resolve",
+    short: "r",
+    help: "refused: output is numeric only",
+    refused: () => "output is numeric only: resolving names would send a DNS query for each address",
+  },
+  { name: "context", short: "Z", help: "refused: no SELinux contexts", refused: selinuxRefusal },
+  { name: "contexts", short: "z", help: "refused: no SELinux contexts", refused: selinuxRefusal },
   { name: "filter", short: "F", value: "FILE", help: "read the filter from FILE ('-' for stdin)" },
   ...NETNS_OPTIONS,
   { name: "all-netns", help: "in this namespace and every pinned or discovered one (adds a netns column)" },
@@ -68,6 +80,13 @@ const PROTOCOL_FLAGS: readonly [string, Protocol][] = [
   ["sctp", "sctp"],
 ];
 
+/** ss -Z/-z show SELinux contexts (misc/ss.c refuses them too when SELinux is off). */
+function selinuxRefusal(): string {
+  return existsSync("/sys/fs/selinux")
+    ? "sockdiag does not read SELinux security contexts"
+    : "this kernel has no SELinux security contexts to show";
+}
+
 /** What to show beyond the basic columns. */
 export interface Display {
   /** -o: timers. */
@@ -75,7 +94,14 @@ export interface Display {
   extended: boolean;
   memory: boolean;
   info: boolean;
+  /** -p (also -T). */
   processes: boolean;
+  /** -T: one owner per thread, with its tid. */
+  threads?: boolean;
+  /** --cgroup (also shown by -e, as ss). */
+  cgroup?: boolean;
+  /** -O: -m and -i details on the socket's line, not on a second line. */
+  oneline?: boolean;
 }
 
 export interface Selection {
@@ -149,7 +175,10 @@ export function selectionFromArgs(
     extended: Boolean(values.extended),
     memory: Boolean(values.memory),
     info: Boolean(values.info),
-    processes: Boolean(values.processes),
+    processes: Boolean(values.processes || values.threads),
+    threads: Boolean(values.threads),
+    cgroup: Boolean(values.cgroup),
+    oneline: Boolean(values.oneline),
   };
   const extensions: Extension[] = [];
   if (display.memory) extensions.push("skmem");
@@ -157,6 +186,17 @@ export function selectionFromArgs(
   if (extensions.length > 0) query.extensions = extensions;
   const explicitStates = sawStates || Boolean(values.all || values.listening);
   return { query, filter: filterWords.join(" ").trim(), display, explicitProtocols, explicitStates };
+}
+
+/**
+ * The cgroup names a table shows (--cgroup; -e too, as ss), and the query asks for the attribute
+ * that carries the id. JSON has `cgroupId` with --cgroup.
+ */
+export function cgroupsFor(selection: Selection, table: boolean): CgroupPaths | undefined {
+  const d = selection.display;
+  if (!d.cgroup && !(d.extended && table)) return undefined;
+  selection.query.attributes = true;
+  return new CgroupPaths();
 }
 
 /** The largest filter file -F reads: far more than any filter, and a bound on a runaway input. */

@@ -8,6 +8,7 @@ import type { StateName } from "../diag/states.js";
 import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
 import { AsciiWriter, digits, Span } from "./ascii.js";
+import type { CgroupPaths } from "./cgroup.js";
 import type { SocketSource } from "./json.js";
 import type { Display } from "./select.js";
 import { timerText } from "./timers.js";
@@ -39,6 +40,8 @@ export interface TableOptions {
   /** Add a Netns column (listing several namespaces). */
   netnsColumn: boolean;
   owners?: Map<number, SocketOwner[]> | undefined;
+  /** Names cgroup ids for --cgroup and -e. */
+  cgroups?: CgroupPaths | undefined;
 }
 
 const HEADERS = ["Netns", "Netid", "State", "Recv-Q", "Send-Q", "Local Address:Port", "Peer Address:Port"];
@@ -94,7 +97,7 @@ export class TableWriter {
     this.widths = HEADERS.map((h) => (options.header ? h.length : 0));
     this.first = options.netnsColumn ? 0 : 1;
     const d = options.display;
-    this.wantsDetails = d.options || d.extended || d.memory || d.info || d.processes;
+    this.wantsDetails = d.options || d.extended || d.memory || d.info || d.processes || Boolean(d.cgroup);
   }
 
   /** Add the row of one socket. */
@@ -307,28 +310,38 @@ function align(text: string, width: number, column: number): string {
   return RIGHT_ALIGNED[column] ? text.padStart(width) : text.padEnd(width);
 }
 
+/** ss puts -m and -i details on a second line, after a tab, unless -O. */
+const SECOND_LINE = "\n\t";
+
 function details(s: Socket, options: TableOptions): string {
   const parts: string[] = [];
+  const d = options.display;
   const owners = options.owners?.get(s.inode);
-  if (options.display.processes && owners) {
-    parts.push(`users:(${owners.map((o) => `("${o.command}",pid=${o.pid},fd=${o.fd})`).join(",")})`);
+  if (d.processes && owners) {
+    const tid = (o: SocketOwner) => (o.tid === undefined ? "" : `,tid=${o.tid}`);
+    parts.push(`users:(${owners.map((o) => `("${o.command}",pid=${o.pid}${tid(o)},fd=${o.fd})`).join(",")})`);
   }
-  if (options.display.options && s.family !== "unix") {
+  if (d.options && s.family !== "unix") {
     const timer = timerText(s);
     if (timer) parts.push(timer);
   }
-  if (options.display.extended) {
+  if (d.extended) {
     if (s.uid !== undefined) parts.push(`uid:${s.uid}`);
     parts.push(`ino:${s.inode}`, `sk:${s.cookie.toString(16)}`);
   }
-  if (options.display.memory && s.skmem) {
+  if ((d.extended || d.cgroup) && s.family !== "unix" && s.cgroupId !== undefined && options.cgroups)
+    parts.push(`cgroup:${options.cgroups.path(s.cgroupId)}`);
+  const more: string[] = [];
+  if (d.memory && s.skmem) {
     const m = s.skmem;
-    parts.push(
+    more.push(
       `skmem:(r${m.rmemAlloc},rb${m.rcvbuf},t${m.wmemAlloc},tb${m.sndbuf},f${m.fwdAlloc},w${m.wmemQueued},o${m.optmem},bl${m.backlog}${m.drops === undefined ? "" : `,d${m.drops}`})`,
     );
   }
-  if (options.display.info && s.family !== "unix") parts.push(...tcpDetails(s));
-  return parts.length > 0 ? ` ${parts.join(" ")}` : "";
+  if (d.info && s.family !== "unix") more.push(...tcpDetails(s));
+  const line = parts.length > 0 ? ` ${parts.join(" ")}` : "";
+  if (more.length === 0) return line;
+  return `${line}${d.oneline ? "" : SECOND_LINE} ${more.join(" ")}`;
 }
 
 function tcpDetails(s: InetSocket): string[] {

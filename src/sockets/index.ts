@@ -17,7 +17,7 @@ export {
   type SocketOf,
   throwIfNamespacesFailed,
 } from "./iterate.js";
-export { findSocketOwners, type SocketOwner } from "./owners.js";
+export { findSocketOwners, type SocketOwner, type SocketOwnerOptions } from "./owners.js";
 export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
 export {

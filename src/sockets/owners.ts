@@ -7,9 +7,17 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 /** One process holding a socket, through one of its descriptors. */
 export interface SocketOwner {
   pid: number;
-  /** The process name (/proc/PID/comm). */
+  /** The process name (/proc/PID/comm); with `threads`, the thread's (/proc/PID/task/TID/comm). */
   command: string;
   fd: number;
+  /** With `threads`: the thread holding the descriptor (ss -T). */
+  tid?: number;
+}
+
+/** Options for findSocketOwners. */
+export interface SocketOwnerOptions {
+  /** One owner per thread, as ss -T: every /proc/PID/task/TID/fd is read. Default false. */
+  threads?: boolean;
 }
 
 /**
@@ -20,20 +28,31 @@ export interface SocketOwner {
 export function findSocketOwners(
   wanted?: ReadonlySet<number>,
   procRoot = "/proc",
+  options: SocketOwnerOptions = {},
 ): Map<number, SocketOwner[]> {
   const owners = new Map<number, SocketOwner[]>();
   for (const entry of safeReaddir(procRoot)) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid <= 0) continue;
-    const fdDir = `${procRoot}/${pid}/fd`;
-    let command: string | undefined;
-    for (const fdName of safeReaddir(fdDir)) {
-      const inode = socketInode(`${fdDir}/${fdName}`);
-      if (inode === undefined || (wanted && !wanted.has(inode))) continue;
-      command ??= readComm(procRoot, pid);
-      const list = owners.get(inode) ?? [];
-      list.push({ pid, command, fd: Number(fdName) });
-      owners.set(inode, list);
+    const base = `${procRoot}/${pid}`;
+    const tasks = options.threads
+      ? safeReaddir(`${base}/task`)
+          .map(Number)
+          .filter((t) => t > 0)
+      : [0];
+    for (const tid of tasks) {
+      const dir = tid === 0 ? base : `${base}/task/${tid}`;
+      let command: string | undefined;
+      for (const fdName of safeReaddir(`${dir}/fd`)) {
+        const inode = socketInode(`${dir}/fd/${fdName}`);
+        if (inode === undefined || (wanted && !wanted.has(inode))) continue;
+        command ??= readComm(dir);
+        const list = owners.get(inode) ?? [];
+        list.push(
+          tid === 0 ? { pid, command, fd: Number(fdName) } : { pid, command, fd: Number(fdName), tid },
+        );
+        owners.set(inode, list);
+      }
     }
   }
   return owners;
@@ -50,9 +69,9 @@ function socketInode(path: string): number | undefined {
   return Number(target.slice(8, -1));
 }
 
-function readComm(procRoot: string, pid: number): string {
+function readComm(dir: string): string {
   try {
-    return readFileSync(`${procRoot}/${pid}/comm`, "utf8").trimEnd();
+    return readFileSync(`${dir}/comm`, "utf8").trimEnd();
   } catch {
     return "?";
   }

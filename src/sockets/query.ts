@@ -49,6 +49,11 @@ export interface SocketQuery {
    * throwing UnsupportedProtocolError — for "everything there is" listings. Default false.
    */
   ignoreUnsupported?: boolean;
+  /**
+   * Decode the attributes the kernel sends unasked (mark, cgroupId, shutdown) even when no
+   * extension is asked for. Default false: a listing without them is faster.
+   */
+  attributes?: boolean;
 }
 
 /** The keys of SocketQuery, for checkOptions. */
@@ -61,6 +66,7 @@ export const SOCKET_QUERY_KEYS: KnownKeys<SocketQuery> = {
   filter: true,
   kernelFilter: true,
   ignoreUnsupported: true,
+  attributes: true,
 };
 
 /** One inet dump to send. */
@@ -118,6 +124,7 @@ export function planQuery(query: SocketQuery): QueryPlan {
   for (const field of ["protocols", "families", "exclude", "extensions"] as const)
     checkList(query[field], field);
   if (typeof query.states !== "number") checkList(query.states, "states");
+  checkBoolean(query.attributes, "attributes");
   const protocols = query.protocols ?? ["tcp", "udp"];
   for (const p of protocols) {
     if (!isProtocol(p))
@@ -148,7 +155,7 @@ export function planQuery(query: SocketQuery): QueryPlan {
   const filter = prepareFilter(query.filter, query.kernelFilter ?? true);
   const plan: QueryPlan = {
     inet: [],
-    attributes: ext !== 0 || filter.needsAttributes,
+    attributes: ext !== 0 || filter.needsAttributes || Boolean(query.attributes),
     filter,
     ignoreUnsupported: Boolean(query.ignoreUnsupported),
     unsupported: new Set(),

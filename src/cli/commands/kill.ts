@@ -8,7 +8,7 @@ import { KillOutput } from "../kill-output.js";
 import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS } from "../output.js";
 import { reportNamespaces } from "../report.js";
-import { type Selection, selectionFromArgs, selectOptions } from "../select.js";
+import { cgroupsFor, type Selection, selectionFromArgs, selectOptions } from "../select.js";
 import { OutputError } from "../stdout.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
@@ -68,12 +68,15 @@ export async function destroySelected(
 ): Promise<number> {
   const format = formatFromArgs(values);
   // Owners are found before destroying, while every socket is still open in its owner.
-  const owners = selection.display.processes ? findSocketOwners() : undefined;
+  const owners = selection.display.processes
+    ? findSocketOwners(undefined, undefined, { threads: selection.display.threads })
+    : undefined;
   const output = new KillOutput(format, {
     display: selection.display,
     header: !values["no-header"],
     netnsColumn: selection.query.netns === "all",
     owners,
+    cgroups: cgroupsFor(selection, format === "table"),
   });
   const stop = new AbortController();
   let signal: keyof typeof SIGNAL_EXITS | undefined;

@@ -6,7 +6,7 @@ import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeJson, writeOut } from "../output.js";
 import { reportNamespaces } from "../report.js";
-import { selectionFromArgs, selectOptions } from "../select.js";
+import { cgroupsFor, selectionFromArgs, selectOptions } from "../select.js";
 import { formatSummary, summarise } from "../summary.js";
 import { LISTING_BYTES, TableWriter } from "../table.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
@@ -60,8 +60,9 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
   if (values.summary && !selection.explicitStates) selection.query.states = ["all"];
   // ss lists what the kernel has; protocols named explicitly must exist (an error says which not).
   if (!selection.explicitProtocols) selection.query.ignoreUnsupported = true;
-  const iteration = iterateSockets(selection.query);
   const format = formatFromArgs(values);
+  const cgroups = cgroupsFor(selection, format === "table");
+  const iteration = iterateSockets(selection.query);
   if (values.summary) {
     const summary = summarise(iteration);
     writeOut(format === "table" ? formatSummary(summary) : `${JSON.stringify(summary)}\n`);
@@ -73,11 +74,14 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
       display: selection.display,
       header: !values["no-header"],
       netnsColumn: selection.query.netns === "all",
+      cgroups,
     };
     if (selection.display.processes) {
       // Owners are found by inode: every socket must be listed before the first row is made.
       const sockets: Socket[] = iteration.toArray();
-      const owners = findSocketOwners(new Set(sockets.map((s) => s.inode)));
+      const owners = findSocketOwners(new Set(sockets.map((s) => s.inode)), undefined, {
+        threads: selection.display.threads,
+      });
       writeOut(renderSockets(sockets, format, { ...table, owners }));
     } else {
       // Rows are made as the sockets stream in: no socket outlives its row.
@@ -88,6 +92,10 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
       writeOut(writer.finish());
     }
   }
+  if (cgroups && !cgroups.mounted)
+    process.stderr.write(
+      "sockdiag: note: no cgroup2 file system is mounted: cgroups show as unreachable:ID\n",
+    );
   // With -a the user asked for everything there is: say what this kernel could not list.
   if (values.all)
     for (const protocol of iteration.unsupported)
