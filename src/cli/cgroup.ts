@@ -43,7 +43,7 @@ export class CgroupPaths {
 }
 
 /** The mount point of the first cgroup2 file system in `mountinfo` (fields: proc(5)). */
-function cgroup2Mount(mountinfo: string): string | undefined {
+export function cgroup2Mount(mountinfo = "/proc/self/mountinfo"): string | undefined {
   let text: string;
   try {
     text = readFileSync(mountinfo, "utf8");

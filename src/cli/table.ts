@@ -94,7 +94,8 @@ export class TableWriter {
     capacity = 1 << 16,
   ) {
     this.out = new AsciiWriter(capacity);
-    this.widths = HEADERS.map((h) => (options.header ? h.length : 0));
+    // As wide as the headers also under -H: the rows are the same with and without it.
+    this.widths = HEADERS.map((h) => h.length);
     this.first = options.netnsColumn ? 0 : 1;
     const d = options.display;
     this.wantsDetails = d.options || d.extended || d.memory || d.info || d.processes || Boolean(d.cgroup);

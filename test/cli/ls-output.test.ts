@@ -153,10 +153,10 @@ describeAsRoot("sockdiag ls output formats", () => {
   });
 
   test("-m shows socket memory and -i TCP info", async () => {
-    const m = await sockdiag(["ls", "-N", ns, "-t", "-m", "-H"]);
+    const m = await sockdiag(["ls", "-N", ns, "-t", "-m", "-H", "-O"]);
     const mRows = m.stdout.trimEnd().split("\n");
     assert.ok(mRows.length > 0 && mRows.every((l) => /skmem:\(r\d+,rb\d+,t\d+,tb\d+/.test(l)), m.stdout);
-    const i = await sockdiag(["ls", "-N", ns, "-t", "-i", "-H"]);
+    const i = await sockdiag(["ls", "-N", ns, "-t", "-i", "-H", "-O"]);
     const iRows = i.stdout.trimEnd().split("\n");
     assert.ok(iRows.length > 0 && iRows.every((l) => /rto:\S+ .*cwnd:\d+/.test(l)), i.stdout);
   });

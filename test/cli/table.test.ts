@@ -65,7 +65,8 @@ function referenceTable(
     endpoint(s, s.dst, s.dport),
   ]);
   const first = netnsColumn ? 0 : 1;
-  const widths = titles.map((t, c) => Math.max(header ? t.length : 0, ...rows.map((r) => r[c]!.length)));
+  // Columns are as wide as their titles with or without the header line (-H drops only that line).
+  const widths = titles.map((t, c) => Math.max(t.length, ...rows.map((r) => r[c]!.length)));
   const line = (cells: string[], details: string) =>
     `${cells
       .slice(first)

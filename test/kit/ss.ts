@@ -48,10 +48,18 @@ export async function ssKill(args: readonly string[], options: SsOptions = {}): 
   return ss(["-K", ...args], options);
 }
 
-/** runSs runs ss with exactly `args` (in `netns` if given) and returns its stdout. */
-export async function runSs(args: readonly string[], netns?: string): Promise<string> {
+/**
+ * runSs runs ss with exactly `args` (in `netns` if given) and returns its stdout. `ip netns exec`
+ * mounts a new /sys, hiding the cgroup2 mount under it; `keepMounts` enters only the network
+ * namespace (nsenter), so ss can name cgroups.
+ */
+export async function runSs(args: readonly string[], netns?: string, keepMounts = false): Promise<string> {
   const [cmd, argv] =
-    netns === undefined ? ["ss", [...args]] : ["ip", ["netns", "exec", netns, "ss", ...args]];
+    netns === undefined
+      ? ["ss", [...args]]
+      : keepMounts
+        ? ["nsenter", [`--net=/run/netns/${netns}`, "ss", ...args]]
+        : ["ip", ["netns", "exec", netns, "ss", ...args]];
   try {
     // ss -e prints "Failed to find cgroup2 mount" on stderr inside `ip netns exec`: only the exit status counts.
     const { stdout } = await run(cmd, argv, { maxBuffer: 1 << 30 });
