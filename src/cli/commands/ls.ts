@@ -39,6 +39,8 @@ export const LS: CommandSpec = {
     "STATE: established, syn-sent, syn-recv, fin-wait-1, fin-wait-2, time-wait, close (unconnected),",
     "       close-wait, last-ack, listening, closing, or a group: all, connected, synchronized, bucket, big.",
     "FILTER: ss's filter language, e.g.  dst 10.0.0.5:53   'dport = :443 and not src 127.0.0.1'",
+    "States as ss: the last of -a/-l, then the words in order: the first `state` starts from none, the first",
+    "`exclude` from every state (`ls -t exclude established`: the listeners); an empty result is the default.",
     "-s counts every state unless state words, -a or -l say otherwise.",
     `-K refuses an empty FILTER (use 'sockdiag kill --${DESTROY_ALL}' to destroy every selected socket).`,
     `The namespace sockdiag runs in is named ${HOST_NETNS_NAME} in the Netns column and in JSON.`,
