@@ -15,7 +15,7 @@ import {
   runSs,
   type ScratchNetns,
 } from "../kit/index.js";
-import { type ListScene, startScene } from "../sockets/list-scene.js";
+import { useScene } from "../sockets/list-scene.js";
 import { sockdiag } from "./cli.js";
 
 /** The lines of a listing, grouped by socket: the socket's line and its continuation lines (a tab first). */
@@ -70,24 +70,14 @@ describe("options sockdiag refuses, and unknown ones", () => {
 });
 
 describeAsRoot("ss's display options, against ss", () => {
-  let scene: ListScene;
-  let ns: string;
-
-  before(async () => {
-    await cleanupLeftovers();
-    scene = await startScene({ label: "ls-opts", mptcp: false });
-    ns = scene.ns.name;
-  });
-  after(async () => {
-    await scene?.stop();
-  });
+  const live = useScene({ label: "ls-opts", mptcp: false });
 
   test("-m and -i go on a second line, as ss prints them; with -O on the socket's line", async () => {
     for (const oneline of [[], ["-O"]]) {
       const args = ["-t", "-a", "-e", "-m", "-i", "-H", ...oneline];
-      const ours = await sockdiag(["ls", "-N", ns, ...args]);
+      const ours = await sockdiag(["ls", "-N", live.ns, ...args]);
       assert.equal(ours.code, 0, ours.stderr);
-      const theirs = await runSs(["-n", ...args], ns);
+      const theirs = await runSs(["-n", ...args], live.ns);
       // Per socket: how many lines, and which of them holds skmem.
       const shape = (lines: string[]) => `${lines.length} ${lines.findIndex((l) => l.includes("skmem:("))}`;
       const mine = bySocket(ours.stdout, shape);
@@ -99,7 +89,7 @@ describeAsRoot("ss's display options, against ss", () => {
 
   test("-T names every thread holding a socket as ss -T does, with pid and tid", async () => {
     const args = ["-t", "-u", "-a", "-e", "-T", "-H"];
-    const ours = await sockdiag(["ls", "-N", ns, ...args]);
+    const ours = await sockdiag(["ls", "-N", live.ns, ...args]);
     assert.equal(ours.code, 0, ours.stderr);
     const users = (lines: string[]) =>
       [...lines[0]!.matchAll(/\("[^"]*",pid=\d+,tid=\d+,fd=\d+\)/g)]
@@ -107,8 +97,8 @@ describeAsRoot("ss's display options, against ss", () => {
         .sort()
         .join(" ");
     const mine = bySocket(ours.stdout, users);
-    assert.deepEqual(mine, bySocket(await runSs(["-n", ...args], ns), users));
-    const pid = scene.holder.pid;
+    assert.deepEqual(mine, bySocket(await runSs(["-n", ...args], live.ns), users));
+    const pid = live.scene.holder.pid;
     assert.ok(
       [...mine.values()].every((u) => u.includes(`pid=${pid},tid=${pid},`)),
       `the holder's main thread holds every socket:\n${ours.stdout}`,
@@ -117,8 +107,8 @@ describeAsRoot("ss's display options, against ss", () => {
 
   test("-H leaves out the header line and nothing else: the rows keep their columns", async () => {
     for (const flags of [["-a"], ["-a", "-e"], ["-t", "-u", "-a", "-m"]]) {
-      const withHeader = await sockdiag(["ls", "-N", ns, ...flags]);
-      const without = await sockdiag(["ls", "-N", ns, ...flags, "-H"]);
+      const withHeader = await sockdiag(["ls", "-N", live.ns, ...flags]);
+      const without = await sockdiag(["ls", "-N", live.ns, ...flags, "-H"]);
       assert.equal(without.code, 0, without.stderr);
       const [header, ...rows] = withHeader.stdout.split("\n");
       assert.match(header!, /^Netid +State/);

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, before, describe, test } from "node:test";
-import { cleanupLeftovers, describeAsRoot, runSs } from "../kit/index.js";
-import { kernelLacks, type ListScene, startScene } from "../sockets/list-scene.js";
+import { describe, test } from "node:test";
+import { describeAsRoot, runSs } from "../kit/index.js";
+import { kernelLacks, useScene } from "../sockets/list-scene.js";
 import { type JsonSocket, sockdiag, sockdiagJson } from "./cli.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -54,17 +54,7 @@ describe("sockdiag --version, help and netns without a subcommand", () => {
 });
 
 describeAsRoot("ss parity in a namespace of every kind of socket", () => {
-  let scene: ListScene;
-  let ns: string;
-
-  before(async () => {
-    await cleanupLeftovers();
-    scene = await startScene({ label: "parity", mptcp: false });
-    ns = scene.ns.name;
-  });
-  after(async () => {
-    await scene?.stop();
-  });
+  const live = useScene({ label: "parity", mptcp: false });
 
   test("netns list is netns ls; the caller's own namespace is (host) there and in ls -j", async () => {
     const [ls, list] = await Promise.all([
@@ -76,7 +66,7 @@ describeAsRoot("ss parity in a namespace of every kind of socket", () => {
     // Other tests create namespaces meanwhile: compare the rows this test knows.
     for (const r of [ls, list]) {
       assert.equal(r.code, 0, r.stderr);
-      assert.ok(names(r).includes(ns));
+      assert.ok(names(r).includes(live.ns));
       assert.equal(names(r).filter((n) => n === "(host)").length, 1);
     }
     const own = await sockdiagJson(["ls", "-x", "-a"]);
@@ -87,10 +77,10 @@ describeAsRoot("ss parity in a namespace of every kind of socket", () => {
   });
 
   test("-o prints a timer exactly where ss -o does, with the same name and retransmits", async () => {
-    const [listener] = scene.held.filter((h) => h.protocol === "tcp" && h.state === "listening");
+    const [listener] = live.scene.held.filter((h) => h.protocol === "tcp" && h.state === "listening");
     assert.ok(listener, "the scene has a TCP listener");
-    const [client] = await scene.holder.open({ kind: "connection", listener: listener.id });
-    await scene.holder.close([client!.id]); // the client closes first: FIN-WAIT-2, a running timer
+    const [client] = await live.scene.holder.open({ kind: "connection", listener: listener.id });
+    await live.scene.holder.close([client!.id]); // the client closes first: FIN-WAIT-2, a running timer
     // Keyed by socket cookie (sk: with -e): the orphaned FIN-WAIT-2 socket has no inode.
     const timers = (text: string) =>
       new Map(
@@ -102,15 +92,15 @@ describeAsRoot("ss parity in a namespace of every kind of socket", () => {
             return [/ sk:([0-9a-f]+)/.exec(l)![1]!, timer ? `${timer[1]} ${timer[2]}` : "none"] as const;
           }),
       );
-    const ours = await sockdiag(["ls", "-N", ns, "-t", "-a", "-o", "-e", "-H"]);
+    const ours = await sockdiag(["ls", "-N", live.ns, "-t", "-a", "-o", "-e", "-H"]);
     assert.equal(ours.code, 0, ours.stderr);
     const mine = timers(ours.stdout);
-    assert.deepEqual(mine, timers(await runSs(["-t", "-a", "-n", "-o", "-e", "-H"], ns)));
+    assert.deepEqual(mine, timers(await runSs(["-t", "-a", "-n", "-o", "-e", "-H"], live.ns)));
     assert.ok(
       [...mine.values()].some((t) => t !== "none"),
       `some socket has a timer:\n${ours.stdout}`,
     );
-    const json = await sockdiagJson(["ls", "-N", ns, "-t", "-a", "-o"]);
+    const json = await sockdiagJson(["ls", "-N", live.ns, "-t", "-a", "-o"]);
     for (const s of json as (JsonSocket & { timer?: { name: string; retrans: number } })[]) {
       const text = mine.get(BigInt(s.cookie).toString(16));
       assert.equal(`${s.timer?.name} ${s.timer?.retrans}`, text === "none" ? "off 0" : text);
@@ -118,7 +108,7 @@ describeAsRoot("ss parity in a namespace of every kind of socket", () => {
   });
 
   test("ls -a lists what the kernel can list and notes each protocol it cannot (raw, sctp here)", async () => {
-    const r = await sockdiag(["ls", "-N", ns, "-a", "-H"]);
+    const r = await sockdiag(["ls", "-N", live.ns, "-a", "-H"]);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(r.stdout.length > 0);
     for (const protocol of ["raw", "sctp"] as const)
@@ -127,12 +117,12 @@ describeAsRoot("ss parity in a namespace of every kind of socket", () => {
         kernelLacks(protocol),
         `${protocol}: ${r.stderr}`,
       );
-    const plain = await sockdiag(["ls", "-N", ns, "-H"]);
+    const plain = await sockdiag(["ls", "-N", live.ns, "-H"]);
     assert.equal(plain.stderr, "", "without -a, no note");
   });
 
   test("-s counts per protocol, family and state what ls -a lists; -j gives the same as JSON", async () => {
-    const listed = await sockdiagJson(["ls", "-N", ns, "-a"]);
+    const listed = await sockdiagJson(["ls", "-N", live.ns, "-a"]);
     const want: Record<string, { total: number; states: Record<string, number> }> = {};
     for (const s of listed) {
       want[s.protocol] ??= { total: 0, states: {} };
@@ -140,7 +130,7 @@ describeAsRoot("ss parity in a namespace of every kind of socket", () => {
       p.total++;
       p.states[s.state] = (p.states[s.state] ?? 0) + 1;
     }
-    const r = await sockdiag(["ls", "-N", ns, "-s", "-j"]);
+    const r = await sockdiag(["ls", "-N", live.ns, "-s", "-j"]);
     assert.equal(r.code, 0, r.stderr);
     const summary = JSON.parse(r.stdout) as {
       total: number;
@@ -155,22 +145,22 @@ describeAsRoot("ss parity in a namespace of every kind of socket", () => {
       if (protocol !== "unix") assert.equal(p.inet! + p.inet6!, p.total);
     }
     assert.deepEqual(Object.keys(summary.protocols).sort(), Object.keys(want).sort());
-    const text = await sockdiag(["ls", "-N", ns, "-s"]);
+    const text = await sockdiag(["ls", "-N", live.ns, "-s"]);
     assert.match(text.stdout, new RegExp(`^Total: ${listed.length}\n`));
   });
 
   test("ls -K destroys what kill destroys and refuses an empty filter, as kill does", async () => {
-    const refused = await sockdiag(["ls", "-N", ns, "-u", "-K"]);
+    const refused = await sockdiag(["ls", "-N", live.ns, "-u", "-K"]);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /refusing to destroy every selected socket without a filter/);
-    const udp = scene.listed.filter((h) => h.protocol === "udp" && h.state === "established");
+    const udp = live.scene.listed.filter((h) => h.protocol === "udp" && h.state === "established");
     const target = udp[0];
     assert.ok(target, "the scene has a connected UDP socket");
-    const before = await sockdiagJson(["ls", "-N", ns, "-u", "-a"]);
-    const r = await sockdiag(["ls", "-N", ns, "-u", "-K", "-H", "dst", `${target.dst}:${target.dport}`]);
+    const before = await sockdiagJson(["ls", "-N", live.ns, "-u", "-a"]);
+    const r = await sockdiag(["ls", "-N", live.ns, "-u", "-K", "-H", "dst", `${target.dst}:${target.dport}`]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /matched, \d+ destroyed/);
-    const after = await sockdiagJson(["ls", "-N", ns, "-u", "-a"]);
+    const after = await sockdiagJson(["ls", "-N", live.ns, "-u", "-a"]);
     const gone = before.filter((s) => !after.some((a) => a.cookie === s.cookie));
     assert.ok(gone.length >= 1);
     // An IPv4 address also names IPv6 sockets connected to its v4-mapped form (ss semantics).

@@ -8,8 +8,9 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import { listSockets, UnsupportedProtocolError } from "../../src/sockets/index.js";
-import { createNetns, type HeldSocket, Holder, type ScratchNetns } from "../kit/index.js";
+import { cleanupLeftovers, createNetns, type HeldSocket, Holder, type ScratchNetns } from "../kit/index.js";
 
 /** The fields a listed socket is compared on (a Socket, or one object of `ls -j`). */
 export interface ListedLike {
@@ -70,6 +71,37 @@ export async function startScene(options: SceneOptions = {}): Promise<ListScene>
     await stop();
     throw err;
   }
+}
+
+/** The scene of a suite (useScene), set once its `before` hook has run. */
+export interface SuiteScene {
+  readonly scene: ListScene;
+  /** The scene's namespace name. */
+  readonly ns: string;
+}
+
+/**
+ * useScene registers hooks on the enclosing suite: before its tests, clean up a crashed run's
+ * leftovers and start a scene; after them, stop it.
+ */
+export function useScene(options: SceneOptions): SuiteScene {
+  let scene: ListScene | undefined;
+  before(async () => {
+    await cleanupLeftovers();
+    scene = await startScene(options);
+  });
+  after(async () => {
+    await scene?.stop();
+  });
+  return {
+    get scene() {
+      assert.ok(scene, "the scene has started");
+      return scene;
+    },
+    get ns() {
+      return this.scene.ns.name;
+    },
+  };
 }
 
 /**
