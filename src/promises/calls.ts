@@ -90,9 +90,10 @@ function withSignal<T>(options: T, ctx: Pick<CallContext, "signal">): T {
 }
 
 /** A watch as a stream: the sockets freed so far, then `null` until more are. */
-function watching(watch: SocketWatch): Iterable<InetSocket | null> & { failures: NamespaceFailure[] } {
+function watching(watch: SocketWatch): Iterable<InetSocket | null> & Pick<SocketWatch, "failures" | "notes"> {
   return {
     failures: watch.failures,
+    notes: watch.notes,
     *[Symbol.iterator]() {
       try {
         for (;;) {

@@ -35,16 +35,18 @@ export type AsyncQuery = NamespacedQuery & Abortable;
  * AsyncSocketIteration streams the sockets of a query: `for await` pulls them by chunks from the
  * worker, a couple of chunks ahead at most (memory stays flat), and breaking out of the loop
  * releases the worker's netlink sockets and handles at once. `failures` grows as namespaces fail
- * (netns "all"). Each `for await` is a fresh pass.
+ * (netns "all"), `notes` as namespaces are passed over (vanished). Each `for await` is a fresh pass.
  */
 export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIterable<S> {
   readonly failures: NamespaceFailure[] = [];
+  readonly notes: StreamMap["iterateSockets"]["note"][] = [];
 
   constructor(private readonly query: AsyncQuery) {}
 
   async *[Symbol.asyncIterator](): AsyncGenerator<S> {
     const [rest, signal] = splitSignal(this.query);
     this.failures.length = 0;
+    this.notes.length = 0;
     // The query's protocols decide which sockets come, as in sockdiag's SocketIteration.
     yield* drain(client.open("iterateSockets", [rest], signal), this) as AsyncGenerator<S>;
   }
@@ -92,6 +94,11 @@ export class SocketWatchStream implements AsyncIterable<InetSocket> {
   /** Namespaces that could not be watched (netns "all"), as they are met. */
   get failures(): readonly NamespaceFailure[] {
     return this.#stream.failures;
+  }
+
+  /** Namespaces passed over (vanished, a pin that holds none), as they are met. */
+  get notes(): readonly StreamMap["watchSockets"]["note"][] {
+    return this.#stream.notes;
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<InetSocket> {
