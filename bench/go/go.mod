@@ -1,0 +1,3 @@
+module sockdiag/bench/go
+
+go 1.19
