@@ -1,10 +1,14 @@
-/** Request serialisation and message parsing: ns/op and bytes/op. */
+/**
+ * Request serialisation and message parsing, beside the seed-style Go anchor (bench/go) run in the
+ * same process tree: each figure of ours as a ratio to Go's, and what the difference is made of.
+ */
 import { AddressTexts } from "../src/diag/address.js";
 import { decodeInetDiagMsg, writeInetDumpRequest } from "../src/diag/inet.js";
 import type { InetSocket } from "../src/diag/inet-socket.js";
-
 import { DecodeScratch, MessageWriter } from "../src/netlink/index.js";
-import { fmt, perOp, recordGoal, row } from "./measure.js";
+import { type GoAnchor, type GoFigure, goFigure, mergeAnchors, runGoAnchor } from "./go-anchor.js";
+import { type Window, withCollections } from "./machine.js";
+import { fmt, type PerOp, perOp, recordGoal, row } from "./measure.js";
 
 /** inet_diag_msg and the attributes a UDP dump always carries: SHUTDOWN, CGROUP_ID, SOCKOPT. */
 const MSG_LEN = 72 + 8 + 12 + 8;
@@ -52,27 +56,104 @@ function messages(count: number): { buf: Buffer; offsets: number[] } {
  * perOp over 11 rounds of `ops` calls, the round of median time: the first rounds of 100,000 kept
  * sockets also pay for the young generation growing to the size a long listing gives it.
  */
-function rounds(fn: (i: number) => void, ops: number): { nsPerOp: number; bytesPerOp: number } {
+function rounds(fn: (i: number) => void, ops: number): PerOp {
   const all = Array.from({ length: 11 }, () => perOp(fn, ops)).sort((a, b) => a.nsPerOp - b.nsPerOp);
   return all[5]!;
 }
 
-export function benchCodec(): string[] {
-  const out = ["request serialisation and message parsing"];
+/** "1.78 x Go (goal <= 1.0)", or the reason there is no Go figure. */
+function toGo(ours: number, go: GoFigure | undefined, limit?: number): string {
+  if (!go) return "(no Go anchor)";
+  return `${fmt.ratio(ours, go.nsPerOp)} Go${limit === undefined ? "" : ` (goal <= ${limit})`}`;
+}
+
+/** "collections 12 ns/op, 31 minor faults": what the machine's memory costs within a round. */
+function machineCost(r: PerOp, ops: number, gcMs: (w: readonly Window[]) => number): string {
+  const gcNs = (gcMs([r.window]) * 1e6) / ops;
+  return `collections ${gcNs.toFixed(0)} ns/op, page faults ${r.faults.minor} minor + ${r.faults.major} major`;
+}
+
+export async function benchCodec(): Promise<string[]> {
+  // Go's runs bracket ours, so that a change of the machine's load hits both.
+  const before = runGoAnchor();
+  const { result, gcMs } = await withCollections(measure);
+  const anchor: GoAnchor = mergeAnchors(before, runGoAnchor());
+  const go = "missing" in anchor ? undefined : (name: string) => goFigure(anchor, name);
+  const goRow = (label: string, f: GoFigure) =>
+    row(label, `${f.nsPerOp.toFixed(0)} ns/op`, `${f.bytesPerOp} B/op, ${f.allocsPerOp} allocs/op`);
+  const out = ["request serialisation and message parsing, beside the seed-style Go anchor (bench/go)"];
+  if (go && !("missing" in anchor)) {
+    out.push(
+      `  ${anchor.version}, go test -bench -benchmem, medians of 6 runs (3 before ours, 3 after):`,
+      goRow("Go: serialise a dump request into a fresh buffer, 72 B", go("Serialize")),
+      goRow("Go: parse an inet_diag_msg into net.IP fields, read all", go("Parse")),
+      goRow("Go: the same, both addresses as text too (IP.String)", go("ParseAddressText")),
+    );
+  } else {
+    out.push(`  ${"missing" in anchor ? anchor.missing : ""}; the Go rows and ratios are skipped`);
+  }
+  const { ser, parse, parseLoose, texts, parseAttrs, parseAlone, ops } = result;
+  const goSer = go?.("Serialize");
+  const goParse = go?.("Parse");
+  if (goSer) recordGoal("serialise a dump request / Go", ser.nsPerOp / goSer.nsPerOp, 1.0);
+  if (goParse)
+    recordGoal(
+      "parse a socket, read every field (attributes skipped) / Go",
+      parse.nsPerOp / goParse.nsPerOp,
+      1.0,
+    );
+  out.push(
+    "  sockdiag:",
+    row(
+      "serialise a dump request: nlmsghdr + inet_diag_req_v2, 72 B",
+      `${ser.nsPerOp.toFixed(0)} ns/op`,
+      `${toGo(ser.nsPerOp, goSer, 1.0)}; ${ser.bytesPerOp.toFixed(1)} bytes/op (into a reused buffer)`,
+    ),
+    "  parse one UDP inet_diag_msg (72 B + SHUTDOWN, CGROUP_ID, SOCKOPT) into a plain-data InetSocket, as a",
+    "  dump does (its DecodeScratch and AddressTexts; 6 sources, 2 destinations), kept in an array as a",
+    "  listing keeps them (their collection counted), then read its 17 fields; median of 11 rounds:",
+    row(
+      "parse a socket, read every field (attributes skipped)",
+      `${parse.nsPerOp.toFixed(0)} ns/op`,
+      `${toGo(parse.nsPerOp, goParse, 1.0)}; ${parse.bytesPerOp.toFixed(1)} bytes/op`,
+    ),
+    row("", "", machineCost(parse, ops, gcMs)),
+    "  what the difference is made of:",
+    row(
+      "the same, not kept (as Go's: the young generation dies)",
+      `${parseLoose.nsPerOp.toFixed(0)} ns/op`,
+      `${toGo(parseLoose.nsPerOp, goParse)}; ${machineCost(parseLoose, ops, gcMs)}`,
+    ),
+    row(
+      "its address texts alone (AddressTexts src + dst)",
+      `${texts.nsPerOp.toFixed(0)} ns/op`,
+      `${texts.bytesPerOp.toFixed(1)} bytes/op; Go's address text: ${
+        go ? `${(go("ParseAddressText").nsPerOp - go("Parse").nsPerOp).toFixed(0)} ns/op` : "-"
+      }`,
+    ),
+    row(
+      "attributes decoded too (shutdown, cgroupId), kept, read",
+      `${parseAttrs.nsPerOp.toFixed(0)} ns/op`,
+      `${toGo(parseAttrs.nsPerOp, goParse)}; ${parseAttrs.bytesPerOp.toFixed(1)} bytes/op; ${machineCost(parseAttrs, ops, gcMs)}`,
+    ),
+    row(
+      "one message alone (its own DataView, addresses formatted)",
+      `${parseAlone.nsPerOp.toFixed(0)} ns/op`,
+      `${toGo(parseAlone.nsPerOp, go?.("ParseAddressText"))} with text; ${parseAlone.bytesPerOp.toFixed(1)} bytes/op`,
+    ),
+  );
+  return out;
+}
+
+/** Our figures; the caller observes the collections meanwhile. */
+function measure() {
   const writer = new MessageWriter(Buffer.alloc(4096));
   const req = { family: 2, protocol: 17, ext: 0, states: 0xfff };
   // Into a reused buffer, header included: what each dump costs before its send.
   const ser = perOp((i) => writeInetDumpRequest(writer.reset(), i, req), 200_000);
-  recordGoal("serialise a dump request", ser.nsPerOp, 100, "ns");
-  out.push(
-    row(
-      "serialise a dump request: nlmsghdr + inet_diag_req_v2, 72 B",
-      `${ser.nsPerOp.toFixed(0)} ns/op`,
-      `${ser.bytesPerOp.toFixed(1)} bytes/op`,
-    ),
-  );
 
   const { buf, offsets } = messages(100_000);
+  const ops = offsets.length;
   // What a dump keeps from one message to the next: a DataView per receive chunk and an attribute
   // reader (DecodeScratch), and the texts of the addresses met so far (AddressTexts).
   const dump = (attributes: boolean) => ({
@@ -83,7 +164,7 @@ export function benchCodec(): string[] {
   });
   let sink = 0;
   // Each op keeps its socket, as a listing does (the collector then has them to move).
-  const kept: InetSocket[] = new Array(offsets.length);
+  const kept: InetSocket[] = new Array(ops);
   // Every field of the plain-data socket is decoded when it is made (addresses as text, the
   // cookie as a bigint): each op decodes one message, then reads each documented field once.
   const readAll = (s: InetSocket) =>
@@ -105,50 +186,34 @@ export function benchCodec(): string[] {
     s.expires +
     (s.netns === undefined ? 0 : 1);
   const plain = dump(false);
-  const parseOne = (i: number) => {
+  const parse = rounds((i) => {
     const s = decodeInetDiagMsg(buf, offsets[i]!, MSG_LEN, plain);
     kept[i] = s;
     sink += readAll(s);
-  };
-  const parse = rounds(parseOne, offsets.length);
-  recordGoal("parse a socket, read every field (attributes skipped)", parse.nsPerOp, 150, "ns");
-  out.push(
-    "  parse one UDP inet_diag_msg (72 B + SHUTDOWN, CGROUP_ID, SOCKOPT) into a plain-data InetSocket, as a",
-    "  dump does (its DecodeScratch and AddressTexts; 6 sources, 2 destinations), kept in an array as a",
-    "  listing keeps them (their collection counted), then read its 17 fields; median of 11 rounds:",
-    row(
-      "attributes skipped (listSockets without extensions)",
-      `${parse.nsPerOp.toFixed(0)} ns/op`,
-      `${parse.bytesPerOp.toFixed(1)} bytes/op (goal <= 150 ns)`,
-    ),
-  );
+  }, ops);
+  kept.fill(undefined as unknown as InetSocket);
+  const loose = dump(false);
+  const parseLoose = rounds((i) => {
+    sink += readAll(decodeInetDiagMsg(buf, offsets[i]!, MSG_LEN, loose));
+  }, ops);
+  const addressTexts = new AddressTexts();
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const texts = rounds((i) => {
+    const o = offsets[i]!;
+    sink += addressTexts.src(view, o + 8, false).length + addressTexts.dst(view, o + 24, false).length;
+  }, ops);
   const withAttributes = dump(true);
   const parseAttrs = rounds((i) => {
     const s = decodeInetDiagMsg(buf, offsets[i]!, MSG_LEN, withAttributes);
     kept[i] = s;
     sink += readAll(s) + s.shutdown! + (s.cgroupId === 0n ? 0 : 1);
-  }, offsets.length);
-  recordGoal("parse a socket with its attributes, read every field", parseAttrs.nsPerOp, 150, "ns");
-  out.push(
-    row(
-      "attributes decoded too (shutdown, cgroupId) and read",
-      `${parseAttrs.nsPerOp.toFixed(0)} ns/op`,
-      `${parseAttrs.bytesPerOp.toFixed(1)} bytes/op (goal <= 150 ns)`,
-    ),
-  );
+  }, ops);
   const alone = { protocol: "udp" as const, attributes: false };
   const parseAlone = rounds((i) => {
     const s = decodeInetDiagMsg(buf, offsets[i]!, MSG_LEN, alone);
     kept[i] = s;
     sink += readAll(s);
-  }, offsets.length);
-  out.push(
-    row(
-      "one message alone (a DataView of its own, both addresses formatted)",
-      `${parseAlone.nsPerOp.toFixed(0)} ns/op`,
-      `${parseAlone.bytesPerOp.toFixed(1)} bytes/op`,
-    ),
-  );
-  if (sink === -1) out.push(fmt.ms(0));
-  return out;
+  }, ops);
+  if (sink === -1) throw new Error("unreachable");
+  return { ser, parse, parseLoose, texts, parseAttrs, parseAlone, ops };
 }

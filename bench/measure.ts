@@ -2,6 +2,7 @@
 import { spawnSync } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { PerformanceObserver, performance } from "node:perf_hooks";
+import { faultsSince, machineLine, type PageFaults, pageFaults, type Window } from "./machine.js";
 
 /** Median of the values. */
 export function median(values: number[]): number {
@@ -81,10 +82,10 @@ export const TIMED_ENV: NodeJS.ProcessEnv = (() => {
   return env;
 })();
 
-/** What the bench says about the timed processes' environment, on its first line. */
+/** What the bench says about the machine and the timed processes' environment, first and last. */
 export function environmentNote(): string {
   const was = process.env.NODE_EXTRA_CA_CERTS === undefined ? "was not set" : "was set here";
-  return `Node ${process.version}; every timed process runs with NODE_EXTRA_CA_CERTS unset (it ${was})`;
+  return `${machineLine()}\nevery timed process runs with NODE_EXTRA_CA_CERTS unset (it ${was})`;
 }
 
 /** A command line to time as a whole process. */
@@ -136,20 +137,38 @@ export function runProcess(
 
 declare const gc: (() => void) | undefined;
 
+/** What perOp measured: time and allocation per op, its timed window and its page faults. */
+export interface PerOp {
+  nsPerOp: number;
+  bytesPerOp: number;
+  /** The timed calls' window, in performance.now() time (for withCollections). */
+  window: Window;
+  /** This process's page faults during the timed calls. */
+  faults: PageFaults;
+}
+
 /**
  * ns/op and bytes/op of fn, over `ops` calls. Allocation is read from the heap growth with a
  * collection before and none during (run node with --expose-gc and a young generation large
  * enough for `ops` calls: --max-semi-space-size=128).
  */
-export function perOp(fn: (i: number) => void, ops: number): { nsPerOp: number; bytesPerOp: number } {
+export function perOp(fn: (i: number) => void, ops: number): PerOp {
   for (let i = 0; i < Math.min(ops, 10_000); i++) fn(i); // warm up the JIT
   if (typeof gc === "function") gc();
   const before = process.memoryUsage().heapUsed;
+  const faults = pageFaults();
+  const start = performance.now();
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < ops; i++) fn(i);
   const ns = Number(process.hrtime.bigint() - t0);
+  const end = performance.now();
   const after = process.memoryUsage().heapUsed;
-  return { nsPerOp: ns / ops, bytesPerOp: Math.max(0, after - before) / ops };
+  return {
+    nsPerOp: ns / ops,
+    bytesPerOp: Math.max(0, after - before) / ops,
+    window: { start, end },
+    faults: faultsSince(faults),
+  };
 }
 
 /** One of the issue's goals as measured in this run: label, value and limit, for the closing summary. */
