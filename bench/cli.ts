@@ -3,7 +3,7 @@
  * `ls -u -a` and `ls -u -a -j` to `ss -uan`, and where a listing's time goes — Node's own start-up,
  * loading the bundle, a listing whose filter the kernel finds nothing for, and the rest per socket.
  */
-import { fmt, recordGoal, row, timeProcesses } from "./measure.js";
+import { fmt, recordGoal, row, timeProcessesWithFaults } from "./measure.js";
 import { CLI } from "./scene.js";
 
 /** A filter no socket of the scene matches: the kernel still walks every socket, sends none. */
@@ -11,7 +11,7 @@ const NOTHING = ["sport", "=", ":1"];
 
 export function cliProcesses(netnsName: string, total: number): string[] {
   const node = process.execPath;
-  const [ss, ls, lsj, start, version, help, empty, ssEmpty] = timeProcesses([
+  const runs = timeProcessesWithFaults([
     ["ss", "-N", netnsName, "-uan"],
     [node, CLI, "ls", "-N", netnsName, "-u", "-a"],
     [node, CLI, "ls", "-N", netnsName, "-u", "-a", "-j"],
@@ -20,16 +20,28 @@ export function cliProcesses(netnsName: string, total: number): string[] {
     [node, CLI, "--help"],
     [node, CLI, "ls", "-N", netnsName, "-u", "-a", ...NOTHING],
     ["ss", "-N", netnsName, "-uan", ...NOTHING],
-  ]) as [number, number, number, number, number, number, number, number];
+  ]);
+  const [ss, ls, lsj, start, version, help, empty, ssEmpty] = runs.map((r) => r.ms) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  // Page faults of each process (median): start-up's cost is mostly the memory it maps.
+  const [ssF, lsF, lsjF, startF] = runs.map((r) => `${r.faults} page faults`);
   recordGoal("ls -u -a / ss -uan, whole processes", ls / ss, 1.1);
   recordGoal("ls -u -a -j / ss -uan, whole processes", lsj / ss, 1.2);
   return [
     "  whole processes, stdout to /dev/null (medians of 7 rounds, one of each per round)",
-    row("ss -uan", fmt.ms(ss), fmt.rate(total, ss)),
-    row("sockdiag ls -u -a", fmt.ms(ls), `${fmt.ratio(ls, ss)} ss (goal <= 1.1)`),
-    row("sockdiag ls -u -a -j", fmt.ms(lsj), `${fmt.ratio(lsj, ss)} ss (goal <= 1.2)`),
+    row("ss -uan", fmt.ms(ss), `${fmt.rate(total, ss)}; ${ssF}`),
+    row("sockdiag ls -u -a", fmt.ms(ls), `${fmt.ratio(ls, ss)} ss (goal <= 1.1); ${lsF}`),
+    row("sockdiag ls -u -a -j", fmt.ms(lsj), `${fmt.ratio(lsj, ss)} ss (goal <= 1.2); ${lsjF}`),
     "  where the time of ls -u -a goes",
-    row("node -e 0 (Node's own start-up)", fmt.ms(start)),
+    row("node -e 0 (Node's own start-up)", fmt.ms(start), startF),
     row(
       "sockdiag --version (+ loading the bundle)",
       fmt.ms(version),

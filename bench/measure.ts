@@ -29,6 +29,8 @@ export interface TurnTimes {
   mean: number;
   /** Milliseconds of garbage collection (perf_hooks "gc" entries) within a round, on average. */
   gcMean: number;
+  /** This process's page faults (minor + major) within a round, on average. */
+  faultsMean: number;
 }
 
 /**
@@ -49,17 +51,21 @@ export async function timeInTurns(
   });
   observer.observe({ entryTypes: ["gc"] });
   const windows = fns.map((): { start: number; end: number }[] => []);
+  const faults = fns.map(() => 0);
   for (let i = 0; i < rounds; i++) {
     fns.forEach((fn, f) => {
+      const before = pageFaults();
       const start = performance.now();
       fn();
       windows[f]!.push({ start, end: performance.now() });
+      const d = faultsSince(before);
+      faults[f]! += d.minor + d.major;
     });
   }
   // Node queues each collection's entry in one turn of the event loop and calls the observer in the next.
   for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
   observer.disconnect();
-  return windows.map((w) => {
+  return windows.map((w, f) => {
     const times = w.map((r) => r.end - r.start);
     const gcTime = gcs
       .filter((g) => w.some((r) => g.start >= r.start && g.start < r.end))
@@ -68,6 +74,7 @@ export async function timeInTurns(
       median: median(times),
       mean: times.reduce((a, b) => a + b, 0) / times.length,
       gcMean: gcTime / rounds,
+      faultsMean: faults[f]! / rounds,
     };
   });
 }
@@ -97,19 +104,34 @@ export type Command = readonly [command: string, ...args: string[]];
  * one fails.
  */
 export function timeProcesses(commands: readonly Command[], runs = 7): number[] {
+  return timeProcessesWithFaults(commands, runs).map((p) => p.ms);
+}
+
+/**
+ * timeProcesses, with each process's page faults beside its time (medians; read from this
+ * process's cminflt and cmajflt, which count the children it has waited for).
+ */
+export function timeProcessesWithFaults(
+  commands: readonly Command[],
+  runs = 7,
+): { ms: number; faults: number }[] {
   const devnull = openSync("/dev/null", "w");
   try {
     const times = commands.map((): number[] => []);
+    const faults = commands.map((): number[] => []);
     for (let i = 0; i < runs; i++) {
       commands.forEach(([command, ...args], c) => {
+        const before = pageFaults();
         const t0 = process.hrtime.bigint();
         const r = spawnSync(command, args, { stdio: ["ignore", devnull, "pipe"], env: TIMED_ENV });
         const ms = Number(process.hrtime.bigint() - t0) / 1e6;
         if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+        const d = faultsSince(before);
         times[c]!.push(ms);
+        faults[c]!.push(d.childMinor + d.childMajor);
       });
     }
-    return times.map(median);
+    return times.map((t, c) => ({ ms: median(t), faults: median(faults[c]!) }));
   } finally {
     closeSync(devnull);
   }

@@ -129,7 +129,13 @@ async function measure(): Promise<string[]> {
     const sync = median(syncTimes);
     out.push(row(`listSockets, sync (${count} sockets)`, fmt.ms(sync)));
     goal("promises / sync, listing 100,000", viaWorker.ms / sync, 1.5, "x");
-    goal("event-loop delay, max, promises listing of 100,000", median(viaWorker.delays), 10, "ms");
+    // The sync API blocks its caller for the whole listing: the delay is judged against that.
+    goal(
+      "event-loop delay, promises listing of 100,000 / sync listing",
+      median(viaWorker.delays) / sync,
+      0.2,
+      "x",
+    );
     out.push(
       row(
         `listSockets, sockdiag/promises (${count} sockets)`,
@@ -137,7 +143,11 @@ async function measure(): Promise<string[]> {
         `${fmt.ratio(viaWorker.ms, sync)} sync (goal <= 1.5)`,
       ),
       `  event-loop delay, max of each of ${ROUNDS} rounds (1 ms resolution):`,
-      row("    while listing", delays(viaWorker), "goal: median <= 10 ms (sync blocks throughout)"),
+      row(
+        "    while listing",
+        delays(viaWorker),
+        `median ${fmt.ratio(median(viaWorker.delays), sync)} the sync listing's block (goal <= 0.2)`,
+      ),
       row("    idle for as long (the machine's own)", delays(await idle(viaWorker.ms))),
       row(
         "    another process listing them (ls -u -a)",
@@ -152,7 +162,12 @@ async function measure(): Promise<string[]> {
   await inManyNamespaces(undefined, async (many, config) => {
     const syncMs = timeFn(() => new BackendTerminator(config).terminate(BACKEND), 1);
     const { viaWorker, destroyed } = await terminateRounds(many, config);
-    goal("event-loop delay, max, promises terminate over 100 namespaces", median(viaWorker.delays), 10, "ms");
+    goal(
+      "event-loop delay, promises terminate over 100 namespaces / sync",
+      median(viaWorker.delays) / syncMs,
+      0.02,
+      "x",
+    );
     const args = [
       "terminate-backend",
       `${BACKEND.address}:${BACKEND.port}`,
@@ -163,7 +178,11 @@ async function measure(): Promise<string[]> {
       row("BackendTerminator.terminate, sync (warm, nothing left to destroy)", fmt.ms(syncMs)),
       row(`BackendTerminator.terminate, sockdiag/promises (${destroyed} destroyed)`, fmt.ms(viaWorker.ms)),
       `  event-loop delay, max of each of ${ROUNDS} rounds (1 ms resolution):`,
-      row("    while terminating", delays(viaWorker), "goal: median <= 10 ms"),
+      row(
+        "    while terminating",
+        delays(viaWorker),
+        `median ${fmt.ratio(median(viaWorker.delays), syncMs)} the sync call's block (goal <= 0.02)`,
+      ),
       row("    idle for as long (the machine's own)", delays(await idle(viaWorker.ms))),
       row(
         "    another process terminating (terminate-backend)",
