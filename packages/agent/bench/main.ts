@@ -35,6 +35,8 @@ const OTHERS_PER_NAMESPACE = 100;
 const PORT = 5353;
 const ROUNDS = 3;
 const MULTI_HOLDER = new URL("../../../../dist/bench/multi-holder.js", import.meta.url).pathname;
+/** The core bench's machine line (CPU, Node, load average), from its build as MULTI_HOLDER is. */
+const MACHINE = new URL("../../../../dist/bench/machine.js", import.meta.url).href;
 const backendsOf = (n: number, third: number) =>
   Array.from({ length: n }, (_, i) => ({ address: `127.13.${third}.${i + 1}`, port: PORT }));
 
@@ -283,6 +285,8 @@ async function main(): Promise<void> {
   const sections = { scale: scaleBench, latency: latencyBench };
   for (const name of asked)
     if (!(name in sections)) throw new Error(`unknown section ${name} (scale, latency)`);
+  const { machineLine } = (await import(MACHINE)) as { machineLine: () => string };
+  console.log(machineLine());
   for (const [name, run] of Object.entries(sections))
     if (asked.length === 0 || asked.includes(name)) console.log((await run()).join("\n"));
 }
