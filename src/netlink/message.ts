@@ -155,17 +155,15 @@ export class MessageWriter {
   /** Start a message: struct nlmsghdr { len (patched by end), type, flags, seq, pid = 0 }. */
   begin(type: number, flags: number, seq: number): this {
     this.ensure(NLMSG_HDRLEN);
-    const b = this.buf;
+    const v = this.view;
     const o = this.length;
     this.msgStart = o;
-    // Byte stores: Buffer's write methods check their arguments on every call.
-    zero(b, o, o + 4);
-    b[o + 4] = type & 0xff;
-    b[o + 5] = type >>> 8;
-    b[o + 6] = flags & 0xff;
-    b[o + 7] = flags >>> 8;
-    putU32LE(b, o + 8, seq >>> 0);
-    zero(b, o + 12, o + 16);
+    // DataView stores: TurboFan inlines them, where Buffer's write methods check their arguments.
+    v.setUint32(o, 0, true);
+    v.setUint16(o + 4, type, true);
+    v.setUint16(o + 6, flags, true);
+    v.setUint32(o + 8, seq >>> 0, true);
+    v.setUint32(o + 12, 0, true);
     this.length = o + NLMSG_HDRLEN;
     return this;
   }
@@ -174,7 +172,8 @@ export class MessageWriter {
   reserve(n: number): number {
     this.ensure(n);
     const o = this.length;
-    zero(this.buf, o, o + n);
+    if ((n & 3) === 0) for (let i = o; i < o + n; i += 4) this.view.setUint32(i, 0);
+    else zero(this.buf, o, o + n);
     this.length = o + n;
     return o;
   }
