@@ -172,11 +172,12 @@ export interface PerOp {
 /**
  * ns/op and bytes/op of fn, over `ops` calls. Allocation is read from the heap growth with a
  * collection before and none during (run node with --expose-gc and a young generation large
- * enough for `ops` calls: --max-semi-space-size=128).
+ * enough for `ops` calls: --max-semi-space-size=128). Without `collectFirst`, bytes/op means
+ * nothing, but the young generation keeps the pages it has (a full collection gives them back).
  */
-export function perOp(fn: (i: number) => void, ops: number): PerOp {
+export function perOp(fn: (i: number) => void, ops: number, collectFirst = true): PerOp {
   for (let i = 0; i < Math.min(ops, 10_000); i++) fn(i); // warm up the JIT
-  if (typeof gc === "function") gc();
+  if (collectFirst && typeof gc === "function") gc();
   const before = process.memoryUsage().heapUsed;
   const faults = pageFaults();
   const start = performance.now();
