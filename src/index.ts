@@ -78,6 +78,7 @@ export type {
   Outcome,
   RunOptions,
   Tally,
+  TallyCounts,
 } from "./run/index.js";
 export {
   type DestroyQuery,

@@ -25,6 +25,7 @@ export {
   type RunItem,
   type RunReport,
   type Tally,
+  type TallyCounts,
 } from "./report.js";
 export {
   type Batcher,

@@ -52,6 +52,9 @@ export type Tally<T extends RunItem = Socket> = {
   skipped: number;
 } & { [K in DoneOf<T>]: number };
 
+/** A tally in numbers only (failures counted, not listed): what logs and metrics carry. */
+export type TallyCounts<T extends RunItem = Socket> = Omit<Tally<T>, "failed"> & { failed: number };
+
 /** What happened to one matched item; "matched" is a dry run's only outcome. */
 export type Outcome<T extends RunItem = Socket> = DoneOf<T> | "gone" | "failed" | "skipped" | "matched";
 

@@ -4,7 +4,7 @@
  * `libraryTerminator` is the real one, over sockdiag/promises' BackendTerminator.
  */
 import { existsSync } from "node:fs";
-import type { BatchTerminationReport } from "sockdiag";
+import type { BatchTerminationReport, ConntrackEntry, TallyCounts } from "sockdiag";
 import { BackendTerminator, probe } from "sockdiag/promises";
 import type { AgentBackend } from "./backend.js";
 import { netnsOwners } from "./netns-owners.js";
@@ -12,24 +12,6 @@ import { DEFAULT_NETNS_DIRS } from "./options.js";
 
 /** How a batch report names the host's own namespace. */
 const HOST = "(host)";
-
-/** Socket counts: matched = destroyed + gone + failed + skipped. */
-export interface SocketCounts {
-  matched: number;
-  destroyed: number;
-  gone: number;
-  failed: number;
-  skipped: number;
-}
-
-/** Conntrack counts: matched = deleted + gone + failed + skipped. */
-export interface ConntrackCounts {
-  matched: number;
-  deleted: number;
-  gone: number;
-  failed: number;
-  skipped: number;
-}
 
 /** One error of a batch: a namespace that failed, a socket that could not be destroyed, a source error. */
 export interface BatchError {
@@ -52,8 +34,10 @@ export interface TouchedNamespace {
 
 /** The outcome of one batch. */
 export interface BatchOutcome {
-  sockets: SocketCounts;
-  conntrack: ConntrackCounts;
+  /** matched = destroyed + gone + failed + skipped. */
+  sockets: TallyCounts;
+  /** matched = deleted + gone + failed + skipped. */
+  conntrack: TallyCounts<ConntrackEntry>;
   /** Namespaces visited, the host included; those that failed. */
   namespaces: { visited: number; failed: number };
   errors: BatchError[];
