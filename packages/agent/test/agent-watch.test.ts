@@ -190,6 +190,8 @@ describe("agent and the stand-in API server", () => {
     await terminator.waitForBatches(1);
     assert.ok(terminator.batches[0]!.includes("10.5.0.1:53/udp"));
     assert.ok(!terminator.batches.flat().includes("10.5.0.2:53/udp"), "a live backend was terminated");
+    // The batch is logged once the terminator has answered: wait for the line, not for the call.
+    await until(() => second.logs.some((l) => l.msg === "removal batch"), 2000, "the batch log line");
     const line = second.logs.find((l) => l.msg === "removal batch")!;
     assert.ok((line.restored as number) >= 1);
   });
