@@ -5,7 +5,7 @@
  * receive buffer (or, given DumpOptions.messages, none: its bytes are handed on).
  */
 import { AddressTexts } from "../diag/address.js";
-import { familyNumber, INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
+import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { checkInetDiagMsg, decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
 import type { InetProtocol, InetSocket, Socket, SocketNetns } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
@@ -20,6 +20,7 @@ import {
 } from "../netlink/index.js";
 import { inNetns, openNetlinkIn, readSockstat, type SocketCounts, type Target } from "../netns/index.js";
 import { Errno, MisuseError } from "../sys/errors.js";
+import { AF_INET } from "../sys/socket.js";
 import { UnsupportedProtocolError } from "./errors.js";
 import type { InetDump, QueryPlan } from "./query.js";
 
@@ -234,12 +235,14 @@ export class Scan implements Disposable {
     readonly target: Target,
     plan: QueryPlan,
   ) {
+    // The counters are read only where they can leave a dump out (a TCP listing needs none).
+    const counted = plan.inet.some((d) => COUNTERS[d.protocol] !== undefined);
     const { conn, counts } = inNetns(target.netns, () => {
-      const counts = readSockstat();
+      const counts = counted ? readSockstat() : undefined;
       return { counts, conn: NetlinkSocket.open(NETLINK_SOCK_DIAG) };
     });
     this.conn = conn;
-    this.plan = withoutEmptyDumps(plan, counts);
+    this.plan = counts ? withoutEmptyDumps(plan, counts) : plan;
     try {
       this.dumper = new Dumper(this.conn);
       this.options = {
@@ -274,8 +277,7 @@ const COUNTERS: Partial<Record<InetProtocol, readonly [inet: string, inet6: stri
  * TIME-WAIT or SYN-RECV socket, so TCP is always dumped). The same plan when nothing is left out.
  */
 function withoutEmptyDumps(plan: QueryPlan, counts: SocketCounts): QueryPlan {
-  const empty = (d: InetDump) =>
-    counts.get(COUNTERS[d.protocol]?.[d.family === familyNumber("inet") ? 0 : 1] ?? "") === 0;
+  const empty = (d: InetDump) => counts.get(COUNTERS[d.protocol]?.[d.family === AF_INET ? 0 : 1] ?? "") === 0;
   if (!plan.inet.some(empty)) return plan;
   return { ...plan, inet: plan.inet.filter((d) => !empty(d)) };
 }
