@@ -19,7 +19,6 @@ export {
   NetnsUnreadableError,
   NotANetnsError,
   type NotANetnsKind,
-  netnsNote,
   PinDirectoryNotFoundError,
 } from "./errors.js";
 export { NetNS } from "./handle.js";
@@ -63,6 +62,7 @@ export {
   type NetnsEntry,
   NetnsIteration,
   type PinnedNetns,
+  recordNetnsError,
   type WalkOptions,
   walkNetns,
 } from "./walk.js";

@@ -5,11 +5,11 @@
  */
 import { checkBoolean, describe, QueryError } from "../options/index.js";
 import { threadNetns } from "./enter.js";
-import { isFatalNetnsError, NetnsError, netnsNote } from "./errors.js";
+import { isFatalNetnsError, NetnsError } from "./errors.js";
 import { NetNS } from "./handle.js";
 import { current } from "./open.js";
 import { fromLabel, type NetnsRef, reopenNetns } from "./ref.js";
-import { type NamespaceFailure, type NamespaceNote, walkNetns } from "./walk.js";
+import { type NamespaceFailure, type NamespaceNote, recordNetnsError, walkNetns } from "./walk.js";
 
 /** One namespace: a handle, a pinned name, or a path (anything with "/"). */
 export type NetnsSelector = NetNS | string;
@@ -173,9 +173,7 @@ export function* targetsOfRefs(
       netns = reopenNetns(ref);
     } catch (error) {
       if (!(error instanceof NetnsError) || isFatalNetnsError(error)) throw error;
-      const skipped = netnsNote(error);
-      if (skipped) findings.notes.push({ netns: ref.label, skipped, message: error.message });
-      else findings.namespaceFailures.push({ netns: ref.label, error });
+      recordNetnsError(error, ref.label, findings.namespaceFailures, findings.notes);
       continue;
     }
     try {

@@ -52,6 +52,21 @@ export interface NamespaceNote<Reason extends string = NetnsNote> {
   message: string;
 }
 
+/**
+ * recordNetnsError puts a namespace-walk error met at `label` among the `notes` where it is worth
+ * telling but no failure (netnsNote names why), else among the `failures`.
+ */
+export function recordNetnsError(
+  error: NetnsError,
+  label: string,
+  failures: NamespaceFailure[],
+  notes: NamespaceNote<string>[],
+): void {
+  const skipped = netnsNote(error);
+  if (skipped) notes.push({ netns: label, skipped, message: error.message });
+  else failures.push({ netns: label, error });
+}
+
 /** Where the walk puts each failure it meets. */
 interface FailureSink {
   push(error: NetnsError): void;
@@ -69,11 +84,7 @@ export class NetnsIteration<T> implements Iterable<T> {
   readonly notes: NamespaceNote[] = [];
   readonly #walk: (errors: FailureSink) => Iterator<T>;
   readonly #sink: FailureSink = {
-    push: (error) => {
-      const skipped = netnsNote(error);
-      if (skipped) this.notes.push({ netns: error.netns, skipped, message: error.message });
-      else this.errors.push({ netns: error.netns, error });
-    },
+    push: (error) => recordNetnsError(error, error.netns, this.errors, this.notes),
   };
 
   /** `walk` yields the entries and pushes every failure into the sink it is given. */

@@ -159,6 +159,7 @@ export function* runInSteps<
         yield* runIn(kind, scan, options, total);
       } catch (err) {
         if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause, kind.verb);
+        // From opening the namespace, or what runIn could not record (not the namespace's own).
         const note = kind.noteOf?.(err, target);
         if (note) total.notes.push(note);
         else recordOrThrow(options.netns, target, err, total.namespaceFailures);
@@ -223,8 +224,11 @@ function* runIn<
     }
     if (err instanceof AbortError) throw err;
     batcher?.abandon(err);
-    if (kind.noteOf?.(err, scan.target) || !isNamespaceScoped(err)) throw err;
-    total.namespaceFailures.push({ netns: targetLabel(scan.target), error: err });
+    const note = kind.noteOf?.(err, scan.target);
+    if (note) total.notes.push(note);
+    else if (isNamespaceScoped(err))
+      total.namespaceFailures.push({ netns: targetLabel(scan.target), error: err });
+    else throw err;
   } finally {
     second?.close();
     kind.add(total, report);

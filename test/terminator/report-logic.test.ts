@@ -10,10 +10,11 @@ import { test } from "node:test";
 import {
   current,
   type NamespaceFailure,
+  type NamespaceNote,
   type NetnsError,
   NetnsNotFoundError,
   NotANetnsError,
-  netnsNote,
+  recordNetnsError,
 } from "../../src/netns/index.js";
 import type { Tally } from "../../src/run/index.js";
 import type { DestroyReport } from "../../src/sockets/index.js";
@@ -43,12 +44,12 @@ function answer(
  * our own namespace, with `errors` met on the way (failures, or notes where the walk would note them).
  */
 function seam(destroy: SocketsDestroyer, names: string[], errors: NetnsError[] = []): TerminatorSeam {
+  const failures: NamespaceFailure[] = [];
+  const notes: NamespaceNote[] = [];
+  for (const error of errors) recordNetnsError(error, error.netns, failures, notes);
   const source = (): NamespaceSource => ({
-    errors: errors.filter((e) => !netnsNote(e)).map((error) => ({ netns: error.netns, error })),
-    notes: errors.flatMap((e) => {
-      const skipped = netnsNote(e);
-      return skipped ? [{ netns: e.netns, skipped, message: e.message }] : [];
-    }),
+    errors: failures,
+    notes,
     *[Symbol.iterator]() {
       for (const name of names) {
         using netns = current();
