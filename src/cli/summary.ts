@@ -1,63 +1,108 @@
 /**
- * `ls -s`: counts of the selected sockets per protocol, family and state — what `ss -s` tells,
- * taken from the same sock_diag dumps as the listing (ss reads /proc/net/sockstat instead), so it
- * follows the selection: protocols, families, states, filter and namespaces.
+ * `ls -s`: what `ss -s` prints (misc/ss.c print_summary), from the same counters it reads — the
+ * namespace's /proc/net/sockstat, sockstat6 and snmp, read by a thread inside it — in ss's layout,
+ * or as JSON with the same numbers. Some counters are the kernel's, not the namespace's: TCP's
+ * alloc (the TCP total) and orphan count every namespace, as they do for ss.
  */
-import type { Socket } from "../diag/socket.js";
+import {
+  inNetns,
+  type NamespaceFailure,
+  type NamespaceNote,
+  type NamespaceSelection,
+  readSnmpCounter,
+  readSockstatFields,
+  type SockstatFields,
+  targetLabel,
+  targetsOf,
+} from "../netns/index.js";
+import { recordOrThrow } from "../run/index.js";
 
-/** One protocol's counts. */
-export interface ProtocolCounts {
+/** One Transport row: IPv4 and IPv6 sockets and their sum. */
+export interface TransportCounts {
   total: number;
-  /** IPv4 and IPv6 sockets (inet protocols only). */
-  inet?: number;
-  inet6?: number;
-  /** Per state, by ss filter name, in the order first seen. */
-  states: Record<string, number>;
+  ip: number;
+  ipv6: number;
 }
 
-/** The summary of a listing. */
+/** The numbers of `ss -s` for one namespace. */
 export interface Summary {
+  /** The namespace, as ls -j names it ("(host)": the caller's own). */
+  netns: string;
+  /** "Total:": sockets in use in the namespace (sockstat "sockets: used"). */
   total: number;
-  /** Per protocol, in the order first seen. */
-  protocols: Record<string, ProtocolCounts>;
+  /** The "TCP:" line, computed as ss does. */
+  tcp: { total: number; estab: number; closed: number; orphaned: number; timewait: number };
+  /** The Transport table. */
+  transport: Record<"raw" | "udp" | "tcp" | "inet" | "frag", TransportCounts>;
 }
 
-/** Count `sockets` (consumed once, streaming: nothing is kept but the counts). */
-export function summarise(sockets: Iterable<Socket>): Summary {
-  const summary: Summary = { total: 0, protocols: {} };
-  for (const s of sockets) {
-    summary.total++;
-    let p = summary.protocols[s.protocol];
-    if (!p) {
-      p = s.family === "unix" ? { total: 0, states: {} } : { total: 0, inet: 0, inet6: 0, states: {} };
-      summary.protocols[s.protocol] = p;
+/** The summaries of the namespaces of `selection`, in walk order, and the walk's findings. */
+export interface Summaries {
+  summaries: Summary[];
+  failures: NamespaceFailure[];
+  notes: NamespaceNote<string>[];
+}
+
+/** Read the counters of every namespace `selection` names; one that fails is recorded (with "all"). */
+export function readSummaries(selection: NamespaceSelection): Summaries {
+  const out: Summaries = { summaries: [], failures: [], notes: [] };
+  for (const target of targetsOf(selection, { namespaceFailures: out.failures, notes: out.notes })) {
+    try {
+      const counters = inNetns(target.netns, () => ({
+        fields: readSockstatFields(),
+        estab: readSnmpCounter("Tcp", "CurrEstab") ?? 0,
+      }));
+      out.summaries.push(summaryOf(targetLabel(target), counters.fields, counters.estab));
+    } catch (err) {
+      recordOrThrow(selection.netns, target, err, out.failures);
     }
-    p.total++;
-    if (s.family === "inet") p.inet!++;
-    else if (s.family === "inet6") p.inet6!++;
-    p.states[s.state] = (p.states[s.state] ?? 0) + 1;
   }
-  return summary;
+  return out;
 }
 
-/** The summary as text: a total line, then one row per protocol with its states. */
-export function formatSummary(summary: Summary): string {
-  const rows = Object.entries(summary.protocols).map(([name, p]) => [
-    name,
-    String(p.total),
-    p.inet === undefined ? "-" : String(p.inet),
-    p.inet6 === undefined ? "-" : String(p.inet6),
-    Object.entries(p.states)
-      .map(([state, n]) => `${state} ${n}`)
-      .join(", "),
-  ]);
-  rows.unshift(["Netid", "Total", "IPv4", "IPv6", "States"]);
-  const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const lines = rows.map((r) =>
-    r
-      .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : c < 4 ? cell.padStart(widths[c]!) : cell))
-      .join("  ")
-      .trimEnd(),
-  );
-  return `Total: ${summary.total}\n\n${lines.join("\n")}\n`;
+/** ss's arithmetic over the counters (print_summary, get_sockstat_line). */
+export function summaryOf(netns: string, fields: SockstatFields, estab: number): Summary {
+  const n = (line: string, field: string) => fields.get(line)?.get(field) ?? 0;
+  const row = (v4: number, v6: number): TransportCounts => ({ total: v4 + v6, ip: v4, ipv6: v6 });
+  const tcp4 = n("TCP", "inuse");
+  const tcp6 = n("TCP6", "inuse");
+  const alloc = n("TCP", "alloc");
+  const tw = n("TCP", "tw");
+  const raw = row(n("RAW", "inuse"), n("RAW6", "inuse"));
+  const udp = row(n("UDP", "inuse"), n("UDP6", "inuse"));
+  const tcp = row(tcp4, tcp6);
+  return {
+    netns,
+    total: n("sockets", "used"),
+    tcp: {
+      total: alloc + tw,
+      estab,
+      closed: alloc - (tcp4 + tcp6 - tw),
+      orphaned: n("TCP", "orphan"),
+      timewait: tw,
+    },
+    transport: {
+      raw,
+      udp,
+      tcp,
+      inet: row(raw.ip + udp.ip + tcp.ip, raw.ipv6 + udp.ipv6 + tcp.ipv6),
+      frag: row(n("FRAG", "inuse"), n("FRAG6", "inuse")),
+    },
+  };
+}
+
+/** The summary in ss's layout, byte for byte (a tab after each row name, columns as %-9d). */
+export function formatSummary(s: Summary): string {
+  const t = s.tcp;
+  const lines = [
+    `Total: ${s.total}`,
+    `TCP:   ${t.total} (estab ${t.estab}, closed ${t.closed}, orphaned ${t.orphaned}, timewait ${t.timewait})`,
+    "",
+    "Transport Total     IP        IPv6",
+  ];
+  for (const [name, r] of Object.entries(s.transport))
+    lines.push(
+      `${name.toUpperCase()}\t  ${[r.total, r.ip, r.ipv6].map((v) => String(v).padEnd(9)).join(" ")}`,
+    );
+  return `${lines.join("\n")}\n\n`;
 }

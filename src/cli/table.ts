@@ -328,7 +328,9 @@ function details(s: Socket, options: TableOptions): string {
   }
   if (d.extended) {
     if (s.uid !== undefined) parts.push(`uid:${s.uid}`);
-    parts.push(`ino:${s.inode}`, `sk:${s.cookie.toString(16)}`);
+    parts.push(`ino:${s.inode}`);
+    // Cookie 0: a raw socket read from /proc/net/raw, which has none (the kernel's start at 1).
+    if (s.cookie !== 0n) parts.push(`sk:${s.cookie.toString(16)}`);
   }
   if ((d.extended || d.cgroup) && s.family !== "unix" && s.cgroupId !== undefined && options.cgroups)
     parts.push(`cgroup:${options.cgroups.path(s.cgroupId)}`);

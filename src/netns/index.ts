@@ -24,6 +24,7 @@ export {
 export { NetNS } from "./handle.js";
 export { current, fromPath, fromPid } from "./open.js";
 export { add, fromName, NETNS_RUN_DIR, type PinOptions, remove, validateNetnsName } from "./pinned.js";
+export { readProcNet } from "./proc-net.js";
 export {
   type LocatedNetns,
   type LocateOptions,
@@ -47,8 +48,11 @@ export {
   type WalkFindings,
 } from "./selection.js";
 export {
+  readSnmpCounter,
   readSockstat,
+  readSockstatFields,
   type SocketCounts,
+  type SockstatFields,
   udpChildHashEntries,
   udpHashEntries,
 } from "./sockstat.js";

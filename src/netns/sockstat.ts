@@ -5,6 +5,7 @@
  * that protocol's sockets needs no dump: the count is as much a snapshot as the dump would be.
  */
 import { readFileSync } from "node:fs";
+import { readProcNet } from "./proc-net.js";
 
 /** In-use sockets by the counter's name ("UDP", "UDP6", "UDPLITE", ...); a missing file counts nothing. */
 export type SocketCounts = ReadonlyMap<string, number>;
@@ -12,16 +13,48 @@ export type SocketCounts = ReadonlyMap<string, number>;
 /** The calling thread's namespace's counters. */
 export function readSockstat(): SocketCounts {
   const counts = new Map<string, number>();
-  for (const file of ["/proc/thread-self/net/sockstat", "/proc/thread-self/net/sockstat6"]) {
-    let text: string;
-    try {
-      text = readFileSync(file, "latin1");
-    } catch {
-      continue; // sockstat6 is absent without IPv6: its protocols are then not known to be empty
-    }
+  for (const file of ["sockstat", "sockstat6"]) {
+    // sockstat6 is absent without IPv6: its protocols are then not known to be empty
+    const text = readOrNothing(file);
+    if (text === undefined) continue;
     for (const m of text.matchAll(/^(\w+): inuse (\d+)/gm)) counts.set(m[1]!, Number(m[2]));
   }
   return counts;
+}
+
+/** Every counter of sockstat and sockstat6 by line and field name: `get("TCP")?.get("tw")`. */
+export type SockstatFields = ReadonlyMap<string, ReadonlyMap<string, number>>;
+
+/**
+ * The calling thread's namespace's sockstat and sockstat6 (absent without IPv6: nothing counted),
+ * every "NAME: field value field value ..." line. Throws the read error of sockstat itself.
+ */
+export function readSockstatFields(): SockstatFields {
+  const out = new Map<string, Map<string, number>>();
+  const v4 = readProcNet("sockstat");
+  if (v4 === undefined) throw new Error("/proc/thread-self/net/sockstat does not exist");
+  for (const text of [v4, readProcNet("sockstat6") ?? ""]) {
+    for (const line of text.split("\n")) {
+      const m = /^(\w+): (.*)$/.exec(line);
+      if (!m) continue;
+      const fields = new Map<string, number>();
+      for (const f of m[2]!.matchAll(/(\w+) (\d+)/g)) fields.set(f[1]!, Number(f[2]));
+      out.set(m[1]!, fields);
+    }
+  }
+  return out;
+}
+
+/**
+ * One counter of the calling thread's namespace's /proc/net/snmp ("Tcp", "CurrEstab"), whose
+ * lines come in pairs: the names, then the values. Undefined when it has no such counter.
+ */
+export function readSnmpCounter(group: string, name: string): number | undefined {
+  const lines = (readProcNet("snmp") ?? "").split("\n").filter((l) => l.startsWith(`${group}: `));
+  const names = lines[0]?.split(/\s+/);
+  const values = lines[1]?.split(/\s+/);
+  const at = names?.indexOf(name) ?? -1;
+  return at > 0 && values?.[at] !== undefined ? Number(values[at]) : undefined;
 }
 
 /**
@@ -38,6 +71,15 @@ export function udpHashEntries(): number | undefined {
  */
 export function udpChildHashEntries(): number | undefined {
   return readNumber("/proc/sys/net/ipv4/udp_child_hash_entries");
+}
+
+/** A counter file that cannot be read only leaves its dumps in: never a failure. */
+function readOrNothing(name: string): string | undefined {
+  try {
+    return readProcNet(name);
+  } catch {
+    return undefined;
+  }
 }
 
 function readNumber(path: string): number | undefined {

@@ -7,6 +7,7 @@
 import { AddressTexts } from "../diag/address.js";
 import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { checkInetDiagMsg, decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
+import { decodeProcRaw } from "../diag/proc-raw.js";
 import type { InetProtocol, InetSocket, Socket, SocketNetns } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import { compileIn } from "../filter/index.js";
@@ -18,7 +19,14 @@ import {
   NetlinkError,
   NetlinkSocket,
 } from "../netlink/index.js";
-import { inNetns, openNetlinkIn, readSockstat, type SocketCounts, type Target } from "../netns/index.js";
+import {
+  inNetns,
+  openNetlinkIn,
+  readProcNet,
+  readSockstat,
+  type SocketCounts,
+  type Target,
+} from "../netns/index.js";
 import { Errno, MisuseError } from "../sys/errors.js";
 import { AF_INET } from "../sys/socket.js";
 import { UnsupportedProtocolError } from "./errors.js";
@@ -39,6 +47,11 @@ export interface DumpOptions {
    * here undecoded instead of becoming an object (sockdiag/promises forwards the bytes).
    */
   messages?: InetMessageSink | undefined;
+  /**
+   * Lists the raw sockets of a family (AF_INET, AF_INET6) in the states of a mask when the kernel
+   * has no raw_diag handler, as ss falls back to /proc/net/raw: listings set it, destroys do not.
+   */
+  rawFromProc?: ((family: number, states: number) => readonly InetSocket[]) | undefined;
 }
 
 /** Receives an inet socket's struct inet_diag_msg, 72 bytes at `buf[offset]`, as the kernel sent it. */
@@ -63,6 +76,8 @@ export class SocketStream implements Disposable {
     private readonly decode: Decode,
     private readonly protocol: Socket["protocol"],
     private readonly onAbandon: () => void,
+    /** The inet dump this stream answers (undefined: a unix dump). */
+    readonly dump?: InetDump,
   ) {}
 
   /** Decode up to `max` more sockets into `sink`; false once the answer is complete. */
@@ -120,17 +135,18 @@ export class Dumper {
     });
     const { predicate, messages, netns } = options;
     const protocol = dump.protocol;
+    const start = (decode: Decode) => this.start(seq, protocol, decode, dump);
     // A raw socket's IP protocol (INET_DIAG_PROTOCOL) is needed to destroy it: always decoded.
     const attributes = options.attributes || protocol === "raw";
     if (messages && !predicate && !attributes) {
-      return this.start(seq, protocol, (buf, o, len) => {
+      return start((buf, o, len) => {
         checkInetDiagMsg(buf, o, len);
         messages(buf, o, protocol, netns);
         return undefined;
       });
     }
     const decode = { protocol, attributes, netns, texts: new AddressTexts(), scratch: this.scratch };
-    return this.start(seq, protocol, (buf, o, len) => {
+    return start((buf, o, len) => {
       const s = decodeInetDiagMsg(buf, o, len, decode);
       return predicate && !predicate(s) ? undefined : s;
     });
@@ -163,7 +179,7 @@ export class Dumper {
         try {
           more = s.pump(sink);
         } catch (err) {
-          if (!skippable(plan, err)) throw err;
+          if (!answeredFromProc(err, s, options, sink) && !skippable(plan, err)) throw err;
           more = false;
         }
         if (more) yield;
@@ -184,7 +200,7 @@ export class Dumper {
         try {
           more = s.pump(push);
         } catch (err) {
-          if (!skippable(plan, err)) throw err;
+          if (!answeredFromProc(err, s, options, push) && !skippable(plan, err)) throw err;
           more = false;
         }
         yield* batch;
@@ -198,14 +214,39 @@ export class Dumper {
     if (plan.unix) yield this.unix(plan.unix.states, plan.unix.show, options.netns);
   }
 
-  private start(seq: number, protocol: Socket["protocol"], decode: Decode): SocketStream {
+  private start(seq: number, protocol: Socket["protocol"], decode: Decode, dump?: InetDump): SocketStream {
     if (this.unread) throw new MisuseError("dump: the connection still holds an abandoned answer");
     this.conn.send(this.writer.buf, this.writer.length);
     const cursor = new DumpCursor(this.conn, seq, `dump ${protocol}`);
-    return new SocketStream(cursor, decode, protocol, () => {
-      this.unread = true;
-    });
+    return new SocketStream(
+      cursor,
+      decode,
+      protocol,
+      () => {
+        this.unread = true;
+      },
+      dump,
+    );
   }
+}
+
+/**
+ * A raw dump the kernel has no raw_diag handler for, answered from /proc/net/raw instead when the
+ * options allow it (misc/ss.c raw_show does the same when inet_show_netlink fails). The filter's
+ * predicate applies as to any socket; its bytecode has nobody to run it.
+ */
+function answeredFromProc(
+  err: unknown,
+  stream: SocketStream,
+  options: DumpOptions,
+  sink: (s: Socket) => void,
+): boolean {
+  const dump = stream.dump;
+  if (!(err instanceof UnsupportedProtocolError) || dump?.protocol !== "raw" || !options.rawFromProc)
+    return false;
+  const predicate = options.predicate;
+  for (const s of options.rawFromProc(dump.family, dump.states)) if (!predicate || predicate(s)) sink(s);
+  return true;
 }
 
 /** A protocol the kernel cannot list, in a query that asked to leave such protocols out. */
@@ -254,6 +295,24 @@ export class Scan implements Disposable {
       this.conn.close();
       throw err;
     }
+  }
+
+  /**
+   * The options of a listing: the dumps' own, and the raw sockets of /proc/net/raw (read in the
+   * target namespace) for a kernel without raw_diag. A destroy keeps `options`: from /proc a raw
+   * socket can be listed, never destroyed.
+   */
+  listingOptions(): DumpOptions {
+    const { target } = this;
+    const netns = this.options.netns;
+    return {
+      ...this.options,
+      rawFromProc: (family, states) => {
+        const v4 = family === AF_INET;
+        const text = inNetns(target.netns, () => readProcNet(v4 ? "raw" : "raw6"));
+        return text === undefined ? [] : decodeProcRaw(text, v4 ? "inet" : "inet6", states, netns);
+      },
+    };
   }
 
   /** Another netlink socket in the same namespace; the caller owns it. */

@@ -18,7 +18,7 @@ export {
   throwIfNamespacesFailed,
 } from "./iterate.js";
 export { findSocketOwners, type SocketOwner, type SocketOwnerOptions } from "./owners.js";
-export { type ProbeItem, type ProbeResult, probe } from "./probe.js";
+export { hasDiagHandler, type ProbeItem, type ProbeResult, probe } from "./probe.js";
 export { EXTENSION_NAMES, type SocketQuery, statesFromWords } from "./query.js";
 export {
   addReport,

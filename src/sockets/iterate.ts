@@ -67,7 +67,7 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
     for (const target of this.#targets()) {
       try {
         using scan = new Scan(target, this.plan);
-        yield* scan.dumper.sockets(scan.plan, scan.options) as Generator<S>;
+        yield* scan.dumper.sockets(scan.plan, scan.listingOptions()) as Generator<S>;
       } catch (err) {
         recordOrThrow(this.query.netns, target, err, this.failures);
       }
@@ -122,9 +122,8 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
     for (const target of this.#targets()) {
       try {
         using scan = new Scan(target, this.plan);
-        const options: DumpOptions = guardedMessages
-          ? { ...scan.options, messages: guardedMessages }
-          : scan.options;
+        const listing = scan.listingOptions();
+        const options: DumpOptions = guardedMessages ? { ...listing, messages: guardedMessages } : listing;
         scan.dumper.each(scan.plan, options, guarded);
       } catch (err) {
         if (sinkError) throw sinkError.error;

@@ -101,12 +101,7 @@ function probeDiag(): Record<Protocol, ProbeItem> {
   const dumper = new Dumper(conn);
   for (const protocol of PROTOCOL_NAMES) {
     try {
-      // An empty state set still makes the kernel look up the protocol's handler.
-      using stream =
-        protocol === "unix"
-          ? dumper.unix(0, 0, undefined)
-          : dumper.inet({ protocol, family: familyNumber("inet"), ext: 0, states: 0 }, { attributes: false });
-      while (stream.pump(() => {}));
+      tryDump(dumper, protocol);
       out[protocol] = { ok: true, detail: `listing ${protocol} sockets works` };
     } catch (err) {
       out[protocol] = {
@@ -117,6 +112,30 @@ function probeDiag(): Record<Protocol, ProbeItem> {
     }
   }
   return out;
+}
+
+/**
+ * Whether this kernel has a sock_diag handler for `protocol` (its module built in or loaded): the
+ * handlers are the kernel's, the same in every namespace. Throws what the attempt met otherwise.
+ */
+export function hasDiagHandler(protocol: Protocol): boolean {
+  using conn = NetlinkSocket.open(NETLINK_SOCK_DIAG);
+  try {
+    tryDump(new Dumper(conn), protocol);
+    return true;
+  } catch (err) {
+    if (err instanceof UnsupportedProtocolError) return false;
+    throw err;
+  }
+}
+
+/** One dump of no state: an empty state set still makes the kernel look up the protocol's handler. */
+function tryDump(dumper: Dumper, protocol: Protocol): void {
+  using stream =
+    protocol === "unix"
+      ? dumper.unix(0, 0, undefined)
+      : dumper.inet({ protocol, family: familyNumber("inet"), ext: 0, states: 0 }, { attributes: false });
+  while (stream.pump(() => {}));
 }
 
 /** Destroy a UDP socket connected to 127.0.0.1 that we own, and check its owner saw ECONNABORTED. */

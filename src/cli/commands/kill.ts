@@ -3,7 +3,12 @@
 import { setImmediate } from "node:timers/promises";
 import type { Protocol } from "../../diag/socket.js";
 import { AbortError, EmptySelectionError } from "../../run/index.js";
-import { destroyInSteps, findSocketOwners, type NamespacedDestroyReport } from "../../sockets/index.js";
+import {
+  destroyInSteps,
+  findSocketOwners,
+  hasDiagHandler,
+  type NamespacedDestroyReport,
+} from "../../sockets/index.js";
 import { KillOutput } from "../kill-output.js";
 import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
 import { formatFromArgs, OUTPUT_OPTIONS } from "../output.js";
@@ -66,6 +71,7 @@ export async function destroySelected(
   values: ParsedValues,
   options: { dryRun: boolean; emptyFilter: "allowed" | string },
 ): Promise<number> {
+  refuseRawWithoutDiag(selection);
   const format = formatFromArgs(values);
   // Owners are found before destroying, while every socket is still open in its owner.
   const owners = selection.display.processes
@@ -129,6 +135,23 @@ export async function destroySelected(
   if (signal) return SIGNAL_EXITS[signal];
   if (broken && !broken.readerGone) return EXIT_FAILED;
   return report.failed.length > 0 || report.namespaceFailures.length > 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+/** CannotDestroyError: the selection holds sockets this kernel cannot destroy; nothing was sent. */
+class CannotDestroyError extends Error {
+  override readonly name = "CannotDestroyError";
+}
+
+/**
+ * Without raw_diag, `ls -w` lists raw sockets from /proc/net/raw, but SOCK_DESTROY reaches a raw
+ * socket only through raw_diag: refused before anything else of the selection is destroyed.
+ */
+function refuseRawWithoutDiag(selection: Selection): void {
+  if (!selection.query.protocols?.includes("raw") || hasDiagHandler("raw")) return;
+  throw new CannotDestroyError(
+    "raw sockets cannot be destroyed here: this kernel has no raw_diag sock_diag handler, the only way " +
+      "SOCK_DESTROY reaches them (ls -w lists them from /proc/net/raw); nothing was destroyed",
+  );
 }
 
 /**

@@ -1,13 +1,20 @@
 /** `sockdiag ls [SELECT] [FILTER]`: list sockets, as ss does, as a table or JSON. */
 
 import type { Protocol, Socket } from "../../diag/socket.js";
-import { HOST_NETNS_NAME } from "../../netns/index.js";
+import { HOST_NETNS_NAME, type NamespaceSelection } from "../../netns/index.js";
 import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
-import { formatFromArgs, OUTPUT_OPTIONS, renderSockets, writeJson, writeOut } from "../output.js";
+import {
+  type Format,
+  formatFromArgs,
+  OUTPUT_OPTIONS,
+  renderSockets,
+  writeJson,
+  writeOut,
+} from "../output.js";
 import { reportNamespaces } from "../report.js";
 import { cgroupsFor, selectionFromArgs, selectOptions } from "../select.js";
-import { formatSummary, summarise } from "../summary.js";
+import { formatSummary, readSummaries } from "../summary.js";
 import { LISTING_BYTES, TableWriter } from "../table.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
@@ -29,7 +36,7 @@ export const LS: CommandSpec = {
     {
       name: "summary",
       short: "s",
-      help: "counts per protocol, family and state instead of sockets (-j: JSON)",
+      help: "the namespace's socket counters, as ss -s prints them (-j: as JSON)",
     },
     { name: "kill", short: "K", help: "destroy what is selected, as ss -K: the rules of `sockdiag kill`" },
   ],
@@ -41,7 +48,9 @@ export const LS: CommandSpec = {
     "FILTER: ss's filter language, e.g.  dst 10.0.0.5:53   'dport = :443 and not src 127.0.0.1'",
     "States as ss: the last of -a/-l, then the words in order: the first `state` starts from none, the first",
     "`exclude` from every state (`ls -t exclude established`: the listeners); an empty result is the default.",
-    "-s counts every state unless state words, -a or -l say otherwise.",
+    "-s prints ss -s: the namespace's /proc/net/sockstat{,6} and snmp counters, not a count of a listing",
+    "(TCP's total and orphans are the kernel's, for every namespace); with a protocol flag, state words or",
+    "a FILTER the listing follows, as in ss. --all-netns: one summary per namespace, each after Netns: NAME.",
     `-K refuses an empty FILTER (use 'sockdiag kill --${DESTROY_ALL}' to destroy every selected socket).`,
     `The namespace sockdiag runs in is named ${HOST_NETNS_NAME} in the Netns column and in JSON.`,
   ].join("\n"),
@@ -59,16 +68,25 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
       dryRun: false,
       emptyFilter: `give a FILTER ('sockdiag kill --${DESTROY_ALL}' destroys every selected socket)`,
     });
-  if (values.summary && !selection.explicitStates) selection.query.states = ["all"];
+  const format = formatFromArgs(values);
+  let code = EXIT_OK;
+  if (values.summary) {
+    // ss -s (misc/ss.c main) lists after the counters when a table or a filter word was named.
+    const listing =
+      selection.explicitProtocols || parsed.positionals.length > 0 || values.filter !== undefined;
+    if (listing && format !== "table")
+      throw new UsageError(
+        "-s with -j/--ndjson prints the counters alone",
+        "drop the protocol flags, state words and FILTER, or list with ls -j apart",
+      );
+    code = printSummaries(selection.query, format);
+    if (!listing) return code;
+  }
   // ss lists what the kernel has; protocols named explicitly must exist (an error says which not).
   if (!selection.explicitProtocols) selection.query.ignoreUnsupported = true;
-  const format = formatFromArgs(values);
   const cgroups = cgroupsFor(selection, format === "table");
   const iteration = iterateSockets(selection.query);
-  if (values.summary) {
-    const summary = summarise(iteration);
-    writeOut(format === "table" ? formatSummary(summary) : `${JSON.stringify(summary)}\n`);
-  } else if (format !== "table" && !selection.display.processes) {
+  if (format !== "table" && !selection.display.processes) {
     // JSON streams: a 100,000-socket listing never holds more than one chunk of lines.
     writeJson(iteration, format, writeOut, { timers: selection.display.options, reuseBuffer: true });
   } else {
@@ -105,7 +123,24 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
         `sockdiag: note: ${protocol} not listed: this kernel has no sock_diag handler for it\n`,
       );
   reportNamespaces(iteration.failures, iteration.notes);
-  return iteration.failures.length > 0 ? EXIT_FAILED : EXIT_OK;
+  return iteration.failures.length > 0 ? EXIT_FAILED : code;
+}
+
+/**
+ * ls -s: ss's summary of each namespace of the selection (with --all-netns each after a line
+ * "Netns: NAME"; as JSON one object, or with --all-netns an array of them).
+ */
+function printSummaries(selection: NamespaceSelection, format: Format): number {
+  const { summaries, failures, notes } = readSummaries(selection);
+  const all = selection.netns === "all";
+  if (format !== "table") {
+    const lines = format === "ndjson" ? summaries : [all ? summaries : summaries[0]];
+    writeOut(lines.map((x) => `${JSON.stringify(x)}\n`).join(""));
+  } else {
+    writeOut(summaries.map((s) => (all ? `Netns: ${s.netns}\n` : "") + formatSummary(s)).join(""));
+  }
+  reportNamespaces(failures, notes);
+  return failures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 /** The command as the dispatcher runs it. */
