@@ -107,46 +107,15 @@ describeAsRoot("ss parity in a namespace of every kind of socket", () => {
     }
   });
 
-  test("ls -a lists what the kernel can list and notes each protocol it cannot (raw, sctp here)", async () => {
+  test("ls -a lists what the kernel can list and notes each protocol it cannot (sctp here)", async () => {
     const r = await sockdiag(["ls", "-N", live.ns, "-a", "-H"]);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(r.stdout.length > 0);
-    for (const protocol of ["raw", "sctp"] as const)
-      assert.equal(
-        r.stderr.includes(`note: ${protocol} not listed`),
-        kernelLacks(protocol),
-        `${protocol}: ${r.stderr}`,
-      );
+    assert.equal(r.stderr.includes("note: sctp not listed"), kernelLacks("sctp"), r.stderr);
+    // Without raw_diag, raw sockets come from /proc/net/raw, as ss lists them: never a note.
+    assert.ok(!r.stderr.includes("note: raw not listed"), r.stderr);
     const plain = await sockdiag(["ls", "-N", live.ns, "-H"]);
     assert.equal(plain.stderr, "", "without -a, no note");
-  });
-
-  test("-s counts per protocol, family and state what ls -a lists; -j gives the same as JSON", async () => {
-    const listed = await sockdiagJson(["ls", "-N", live.ns, "-a"]);
-    const want: Record<string, { total: number; states: Record<string, number> }> = {};
-    for (const s of listed) {
-      want[s.protocol] ??= { total: 0, states: {} };
-      const p = want[s.protocol]!;
-      p.total++;
-      p.states[s.state] = (p.states[s.state] ?? 0) + 1;
-    }
-    const r = await sockdiag(["ls", "-N", live.ns, "-s", "-j"]);
-    assert.equal(r.code, 0, r.stderr);
-    const summary = JSON.parse(r.stdout) as {
-      total: number;
-      protocols: Record<
-        string,
-        { total: number; inet?: number; inet6?: number; states: Record<string, number> }
-      >;
-    };
-    assert.equal(summary.total, listed.length);
-    for (const [protocol, p] of Object.entries(summary.protocols)) {
-      assert.deepEqual({ total: p.total, states: p.states }, want[protocol], protocol);
-      if (protocol !== "unix") assert.equal(p.inet! + p.inet6!, p.total);
-    }
-    assert.deepEqual(Object.keys(summary.protocols).sort(), Object.keys(want).sort());
-    const text = await sockdiag(["ls", "-N", live.ns, "-s"]);
-    assert.match(text.stdout, new RegExp(`^Total: ${listed.length}\n`));
   });
 
   test("ls -K destroys what kill destroys and refuses an empty filter, as kill does", async () => {

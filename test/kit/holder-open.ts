@@ -34,6 +34,7 @@ import type {
   HeldSocket,
   ListenerSpec,
   PairSpec,
+  RawSpec,
   SocketSpec,
   UnixSpec,
   UnixType,
@@ -51,6 +52,8 @@ import {
   v4Mapped,
 } from "./sockaddr.js";
 
+/** SOCK_RAW from linux/net.h (src/sys does not need it). */
+const SOCK_RAW = 3;
 /** SO_REUSEPORT from asm-generic/socket.h (src/sys does not need it). */
 const SO_REUSEPORT = 15;
 const UNIX_TYPES: Record<UnixType, number> = {
@@ -95,6 +98,9 @@ export class Opener {
       case "udp":
         this.datagram(spec, i);
         break;
+      case "raw":
+        this.raw(spec);
+        break;
       case "listener":
         this.listener(spec, i);
         break;
@@ -133,6 +139,18 @@ export class Opener {
     const listed = connected || spec.bind !== undefined;
     const known = { family, protocol, dst, dport: spec.connect?.port ?? 0, listed };
     this.finish(fd, known, connected ? "established" : "close");
+  }
+
+  private raw(spec: RawSpec): void {
+    const family = spec.family ?? familyOf(spec.bind?.address ?? spec.connect?.address ?? "0.0.0.0");
+    const fd = this.track(socket(domainOf(family), SOCK_RAW | SOCK_NONBLOCK, spec.ipProtocol));
+    if (spec.bind) bindInet(fd, family, { address: spec.bind.address }, 0);
+    let dst = WILDCARD[family];
+    if (spec.connect) {
+      dst = addressFor(family, spec.connect.address);
+      connectInet(fd, family, dst, 0);
+    }
+    this.finish(fd, { family, protocol: "raw", dst, dport: 0 }, spec.connect ? "established" : "close");
   }
 
   private listener(spec: ListenerSpec, i: number): void {

@@ -28,6 +28,18 @@ export interface DatagramSpec {
   connect?: Endpoint;
 }
 
+/**
+ * A raw socket (SOCK_RAW, needs CAP_NET_RAW) of IP protocol `ipProtocol`, bound to an address or
+ * not, connected or not. Its "port" is the protocol number (inet_num), as ss and sock_diag show it.
+ */
+export interface RawSpec {
+  kind: "raw";
+  ipProtocol: number;
+  family?: InetFamily;
+  bind?: { address: string };
+  connect?: { address: string };
+}
+
 /** A TCP or MPTCP (IPPROTO_MPTCP 262) listener. */
 export interface ListenerSpec {
   kind: "listener";
@@ -67,12 +79,12 @@ export interface PairSpec {
 }
 
 /** Every socket spec the holder understands. */
-export type SocketSpec = DatagramSpec | ListenerSpec | UnixSpec | ConnectionSpec | PairSpec;
+export type SocketSpec = DatagramSpec | RawSpec | ListenerSpec | UnixSpec | ConnectionSpec | PairSpec;
 
 /** A unix socket type: SOCK_STREAM, SOCK_DGRAM or SOCK_SEQPACKET. */
 export type UnixType = "stream" | "dgram" | "seqpacket";
 /** The protocols a holder opens, by their sockdiag names. */
-export type HeldProtocol = "tcp" | "udp" | "udplite" | "mptcp" | "unix";
+export type HeldProtocol = "tcp" | "udp" | "udplite" | "raw" | "mptcp" | "unix";
 
 /**
  * HeldSocket is what the holder knows about one socket it holds. `src`/`sport` are what getsockname(2)

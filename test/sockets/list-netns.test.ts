@@ -64,15 +64,15 @@ describeAsRoot("listing other namespaces leaves the caller's namespace unchanged
   });
 
   test("after a protocol the kernel cannot list, asked in another namespace", (t) => {
-    if (!kernelLacks("raw")) {
-      t.skip("this kernel lists raw sockets");
+    if (!kernelLacks("sctp")) {
+      t.skip("this kernel lists SCTP sockets");
       return;
     }
     assert.throws(
-      () => listSockets({ netns: scene.ns.name, protocols: ["udp", "raw"] }),
+      () => listSockets({ netns: scene.ns.name, protocols: ["udp", "sctp"] }),
       (err: unknown) =>
         err instanceof UnsupportedProtocolError &&
-        err.protocol === "raw" &&
+        err.protocol === "sctp" &&
         /not supported by this kernel/.test(err.message),
     );
     assert.equal(threadNetnsIno(), home);
