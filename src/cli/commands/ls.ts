@@ -42,7 +42,8 @@ export const LS: CommandSpec = {
   ],
   details: [
     `Protocols without -t/-u/-w/-x/-M/-S: ${DEFAULT_PROTOCOLS.join(", ")} — those this kernel cannot list (no`,
-    "sock_diag module, e.g. raw) are left out, with a note on stderr under -a. With -K: tcp and udp, as kill.",
+    "sock_diag module, e.g. sctp) are left out, with a note on stderr under -a. With -K: tcp and udp, as kill.",
+    "Raw sockets without raw_diag are read from /proc/net/raw{,6} in the namespace, as ss does (not killable).",
     "STATE: established, syn-sent, syn-recv, fin-wait-1, fin-wait-2, time-wait, close (unconnected),",
     "       close-wait, last-ack, listening, closing, or a group: all, connected, synchronized, bucket, big.",
     "FILTER: ss's filter language, e.g.  dst 10.0.0.5:53   'dport = :443 and not src 127.0.0.1'",
