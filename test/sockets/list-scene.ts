@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
-import { hasDiagHandler, listSockets } from "../../src/sockets/index.js";
+import { hasDiagHandler } from "../../src/sockets/index.js";
 import { cleanupLeftovers, createNetns, type HeldSocket, Holder, type ScratchNetns } from "../kit/index.js";
 
 /** The fields a listed socket is compared on (a Socket, or one object of `ls -j`). */
