@@ -104,10 +104,13 @@ function probeDiag(): Record<Protocol, ProbeItem> {
       tryDump(dumper, protocol);
       out[protocol] = { ok: true, detail: `listing ${protocol} sockets works` };
     } catch (err) {
+      const fallback = protocol === "raw" ? ": listed from /proc/net/raw{,6} instead, never destroyed" : "";
       out[protocol] = {
         ok: false,
         detail:
-          err instanceof UnsupportedProtocolError ? err.message : `listing failed: ${(err as Error).message}`,
+          err instanceof UnsupportedProtocolError
+            ? `${err.message}${fallback}`
+            : `listing failed: ${(err as Error).message}`,
       };
     }
   }
