@@ -78,7 +78,9 @@ function referenceTable(
       .join(" ")}${details}`.trimEnd();
   const lines = rows.map((r, i) => {
     const s = sockets[i]!;
-    return line(r, extended ? ` uid:${s.uid} ino:${s.inode} sk:${s.cookie.toString(16)}` : "");
+    // Cookie 0 (a raw socket from /proc/net/raw) has no sk: to show.
+    const sk = s.cookie === 0n ? "" : ` sk:${s.cookie.toString(16)}`;
+    return line(r, extended ? ` uid:${s.uid} ino:${s.inode}${sk}` : "");
   });
   if (header) lines.unshift(line(titles, ""));
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
