@@ -3,7 +3,7 @@
  * entries; they are deleted in batches while the dump streams (on a second socket when a batch
  * fills mid-dump, on the dump's own once it is over), so memory does not grow with the table.
  */
-import type { ConntrackEntry, TupleSpan } from "../ctnl/index.js";
+import type { ConntrackEntry, EntrySpans } from "../ctnl/index.js";
 import type { Target } from "../netns/index.js";
 import type { KnownKeys } from "../options/index.js";
 import {
@@ -52,7 +52,7 @@ export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteRep
 /** Deleting the entries of `query`, as the runner drives it; checks the query whole first. */
 function entryDelete(
   query: DeleteConntrackQuery,
-): RunKind<ConntrackEntry, [ConntrackEntry, Buffer, TupleSpan], ConntrackScan, ConntrackReport> {
+): RunKind<ConntrackEntry, [ConntrackEntry, Buffer, EntrySpans], ConntrackScan, ConntrackReport> {
   checkRunOptions(query, DELETE_QUERY_KEYS);
   const plan = planConntrack(query);
   if (!plan.narrow && !plan.nothing && !query.predicate && query.all !== true)

@@ -10,12 +10,13 @@ import {
   AF_INET6,
   assertNoFlush,
   type ConntrackEntry,
-  type TupleSpan,
+  type EntrySpans,
   writeDeleteRequest,
 } from "../ctnl/index.js";
 import { type BatchOptions, batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
 import { AbortError, type Batcher, type ConntrackFailure, type Outcome } from "../run/index.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
+import { HeldEntries } from "./held.js";
 import { type ConntrackReport, emptyConntrackReport } from "./report.js";
 
 /** Requests per write, by default. */
@@ -34,10 +35,10 @@ export type EntryOutcomeListener = (
  * Batches that fill while the dump runs go out on a second socket (`connect`, opened only then);
  * the rest on the one finish() is given.
  */
-export class EntryDeleter implements Batcher<[ConntrackEntry, Buffer, TupleSpan], ConntrackReport> {
+export class EntryDeleter implements Batcher<[ConntrackEntry, Buffer, EntrySpans], ConntrackReport> {
   readonly report: ConntrackReport = emptyConntrackReport(false);
   private readonly batch: ErrorsOnlyBatch;
-  private pending: ConntrackEntry[] = [];
+  private readonly pending: HeldEntries;
   private firstSeq = (Math.random() * 0x7fffffff) >>> 0;
   private stopped = false;
 
@@ -52,20 +53,23 @@ export class EntryDeleter implements Batcher<[ConntrackEntry, Buffer, TupleSpan]
     private readonly options: BatchOptions<EntryOutcomeListener> = {},
   ) {
     this.batch = new ErrorsOnlyBatch(queueBytes, options.batchSize ?? DEFAULT_CT_BATCH_SIZE, REQUEST_BYTES);
+    this.pending = new HeldEntries(this.batch.capacity);
   }
 
   /**
-   * Queue the delete of `entry`, whose original tuple is buf[tuple]; the bytes are copied at once.
-   * Throws FlushGuardError (counting the entry as failed) when the tuple is incomplete.
+   * Queue the delete of `entry`, whose message and original tuple lie in buf at `spans`; the bytes
+   * are copied at once. Throws FlushGuardError (counting the entry as failed) when the tuple is
+   * incomplete.
    */
-  add(entry: ConntrackEntry, buf: Buffer, tuple: TupleSpan): void {
+  add(entry: ConntrackEntry, buf: Buffer, spans: EntrySpans): void {
     this.report.matched++;
     if (this.stopped) {
-      this.settle(entry, -1);
+      this.settle(-1, -1, entry);
       return;
     }
     const family = entry.family === "inet" ? AF_INET : AF_INET6;
-    const seq = (this.firstSeq + this.pending.length) >>> 0;
+    const seq = (this.firstSeq + this.pending.count) >>> 0;
+    const tuple = spans.origTuple;
     try {
       writeDeleteRequest(
         this.batch.writer,
@@ -78,11 +82,11 @@ export class EntryDeleter implements Batcher<[ConntrackEntry, Buffer, TupleSpan]
         entry.zone,
       );
     } catch (err) {
-      this.settle(entry, Errno.EINVAL);
+      this.settle(Errno.EINVAL, -1, entry);
       throw err;
     }
-    this.pending.push(entry);
-    if (this.pending.length >= this.batch.capacity) this.flush(this.connect());
+    this.pending.hold(buf, spans.message, entry.netns);
+    if (this.pending.count >= this.batch.capacity) this.flush(this.connect());
   }
 
   /**
@@ -90,26 +94,26 @@ export class EntryDeleter implements Batcher<[ConntrackEntry, Buffer, TupleSpan]
    * has aborted, nothing more is sent: what is queued is counted as skipped and AbortError thrown.
    */
   flush(conn: NetlinkConnection = this.connect()): void {
-    if (this.pending.length === 0) return;
+    const count = this.pending.count;
+    if (count === 0) return;
     if (this.options.signal?.aborted) this.abort();
-    const batch = this.pending;
-    this.pending = [];
-    const w = this.batch.writer;
     const first = this.firstSeq;
-    const barrier = (first + batch.length) >>> 0;
+    const barrier = (first + count) >>> 0;
     this.firstSeq = (barrier + 1) >>> 0;
-    let errnos: Int32Array;
     try {
-      errnos = this.batch.send(conn, first, batch.length, barrier, "conntrack delete", assertNoFlush);
-    } catch (err) {
-      // Whether the kernel acted on this batch is unknown: each of its entries failed, with the reason.
-      const errno = batchErrno(err);
-      for (const e of batch) this.settle(e, errno);
-      throw err;
+      let errnos: Int32Array;
+      try {
+        errnos = this.batch.send(conn, first, count, barrier, "conntrack delete", assertNoFlush);
+      } catch (err) {
+        // Whether the kernel acted on this batch is unknown: each of its entries failed, with the reason.
+        this.settleHeld(batchErrno(err));
+        throw err;
+      }
+      for (let i = 0; i < count; i++) this.settle(errnos[i]!, i);
     } finally {
-      w.reset();
+      this.batch.writer.reset();
+      this.pending.clear();
     }
-    for (let i = 0; i < batch.length; i++) this.settle(batch[i]!, errnos[i]!);
   }
 
   /** The dump is over: send what is queued on `conn`. */
@@ -120,7 +124,8 @@ export class EntryDeleter implements Batcher<[ConntrackEntry, Buffer, TupleSpan]
   /** Send nothing more: every entry queued now or added later is counted as skipped. */
   stop(): void {
     this.batch.writer.reset();
-    for (const e of this.pending.splice(0)) this.settle(e, -1);
+    this.settleHeld(-1);
+    this.pending.clear();
     this.stopped = true;
   }
 
@@ -133,29 +138,43 @@ export class EntryDeleter implements Batcher<[ConntrackEntry, Buffer, TupleSpan]
   /** After `err` ended the namespace's run: every entry still queued fails with that cause. */
   abandon(err: unknown): void {
     this.batch.writer.reset();
-    const errno = batchErrno(err);
-    for (const e of this.pending.splice(0)) this.settle(e, errno);
+    this.settleHeld(batchErrno(err));
+    this.pending.clear();
   }
 
-  /** Count one entry's outcome; errno -1: skipped. EPERM stops every later attempt. */
-  private settle(entry: ConntrackEntry, errno: number): void {
+  /** Every held entry's outcome is `errno`. */
+  private settleHeld(errno: number): void {
+    for (let i = 0; i < this.pending.count; i++) this.settle(errno, i);
+  }
+
+  /** `given`, or else held entry i, decoded now. */
+  private entryOf(i: number, given: ConntrackEntry | undefined): ConntrackEntry {
+    return given ?? this.pending.entry(i);
+  }
+
+  /**
+   * Count the outcome of held entry i (or of `given`, not held); errno -1: skipped. EPERM stops
+   * every later attempt. A held entry is decoded only when a listener or a failure record needs it.
+   */
+  private settle(errno: number, i: number, given?: ConntrackEntry): void {
     const r = this.report;
+    const listener = this.options.onOutcome;
     if (errno === -1) {
       r.skipped++;
-      this.options.onOutcome?.(entry, "skipped");
+      listener?.(this.entryOf(i, given), "skipped");
       return;
     }
     const outcome = outcomeOf(errno);
     if (outcome === "deleted") r.deleted++;
     else if (outcome === "gone") r.gone++;
     else {
-      const failure = failureOf(entry, errno);
+      const failure = failureOf(this.entryOf(i, given), errno);
       r.failed.push(failure);
       if (errno === Errno.EPERM) this.stopped = true;
-      this.options.onOutcome?.(entry, outcome, failure);
+      listener?.(failure.entry, outcome, failure);
       return;
     }
-    this.options.onOutcome?.(entry, outcome);
+    listener?.(this.entryOf(i, given), outcome);
   }
 }
 

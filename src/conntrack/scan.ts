@@ -12,8 +12,8 @@ import {
   type DumpFilter,
   decodeStatsEntries,
   EntryDecoder,
+  type EntrySpans,
   NETLINK_NETFILTER,
-  type TupleSpan,
   writeDumpRequest,
   writeStatsRequest,
 } from "../ctnl/index.js";
@@ -25,7 +25,7 @@ import type { ConntrackPlan } from "./query.js";
 import type { ConntrackNote } from "./report.js";
 
 /** Told each matching entry; `buf` and `tuple` are valid only during the call. */
-export type EntryVisitor = (entry: ConntrackEntry, buf: Buffer, tuple: TupleSpan) => void;
+export type EntryVisitor = (entry: ConntrackEntry, buf: Buffer, spans: EntrySpans) => void;
 
 /** The note for a namespace without conntrack. */
 export function noteOf(target: Target, error: ConntrackUnavailableError): ConntrackNote {
@@ -84,7 +84,7 @@ export class ConntrackScan implements Disposable {
         while (cursor.next()) {
           if (cursor.type !== CT_NEW) continue;
           const entry = this.decoder.decode(cursor.buf, cursor.offset, cursor.length, label);
-          if (matches(entry)) visit(entry, cursor.buf, this.decoder.origTuple);
+          if (matches(entry)) visit(entry, cursor.buf, this.decoder.spans);
         }
       } catch (err) {
         if (isUnavailable(err)) throw new ConntrackUnavailableError(label ?? "(host)", err);

@@ -47,10 +47,16 @@ export interface ConntrackEntry {
   use: number;
 }
 
-/** Where the decoded message's CTA_TUPLE_ORIG attribute lies (header included). */
-export interface TupleSpan {
+/** Where some bytes lie in a buffer. */
+export interface ByteSpan {
   offset: number;
   length: number;
+}
+
+/** Where the last decoded entry lies: its message payload, and its CTA_TUPLE_ORIG (header included). */
+export interface EntrySpans {
+  readonly message: ByteSpan;
+  readonly origTuple: ByteSpan;
 }
 
 /**
@@ -62,8 +68,8 @@ export class EntryDecoder {
   private readonly tuple = new AttributeReader();
   private readonly inner = new AttributeReader();
   private readonly deepest = new AttributeReader();
-  /** The last decoded entry's original tuple, for building its delete request. */
-  readonly origTuple: TupleSpan = { offset: 0, length: 0 };
+  /** The last decoded entry's bytes, for holding it and building its delete request. */
+  readonly spans: EntrySpans = { message: { offset: 0, length: 0 }, origTuple: { offset: 0, length: 0 } };
 
   /**
    * Decode the message payload buf[offset, offset+length) (nfgenmsg + attributes). Throws
@@ -89,14 +95,17 @@ export class EntryDecoder {
       id: 0,
       use: 0,
     };
-    this.origTuple.length = 0;
+    const { message, origTuple } = this.spans;
+    message.offset = offset;
+    message.length = length;
+    origTuple.length = 0;
     const r = this.top.reset(buf, offset + ct.NFGENMSG_LEN, offset + length, "ctnetlink message");
     while (r.next()) {
       switch (r.type) {
         case ct.CTA_TUPLE_ORIG:
           entry.original = this.readTuple(r, entry);
-          this.origTuple.offset = r.offset - 4;
-          this.origTuple.length = r.length + 4;
+          origTuple.offset = r.offset - 4;
+          origTuple.length = r.length + 4;
           break;
         case ct.CTA_TUPLE_REPLY:
           entry.reply = this.readTuple(r, entry);

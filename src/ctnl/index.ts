@@ -1,11 +1,12 @@
 /** ctnl/: the ctnetlink wire format (nested, big-endian attributes) — entries, dump, delete and stats requests. */
 export * from "./constants.js";
 export {
+  type ByteSpan,
   type ConntrackEntry,
   type ConntrackTuple,
   EntryDecoder,
+  type EntrySpans,
   statusFlags,
-  type TupleSpan,
 } from "./entry.js";
 export { FlushGuardError } from "./errors.js";
 export { CT_PROTOCOLS, hasPorts, protocolName } from "./protocols.js";

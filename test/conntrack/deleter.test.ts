@@ -38,7 +38,7 @@ function feed(deleter: EntryDeleter, n: number, from = 0): ConntrackEntry[] {
     payload.copy(buf, 8);
     const entry = decoder.decode(buf, 8, payload.length);
     out.push(entry);
-    deleter.add(entry, buf, decoder.origTuple);
+    deleter.add(entry, buf, decoder.spans);
   }
   return out;
 }
@@ -148,7 +148,10 @@ test("the flush guard: a span that is not the original tuple is refused and noth
     { offset: 0, length: 4 },
     { offset: 0, length: 0 },
   ]) {
-    assert.throws(() => deleter.add(entry, payload, span), FlushGuardError);
+    assert.throws(
+      () => deleter.add(entry, payload, { message: { offset: 0, length: payload.length }, origTuple: span }),
+      FlushGuardError,
+    );
   }
   deleter.flush(conn);
   assert.equal(conn.writes.length, 0, "no byte reached the connection");

@@ -73,7 +73,10 @@ describe("EntryDecoder", () => {
     ]);
     const d = new EntryDecoder();
     d.decode(payload, 0, payload.length);
-    assert.deepEqual(payload.subarray(d.origTuple.offset, d.origTuple.offset + d.origTuple.length), orig);
+    assert.deepEqual(
+      payload.subarray(d.spans.origTuple.offset, d.spans.origTuple.offset + d.spans.origTuple.length),
+      orig,
+    );
   });
 
   test("attributes of unknown types are skipped; nested flags are masked", () => {
