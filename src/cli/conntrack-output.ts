@@ -13,7 +13,8 @@ const CHUNK = 64 * 1024;
 
 export class ConntrackOutput {
   private readonly format: "table" | "json" | "ndjson";
-  private pending: string[] = [];
+  /** Text not yet written, as bytes in a reused buffer: no string outlives its entry. */
+  private readonly pending = Buffer.allocUnsafe(CHUNK);
   private bytes = 0;
   private items = 0;
 
@@ -28,25 +29,27 @@ export class ConntrackOutput {
 
   /** An entry listed, deleted or (in a dry run) matched. */
   add(entry: ConntrackEntry): void {
-    let text: string;
-    if (this.format === "table") text = `${conntrackLine(entry, this.netnsColumn)}\n`;
-    else if (this.format === "ndjson") text = `${JSON.stringify(entry)}\n`;
-    else text = `${this.items === 0 ? this.opening : ","}${JSON.stringify(entry)}`;
+    if (this.format === "table") this.write(`${conntrackLine(entry, this.netnsColumn)}\n`);
+    else if (this.format === "ndjson") this.write(`${JSON.stringify(entry)}\n`);
+    else this.write(`${this.items === 0 ? this.opening : ","}${JSON.stringify(entry)}`);
     this.items++;
-    this.pending.push(text);
-    this.bytes += text.length;
-    if (this.bytes >= CHUNK) this.flush();
   }
 
   /** Write the rest; -j closes its array with `closing` (rm: the report and the object's end). */
   end(closing = "]"): void {
-    if (this.format === "json") this.pending.push(`${this.items === 0 ? this.opening : ""}${closing}\n`);
+    if (this.format === "json") this.write(`${this.items === 0 ? this.opening : ""}${closing}\n`);
     this.flush();
   }
 
+  private write(text: string): void {
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    if (this.bytes + text.length * 3 > CHUNK) this.flush();
+    if (text.length * 3 > CHUNK) writeOut(text);
+    else this.bytes += this.pending.write(text, this.bytes);
+  }
+
   private flush(): void {
-    if (this.pending.length > 0) writeOut(this.pending.join(""));
-    this.pending = [];
+    if (this.bytes > 0) writeOut(this.pending.subarray(0, this.bytes));
     this.bytes = 0;
   }
 }
