@@ -95,6 +95,36 @@ test("one write of errors-only DELETEs with the listed tuples and ids, then a ba
   );
 });
 
+test("the listener and the failure records get entries equal to the listed ones, from the batch's own copies", () => {
+  const conn = new FakeNetlink({
+    respond: errorsOnly((m) => (m.type === T.DELETE && m.payload.includes(be32(1002)) ? Errno.EBUSY : 0)),
+  });
+  const told: ConntrackEntry[] = [];
+  const deleter = new EntryDeleter(() => conn, conn.receiveQueueBytes, {
+    batchSize: 3,
+    onOutcome: (e) => told.push(e),
+  });
+  const decoder = new EntryDecoder();
+  const listed: ConntrackEntry[] = [];
+  const buf = Buffer.alloc(4096);
+  for (let i = 0; i < 5; i++) {
+    // Attributes of a type the decoder skips make some messages larger than the batch's first guess.
+    const padding = i % 2 === 0 ? [nlattr(0x3ff, Buffer.alloc(1500))] : [];
+    const payload = Buffer.concat([entryPayload(testEntry(i)), ...padding]);
+    buf.fill(0xee);
+    payload.copy(buf, 8);
+    const entry = decoder.decode(buf, 8, payload.length, "pod-a");
+    listed.push(structuredClone(entry));
+    deleter.add(entry, buf, decoder.spans);
+  }
+  deleter.flush(conn);
+  assert.deepEqual(told, listed);
+  assert.deepEqual(
+    deleter.report.failed.map((f) => f.entry),
+    [listed[2]],
+  );
+});
+
 test("a full batch goes at once on the connection `connect` gives; the rest on flush's", () => {
   const first = new FakeNetlink();
   const second = new FakeNetlink();
