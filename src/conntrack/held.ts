@@ -5,6 +5,7 @@
  * An entry is decoded again only when its outcome needs it (a listener, a failure record).
  */
 import { type ByteSpan, type ConntrackEntry, EntryDecoder } from "../ctnl/index.js";
+import { copyBytes } from "../netlink/index.js";
 
 /** Bytes held per entry at first; the buffer grows when messages are larger. */
 const TYPICAL_MESSAGE_BYTES = 320;
@@ -32,7 +33,7 @@ export class HeldEntries {
       this.bytes.copy(grown, 0, 0, start);
       this.bytes = grown;
     }
-    buf.copy(this.bytes, start, message.offset, message.offset + message.length);
+    copyBytes(buf, message.offset, message.offset + message.length, this.bytes, start);
     this.ends[this.count] = end;
     this.labels[this.count] = netns;
     this.count++;

@@ -7,6 +7,7 @@
 import {
   AttributeReader,
   align4,
+  copyBytes,
   type MessageWriter,
   NLM_F_DUMP,
   NLM_F_REQUEST,
@@ -164,7 +165,7 @@ export function writeDeleteRequest(
     w.begin(CT_DELETE, NLM_F_REQUEST, seq);
     writeNfgenmsg(w, family);
     const at = w.reserve(align4(length));
-    w.buf.set(tuple.subarray(offset, offset + length), at);
+    copyBytes(tuple, offset, offset + length, w.buf, at);
     putBe32(w, CTA_ID, id);
     if (zone !== 0) putBe16(w, CTA_ZONE, zone);
     w.end();
@@ -174,6 +175,10 @@ export function writeDeleteRequest(
   }
 }
 
+/** checkTuple's readers, reused: it runs twice for every entry deleted. */
+const tupleReader = new AttributeReader();
+const innerReader = new AttributeReader();
+
 /**
  * Throw FlushGuardError unless buf[offset, offset+length) is one attribute of type `type`
  * (CTA_TUPLE_ORIG or CTA_TUPLE_REPLY) holding CTA_TUPLE_IP with both addresses of `family`, and
@@ -182,16 +187,16 @@ export function writeDeleteRequest(
 export function checkTuple(buf: Buffer, offset: number, length: number, family: number, type: number): void {
   if (family !== AF_INET && family !== AF_INET6) throw new FlushGuardError(`address family ${family}`);
   const addrLen = family === AF_INET ? 4 : 16;
-  const [srcType, dstType] =
-    family === AF_INET ? [CTA_IP_V4_SRC, CTA_IP_V4_DST] : [CTA_IP_V6_SRC, CTA_IP_V6_DST];
+  const srcType = family === AF_INET ? CTA_IP_V4_SRC : CTA_IP_V6_SRC;
+  const dstType = family === AF_INET ? CTA_IP_V4_DST : CTA_IP_V6_DST;
   if (length < 4 || offset < 0 || offset + length > buf.length || buf.readUInt16LE(offset) !== length)
     throw new FlushGuardError("no tuple attribute");
   if ((buf.readUInt16LE(offset + 2) & 0x3fff) !== type) throw new FlushGuardError("not a tuple attribute");
   let src = false;
   let dst = false;
   let proto = false;
-  const r = new AttributeReader().reset(buf, offset + 4, offset + length, "conntrack tuple");
-  const ipReader = new AttributeReader();
+  const r = tupleReader.reset(buf, offset + 4, offset + length, "conntrack tuple");
+  const ipReader = innerReader;
   while (r.next()) {
     if (r.type === CTA_TUPLE_IP) {
       const ip = ipReader.reset(buf, r.offset, r.offset + r.length, "CTA_TUPLE_IP");

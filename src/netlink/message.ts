@@ -261,8 +261,19 @@ export function putU32LE(b: Buffer, o: number, v: number): void {
  * once at the end instead of after every read (as mdlayher/netlink's AttributeDecoder does).
  */
 
+/** What a reader holds before its first reset: one empty buffer for all, none allocated per reader. */
+const NO_BYTES = Buffer.alloc(0);
+
+/**
+ * Copy src[start, end) to dst at `at`, byte by byte: Buffer#copy of a part of a buffer allocates a
+ * view per call on Node 20, which costs more than the copy for the few hundred bytes of a message.
+ */
+export function copyBytes(src: Buffer, start: number, end: number, dst: Buffer, at: number): void {
+  for (let i = start; i < end; i++) dst[at + i - start] = src[i]!;
+}
+
 export class AttributeReader {
-  buf: Buffer = Buffer.alloc(0);
+  buf: Buffer = NO_BYTES;
   /** Type of the current attribute (NLA_TYPE_MASK applied: nested/byte-order flags removed). */
   type = 0;
   /** Offset and length of the current attribute's payload. */
