@@ -3,8 +3,9 @@
  * the UDP entries DNATed to one removed backend (reply source 10.63.0.5:5353) among 50,000 and
  * among 1,000,000 (nf_conntrack_max raised for the run, then restored). Each round runs every row
  * once, in turns, and puts back what it deleted; each figure is the median of the rounds. Beside
- * the rows: the kernel's floor (the same filtered dump, raw netlink, nothing decoded), and the
- * CLI's peak memory as the table grows.
+ * the rows: the kernel's floor (the same filtered dump, raw netlink, nothing decoded), each row's
+ * CPU time (user + system: what the load of a shared machine changes least), and the CLI's peak
+ * memory as the table grows.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -93,6 +94,8 @@ interface Run {
   ms: number;
   /** Entries deleted (or, for the floor, dumped). */
   count: number;
+  /** CPU time, user and system (a whole process's, or this process's during the run). */
+  cpuMs: number;
   /** Minor and major page faults. */
   faults: number;
   /** Peak resident set, MB (whole processes only). */
@@ -103,11 +106,14 @@ interface Run {
 
 /** `command` run inside the namespace under GNU time: its duration, peak memory and page faults. */
 function processRun(ns: ScratchNetns, command: string[], deleted: RegExp): Run {
-  const r = runProcess("ip", ["netns", "exec", ns.name, "/usr/bin/time", "-f", "%M %R %F", ...command]);
+  const r = runProcess("ip", ["netns", "exec", ns.name, "/usr/bin/time", "-f", "%U %S %M %R %F", ...command]);
   if (r.status !== 0) throw new Error(`${command.join(" ")} exited ${r.status}: ${r.stderr}`);
-  const [kb, minor, major] = (/(\d+) (\d+) (\d+)\s*$/.exec(r.stderr) ?? []).slice(1).map(Number);
+  const [user, system, kb, minor, major] = (/([\d.]+) ([\d.]+) (\d+) (\d+) (\d+)\s*$/.exec(r.stderr) ?? [])
+    .slice(1)
+    .map(Number);
   return {
     ms: r.ms,
+    cpuMs: ((user ?? Number.NaN) + (system ?? Number.NaN)) * 1000,
     count: Number(deleted.exec(r.stderr)?.[1] ?? 0),
     faults: (minor ?? Number.NaN) + (major ?? Number.NaN),
     peakMb: (kb ?? Number.NaN) / 1024,
@@ -117,11 +123,19 @@ function processRun(ns: ScratchNetns, command: string[], deleted: RegExp): Run {
 /** `fn` timed in this process, with its page faults and window. */
 function inProcess(fn: () => number): Run {
   const before = pageFaults();
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const count = fn();
   const end = performance.now();
+  const { user, system } = process.cpuUsage(cpu);
   const d = faultsSince(before);
-  return { ms: end - start, count, faults: d.minor + d.major, window: { start, end } };
+  return {
+    ms: end - start,
+    cpuMs: (user + system) / 1000,
+    count,
+    faults: d.minor + d.major,
+    window: { start, end },
+  };
 }
 
 /** The kernel's part alone: the filtered dump deleteConntrack asks for, received and not decoded. */
@@ -145,6 +159,7 @@ function summary(runs: Run[], gcMs?: (w: readonly Window[]) => number) {
   const windows = runs.flatMap((r) => (r.window ? [r.window] : []));
   return {
     ms: median(runs.map((r) => r.ms)),
+    cpuMs: median(runs.map((r) => r.cpuMs)),
     count: Math.min(...runs.map((r) => r.count)),
     faults: median(runs.map((r) => r.faults)),
     peakMb: runs[0]?.peakMb === undefined ? undefined : median(runs.map((r) => r.peakMb!)),
@@ -153,7 +168,7 @@ function summary(runs: Run[], gcMs?: (w: readonly Window[]) => number) {
 }
 
 function costs(s: ReturnType<typeof summary>): string {
-  const parts = [`faults ${Math.round(s.faults).toLocaleString("en-US")}`];
+  const parts = [`cpu ${s.cpuMs.toFixed(0)} ms`, `faults ${Math.round(s.faults).toLocaleString("en-US")}`];
   if (s.gcMs !== undefined) parts.push(`gc ${s.gcMs.toFixed(1)} ms`);
   if (s.peakMb !== undefined) parts.push(`peak ${s.peakMb.toFixed(0)} MB`);
   return parts.join(", ");
@@ -216,7 +231,7 @@ async function sceneRows(scene: Scene): Promise<{ lines: string[]; cliPeakMb: nu
       row(
         `deleteConntrack, in-process (${n(lib.count)} deleted)`,
         fmt.ms(lib.ms),
-        `${fmt.ratio(lib.ms, tool.ms)} conntrack -D (goal <= ${libGoal}), ${fmt.ratio(lib.ms, floor.ms)} the floor  ${costs(lib)}`,
+        `${fmt.ratio(lib.ms, tool.ms)} conntrack -D (goal <= ${libGoal}; cpu ${fmt.ratio(lib.cpuMs, tool.cpuMs)}), ${fmt.ratio(lib.ms, floor.ms)} the floor  ${costs(lib)}`,
       ),
       row(
         `  the floor: the same filtered dump alone (raw, ${n(floor.count)} listed)`,
