@@ -5,6 +5,7 @@
  * that protocol's sockets needs no dump: the count is as much a snapshot as the dump would be.
  */
 import { readFileSync } from "node:fs";
+import { Errno, SysError } from "../sys/errors.js";
 import { readProcNet } from "./proc-net.js";
 
 /** In-use sockets by the counter's name ("UDP", "UDP6", "UDPLITE", ...); a missing file counts nothing. */
@@ -32,7 +33,7 @@ export type SockstatFields = ReadonlyMap<string, ReadonlyMap<string, number>>;
 export function readSockstatFields(): SockstatFields {
   const out = new Map<string, Map<string, number>>();
   const v4 = readProcNet("sockstat");
-  if (v4 === undefined) throw new Error("/proc/thread-self/net/sockstat does not exist");
+  if (v4 === undefined) throw new SysError("open", Errno.ENOENT, "/proc/thread-self/net/sockstat");
   for (const text of [v4, readProcNet("sockstat6") ?? ""]) {
     for (const line of text.split("\n")) {
       const m = /^(\w+): (.*)$/.exec(line);
