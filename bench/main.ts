@@ -16,15 +16,24 @@ import { benchNamespaces } from "./namespaces.js";
 import { benchPromises } from "./promises.js";
 import { benchTerminate } from "./terminate.js";
 
-/** The agent package's bench, as a child process (the library's bench does not import the agent). */
+/**
+ * The agent package's bench, as a child process (the library's bench does not import the agent);
+ * then its latency section again pinned to one core (`taskset -c 0`), where the terminator's pool
+ * has one worker: the single-thread figures the pool's are judged against.
+ */
 function benchAgent(): string[] {
   const script = new URL("../../packages/agent/dist/bench/main.js", import.meta.url).pathname;
-  const r = spawnSync(process.execPath, ["--enable-source-maps", script], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  if (r.status !== 0) throw new Error(`agent bench exited with ${r.status ?? r.signal}`);
-  return r.stdout.trimEnd().split("\n");
+  const run = (command: string, args: string[]) => {
+    const r = spawnSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    if (r.status !== 0) throw new Error(`agent bench exited with ${r.status ?? r.signal}`);
+    return r.stdout.trimEnd().split("\n");
+  };
+  return [
+    ...run(process.execPath, ["--enable-source-maps", script]),
+    "",
+    "the agent's latency section again, taskset -c 0 (one thread):",
+    ...run("taskset", ["-c", "0", process.execPath, "--enable-source-maps", script, "latency"]),
+  ];
 }
 
 const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {

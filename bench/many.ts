@@ -1,8 +1,20 @@
 /** A scene of many small pinned namespaces, held by multi-holder children. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { add, remove } from "../src/netns/index.js";
+import { MNT_DETACH, MS_BIND, mount, umount2 } from "../src/sys/namespace.js";
 
 const HOLDER = new URL("./multi-holder.js", import.meta.url).pathname;
 /** Sockets per child: below the 20,000 descriptors a process may hold here. */
@@ -10,6 +22,11 @@ const PER_CHILD = 18_000;
 
 export interface ManyScene {
   names: string[];
+  /**
+   * A pin directory holding the scene's namespaces only (bind mounts of their /run/netns pins):
+   * what a walk over "all" is given, so that it visits no namespace of other work on the machine.
+   */
+  dir: string;
   /** Re-open the target sockets in every namespace (after they were destroyed). */
   refill(): Promise<void>;
   stop(): Promise<void>;
@@ -43,16 +60,38 @@ export function cleanupBenchLeftovers(): void {
     const pid = /^sdb-(\d+)-/.exec(name)?.[1];
     if (pid && !existsSync(`/proc/${pid}`)) remove(name);
   }
+  for (const entry of readdirSync(tmpdir())) {
+    const pid = /^sdb-(\d+)-.*-pins$/.exec(entry)?.[1];
+    if (pid && !existsSync(`/proc/${pid}`)) unpinAll(join(tmpdir(), entry));
+  }
 }
 
+/** Detach every pin of a scene's own pin directory, then remove it. */
+function unpinAll(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    try {
+      umount2(join(dir, name), MNT_DETACH);
+    } catch {
+      // Its file was made but never mounted.
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * `count` pinned namespaces of `perNamespace` UDP sockets, `targets` of them connected to `target`;
+ * with `everyOtherEmpty`, the odd ones hold no socket at all.
+ */
 export async function manyNamespaces(
   label: string,
   count: number,
   perNamespace: number,
   targets: number,
   target: { address: string; port: number },
+  everyOtherEmpty = false,
 ): Promise<ManyScene> {
   const names = Array.from({ length: count }, (_, i) => `sdb-${process.pid}-${label}-${i}`);
+  const dir = join(tmpdir(), `sdb-${process.pid}-${label}-pins`);
   const children: ChildProcess[] = [];
   const made: string[] = [];
   const stop = async () => {
@@ -60,17 +99,22 @@ export async function manyNamespaces(
     await Promise.all(
       children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : undefined)),
     );
+    if (existsSync(dir)) unpinAll(dir);
     for (const name of made.splice(0)) remove(name);
   };
   try {
+    mkdirSync(dir);
     for (const name of names) {
       add(name, { loopbackUp: true }).close();
       made.push(name);
+      closeSync(openSync(join(dir, name), "w"));
+      mount(`/run/netns/${name}`, join(dir, name), "none", MS_BIND);
     }
+    const held = everyOtherEmpty ? names.filter((_, i) => i % 2 === 0) : names;
     const perChild = Math.max(1, Math.floor(PER_CHILD / perNamespace));
-    for (let i = 0; i < count; i += perChild) {
+    for (let i = 0; i < held.length; i += perChild) {
       const plan = {
-        namespaces: names.slice(i, i + perChild).map((n) => `/run/netns/${n}`),
+        namespaces: held.slice(i, i + perChild).map((n) => `/run/netns/${n}`),
         perNamespace,
         targets,
         target,
@@ -86,6 +130,7 @@ export async function manyNamespaces(
   }
   return {
     names,
+    dir,
     async refill() {
       const waits = children.map(ready);
       for (const c of children) c.stdin!.write("targets\n");

@@ -1,23 +1,30 @@
 /**
  * Backend termination at scale: 100 namespaces of 1,000 UDP sockets, 10 per namespace connected to
- * the backend; the whole terminate against a shell loop of `ss -K -N NAME dst IP:PORT` over the same
- * namespaces plus the host.
+ * the backend (and 100 of which every other one holds no socket); the whole terminate against a
+ * shell loop of `ss -K -N NAME dst IP:PORT` over the same namespaces plus the host, on every core
+ * and pinned to one, beside what the kernel's own dumps allow on two cores. Rounds in turns (the
+ * machine is shared: medians, and the load printed).
  */
 
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { fromName, type Target } from "../src/netns/index.js";
 import { BackendTerminator } from "../src/terminator/index.js";
+import { kernelCeiling } from "./kernel-ceiling.js";
 import { type ManyScene, manyNamespaces, withChildHash } from "./many.js";
-import { fmt, row, runProcess, TIMED_ENV } from "./measure.js";
+import { fmt, median, recordGoal, row, runProcess, TIMED_ENV } from "./measure.js";
 import { CLI } from "./scene.js";
 
 const COUNT = 100;
 const PER_NAMESPACE = 1000;
 const TARGETS = 10;
+const ROUNDS = 3;
 const BACKEND = { address: "127.0.0.1", port: 5353 };
+const DST = `${BACKEND.address}:${BACKEND.port}`;
+const POOL_SCRIPT = fileURLToPath(new URL("./terminate-pool.js", import.meta.url));
 
 /** The host and the bench's namespaces only, so the measurement does not depend on what else is pinned. */
 function* targets(names: readonly string[]): Generator<Target> {
@@ -28,21 +35,32 @@ function* targets(names: readonly string[]): Generator<Target> {
   }
 }
 
+const LAYOUTS = [
+  {
+    label: "one UDP hash table shared by all namespaces (the default)",
+    entries: undefined,
+    halfEmpty: false,
+  },
+  {
+    label: "shared table, every other namespace holding no UDP socket (50 of 1,000, 50 empty)",
+    entries: undefined,
+    halfEmpty: true,
+  },
+  { label: "a UDP hash table per namespace (udp_child_hash_entries=1024)", entries: 1024, halfEmpty: false },
+] as const;
+
 export async function benchTerminate(): Promise<string[]> {
   const out: string[] = [];
-  for (const [layout, entries] of [
-    ["one UDP hash table shared by all namespaces (the default)", undefined],
-    ["a UDP hash table per namespace (udp_child_hash_entries=1024)", 1024],
-  ] as const) {
+  for (const layout of LAYOUTS) {
     out.push(
-      `terminate: ${COUNT} namespaces of ${PER_NAMESPACE} UDP sockets, ${TARGETS} each connected to ${BACKEND.address}:${BACKEND.port};`,
-      `  ${layout}`,
+      `terminate: ${COUNT} namespaces of ${PER_NAMESPACE} UDP sockets, ${TARGETS} each connected to ${DST};`,
+      `  ${layout.label}; medians of ${ROUNDS} rounds in turns, load ${loadavg()[0]!.toFixed(1)}`,
     );
-    const scene = await withChildHash(entries, () =>
-      manyNamespaces("term", COUNT, PER_NAMESPACE, TARGETS, BACKEND),
+    const scene = await withChildHash(layout.entries, () =>
+      manyNamespaces("term", COUNT, PER_NAMESPACE, TARGETS, BACKEND, layout.halfEmpty),
     );
     try {
-      out.push(...(await measure(scene)));
+      out.push(...(await measure(scene, layout.label, layout.halfEmpty ? COUNT / 2 : COUNT)));
     } finally {
       await scene.stop();
     }
@@ -50,43 +68,59 @@ export async function benchTerminate(): Promise<string[]> {
   return out;
 }
 
+interface PoolRun {
+  ms: number;
+  destroyed: number;
+  pool: number;
+}
+
 /**
  * sockdiag/promises' terminator in a process of its own (bench/terminate-pool.ts), on every core or
  * pinned to one: warmed up, then timed once after the scene is refilled.
  */
-async function pooled(
-  scene: ManyScene,
-  pinnedToOneCore: boolean,
-): Promise<{ ms: number; destroyed: number; pool: number }> {
-  const script = fileURLToPath(new URL("./terminate-pool.js", import.meta.url));
-  const args = [process.execPath, script, BACKEND.address, String(BACKEND.port)];
+async function pooled(scene: ManyScene, pinnedToOneCore: boolean): Promise<PoolRun> {
+  const args = [process.execPath, POOL_SCRIPT, scene.dir, BACKEND.address, String(BACKEND.port)];
   const child = spawn(
     pinnedToOneCore ? "taskset" : args[0]!,
     pinnedToOneCore ? ["-c", "0", ...args] : args.slice(1),
-    {
-      env: TIMED_ENV,
-      stdio: ["pipe", "pipe", "inherit"],
-    },
+    { env: TIMED_ENV, stdio: ["pipe", "pipe", "inherit"] },
   );
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   await lines.next(); // warmed up: its first run destroyed the scene's clients
   await scene.refill();
   child.stdin.write("\n");
-  const result = JSON.parse(String((await lines.next()).value)) as {
-    ms: number;
-    destroyed: number;
-    pool: number;
-  };
+  const result = JSON.parse(String((await lines.next()).value)) as PoolRun;
   await once(child, "exit");
   return result;
 }
 
-async function measure(scene: ManyScene): Promise<string[]> {
-  const out: string[] = [];
-  let pooledMs = 0;
-  const expected = COUNT * TARGETS;
-  const terminator = new BackendTerminator({}, { targets: () => targets(scene.names) });
-  terminator.terminate(BACKEND); // warm-up run (JIT); the targets are opened again below
+/** Whole-process milliseconds of a run that prints a JSON report, and what it destroyed. */
+function wholeProcess(args: readonly string[], destroyed: (json: unknown) => number): PoolRun {
+  const run = runProcess(process.execPath, args);
+  if (run.status !== 0) throw new Error(`${args.join(" ")} exited ${run.status}: ${run.stderr}`);
+  return { ms: run.ms, destroyed: destroyed(JSON.parse(run.stdout)), pool: 0 };
+}
+
+interface RoundFigures {
+  ss: number;
+  lib: number;
+  pool: PoolRun;
+  pinned: PoolRun;
+  cli: PoolRun;
+  poolProcess: PoolRun;
+}
+
+async function oneRound(
+  scene: ManyScene,
+  terminator: BackendTerminator,
+  expected: number,
+): Promise<RoundFigures> {
+  await scene.refill();
+  const loop = `ss -K -n -u dst ${DST}; for n in ${scene.names.join(" ")}; do ss -K -n -N $n -u dst ${DST}; done`;
+  const ssRun = runProcess("bash", ["-c", loop]);
+  const killed = ssRun.stdout.split("\n").filter((l) => l.includes(DST)).length;
+  if (killed !== expected) throw new Error(`the ss loop destroyed ${killed}, expected ${expected}`);
+
   await scene.refill();
   const t0 = process.hrtime.bigint();
   const report = terminator.terminate(BACKEND);
@@ -95,45 +129,97 @@ async function measure(scene: ManyScene): Promise<string[]> {
     throw new Error(`terminate destroyed ${report.total.destroyed}, expected ${expected}`);
 
   await scene.refill();
-  const dst = `${BACKEND.address}:${BACKEND.port}`;
-  const loop = `ss -K -n -u dst ${dst}; for n in ${scene.names.join(" ")}; do ss -K -n -N $n -u dst ${dst}; done`;
-  const ss = runProcess("bash", ["-c", loop]);
-  const killed = ss.stdout.split("\n").filter((l) => l.includes(dst)).length;
-  out.push(
-    row(`shell loop of ss -K -N NAME dst ${dst} (host + ${COUNT})`, fmt.ms(ss.ms), `${killed} destroyed`),
-  );
-  out.push(
-    row(
-      `BackendTerminator.terminate, in-process (${report.total.destroyed} destroyed)`,
-      fmt.ms(lib),
-      `${fmt.ratio(lib, ss.ms)} ss loop (goal <= 0.1)`,
-    ),
-  );
-
-  for (const pinned of [false, true]) {
-    await scene.refill();
-    const run = await pooled(scene, pinned);
-    out.push(
-      row(
-        `sockdiag/promises BackendTerminator, ${run.pool} worker${run.pool === 1 ? "" : "s"}${pinned ? " (taskset -c 0)" : ""} (${run.destroyed} destroyed)`,
-        fmt.ms(run.ms),
-        pinned
-          ? `${fmt.ratio(run.ms, pooledMs)} the run on every core (goal >= 1.5)`
-          : `${fmt.ratio(run.ms, ss.ms)} ss loop (goal <= 0.25)`,
-      ),
-    );
-    pooledMs = run.ms;
-  }
-
+  const pool = await pooled(scene, false);
   await scene.refill();
-  const cli = runProcess(process.execPath, [CLI, "terminate-backend", dst, "-j"]);
-  const total = (JSON.parse(cli.stdout) as { total: { destroyed: number } }).total.destroyed;
-  out.push(
-    row(
-      `sockdiag terminate-backend (whole process, all of /run/netns; ${total} destroyed)`,
-      fmt.ms(cli.ms),
-      `${fmt.ratio(cli.ms, ss.ms)} ss loop`,
-    ),
+  const pinned = await pooled(scene, true);
+  await scene.refill();
+  const total = (json: unknown) => (json as { total: { destroyed: number } }).total.destroyed;
+  const cli = wholeProcess([CLI, "terminate-backend", DST, "--netns-dir", scene.dir, "-j"], total);
+  await scene.refill();
+  const poolProcess = wholeProcess(
+    [POOL_SCRIPT, scene.dir, BACKEND.address, String(BACKEND.port), "once"],
+    (json) => {
+      return (json as PoolRun).destroyed;
+    },
   );
+  for (const [what, run] of Object.entries({ pool, pinned, cli, poolProcess }))
+    if (run.destroyed !== expected)
+      throw new Error(`${what} destroyed ${run.destroyed}, expected ${expected}`);
+  return { ss: ssRun.ms, lib, pool, pinned, cli, poolProcess };
+}
+
+async function measure(scene: ManyScene, layout: string, held: number): Promise<string[]> {
+  const expected = held * TARGETS;
+  const terminator = new BackendTerminator({}, { targets: () => targets(scene.names) });
+  await scene.refill();
+  terminator.terminate(BACKEND); // warm-up run (JIT); the targets are opened again below
+  const rounds: RoundFigures[] = [];
+  for (let r = 0; r < ROUNDS; r++) rounds.push(await oneRound(scene, terminator, expected));
+  const m = (pick: (f: RoundFigures) => number) => median(rounds.map(pick));
+  const ss = m((f) => f.ss);
+  const lib = m((f) => f.lib);
+  const pool = m((f) => f.pool.ms);
+  const pinned = m((f) => f.pinned.ms);
+  const cli = m((f) => f.cli.ms);
+  const poolProcess = m((f) => f.poolProcess.ms);
+  const size = rounds[0]!.pool.pool;
+
+  const raw = await kernelCeiling([
+    `/proc/${process.pid}/ns/net`,
+    ...scene.names.map((n) => `/run/netns/${n}`),
+  ]);
+  const kernelRatio = raw.pinnedMs / raw.twoMs;
+  const poolRatio = pinned / pool;
+
+  const out = [
+    row(`shell loop of ss -K -N NAME dst ${DST} (host + ${COUNT})`, fmt.ms(ss), `${expected} destroyed`),
+    row(
+      `BackendTerminator.terminate, in-process, one thread (${expected} destroyed)`,
+      fmt.ms(lib),
+      `${fmt.ratio(lib, ss)} ss loop (goal <= 0.1)`,
+    ),
+    row(
+      `sockdiag/promises BackendTerminator, ${size} worker${size === 1 ? "" : "s"} (${expected} destroyed)`,
+      fmt.ms(pool),
+      `${fmt.ratio(pool, ss)} ss loop (goal <= 0.25); ${fmt.ratio(lib, pool)} faster than one thread`,
+    ),
+    row(
+      "  the same, taskset -c 0 (a pool of 1)",
+      fmt.ms(pinned),
+      `${fmt.ratio(pinned, pool)} the run on every core (goal >= 1.5)`,
+    ),
+    row(
+      `raw kernel IPv4 UDP dumps, host + ${COUNT}, one process (${raw.sockets} sockets)`,
+      fmt.ms(raw.serialMs),
+      `medians of 5 rounds in turns`,
+    ),
+    row(
+      "  two processes, every other namespace each, at once",
+      fmt.ms(raw.twoMs),
+      `${fmt.ratio(raw.serialMs, raw.twoMs)} faster than one process`,
+    ),
+    row(
+      "  the same two, taskset -c 0",
+      fmt.ms(raw.pinnedMs),
+      `${fmt.ratio(raw.pinnedMs, raw.twoMs)} the run on every core: the kernel's ceiling`,
+    ),
+    row(
+      "pool's 2-core ratio / the raw kernel's 2-core ratio",
+      `${(poolRatio / kernelRatio).toFixed(2)} x`,
+      `${poolRatio.toFixed(2)} / ${kernelRatio.toFixed(2)} (goal >= 1.0: scales as far as the kernel lets it)`,
+    ),
+    row(
+      `sockdiag terminate-backend --netns-dir (whole process, one thread)`,
+      fmt.ms(cli),
+      `${fmt.ratio(cli, ss)} ss loop (goal <= 0.25)`,
+    ),
+    row(
+      "  sockdiag/promises' pool as a whole process",
+      fmt.ms(poolProcess),
+      `${fmt.ratio(poolProcess, cli)} the CLI: what a CLI blocking on the pool would gain`,
+    ),
+  ];
+  recordGoal(`terminate, pool / ss loop: ${layout.slice(0, 24)}`, pool / ss, 0.25);
+  recordGoal(`terminate-backend CLI / ss loop: ${layout.slice(0, 24)}`, cli / ss, 0.25);
   return out;
 }

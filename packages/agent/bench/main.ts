@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createInterface } from "node:readline";
@@ -201,7 +201,8 @@ async function latencyBench(): Promise<string[]> {
   let holding: Holding | undefined;
   const out: string[] = [
     `sockdiag-agent: watch event -> end of the batch that destroyed the sockets (--coalesce 0)`,
-    `${NAMESPACES} namespaces, ${OTHERS_PER_NAMESPACE} other UDP sockets in each, 1 client of each backend in each; Node ${process.version}`,
+    `${NAMESPACES} namespaces, ${OTHERS_PER_NAMESPACE} other UDP sockets in each, 1 client of each backend in each; Node ${process.version}; ` +
+      `${availableParallelism()} core(s) for this process (the terminator's pool: a worker per core)`,
   ];
   try {
     for (const name of names) addNetns(name, { dir, loopbackUp: true }).close();
@@ -255,7 +256,8 @@ async function latencyBench(): Promise<string[]> {
               `${median(figures.map((f) => f.loopMaxMs)).toFixed(1)} ms` +
               (c.rounds > 1
                 ? ` (median of ${c.rounds}; worst ${Math.max(...figures.map((f) => f.loopMaxMs)).toFixed(1)} ms)`
-                : ""),
+                : "") +
+              `; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`,
           );
         }
       } finally {
