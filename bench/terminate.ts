@@ -38,15 +38,22 @@ function* targets(names: readonly string[]): Generator<Target> {
 const LAYOUTS = [
   {
     label: "one UDP hash table shared by all namespaces (the default)",
+    short: "shared UDP table",
     entries: undefined,
     halfEmpty: false,
   },
   {
     label: "shared table, every other namespace holding no UDP socket (50 of 1,000, 50 empty)",
+    short: "shared, half empty",
     entries: undefined,
     halfEmpty: true,
   },
-  { label: "a UDP hash table per namespace (udp_child_hash_entries=1024)", entries: 1024, halfEmpty: false },
+  {
+    label: "a UDP hash table per namespace (udp_child_hash_entries=1024)",
+    short: "table per namespace",
+    entries: 1024,
+    halfEmpty: false,
+  },
 ] as const;
 
 export async function benchTerminate(): Promise<string[]> {
@@ -60,7 +67,7 @@ export async function benchTerminate(): Promise<string[]> {
       manyNamespaces("term", COUNT, PER_NAMESPACE, TARGETS, BACKEND, layout.halfEmpty),
     );
     try {
-      out.push(...(await measure(scene, layout.label, layout.halfEmpty ? COUNT / 2 : COUNT)));
+      out.push(...(await measure(scene, layout.short, layout.halfEmpty ? COUNT / 2 : COUNT)));
     } finally {
       await scene.stop();
     }
@@ -219,7 +226,8 @@ async function measure(scene: ManyScene, layout: string, held: number): Promise<
       `${fmt.ratio(poolProcess, cli)} the CLI: what a CLI blocking on the pool would gain`,
     ),
   ];
-  recordGoal(`terminate, pool / ss loop: ${layout.slice(0, 24)}`, pool / ss, 0.25);
-  recordGoal(`terminate-backend CLI / ss loop: ${layout.slice(0, 24)}`, cli / ss, 0.25);
+  recordGoal(`terminate, pool / ss loop (${layout})`, pool / ss, 0.25);
+  recordGoal(`terminate, the kernel's 2-core ratio / the pool's (${layout})`, kernelRatio / poolRatio, 1.0);
+  recordGoal(`terminate-backend CLI / ss loop (${layout})`, cli / ss, 0.25);
   return out;
 }
