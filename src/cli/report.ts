@@ -2,14 +2,20 @@
 import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
 import type { DestroyReport } from "../sockets/index.js";
 
-/** One line per namespace passed over (a note), then one per namespace that failed. */
+/**
+ * One line per namespace passed over (a note), then one per namespace that failed. process.stderr
+ * is read only when there is a line to write: its first read builds the stream (node:stream and
+ * its dependencies), which a listing with nothing to report should not pay at start-up.
+ */
 export function reportNamespaces(
   failures: readonly NamespaceFailure[],
   notes: readonly NamespaceNote<string>[] = [],
-  out = process.stderr,
+  out?: { write(line: string): unknown },
 ): void {
-  for (const n of notes) out.write(`sockdiag: note: skipped (${n.skipped}): ${n.message}\n`);
-  for (const f of failures) out.write(`sockdiag: ${f.error.message}\n`);
+  if (failures.length === 0 && notes.length === 0) return;
+  const to = out ?? process.stderr;
+  for (const n of notes) to.write(`sockdiag: note: skipped (${n.skipped}): ${n.message}\n`);
+  for (const f of failures) to.write(`sockdiag: ${f.error.message}\n`);
 }
 
 /** Namespace failures and notes as plain JSON data (an Error object would serialise as `{}`). */

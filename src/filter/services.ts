@@ -66,8 +66,15 @@ export function parseServices(text: string): ServiceTable {
   return { lookup: (name, protocol) => maps[protocol].get(name) };
 }
 
-/** The built-in table, for machines without /etc/services. */
-export const builtinServices: ServiceTable = parseServices(BUILTIN);
+let builtinTable: ServiceTable | undefined;
+
+/** The built-in table, for machines without /etc/services (parsed on first lookup, not at load). */
+export const builtinServices: ServiceTable = {
+  lookup: (name, protocol) => {
+    builtinTable ??= parseServices(BUILTIN);
+    return builtinTable.lookup(name, protocol);
+  },
+};
 
 /**
  * loadServices reads a services(5) file; when it cannot be read, returns the built-in table.

@@ -1,7 +1,6 @@
 /** `sockdiag kill [SELECT] FILTER`: destroy the selected sockets (SOCK_DESTROY), as ss -K does. */
 
 import { setImmediate } from "node:timers/promises";
-import type { Protocol } from "../../diag/socket.js";
 import { AbortError, EmptySelectionError } from "../../run/index.js";
 import {
   destroyInSteps,
@@ -17,9 +16,7 @@ import { cgroupsFor, type Selection, selectionFromArgs, selectOptions } from "..
 import { OutputError } from "../stdout.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
-
-/** The flag that lets kill run without a FILTER: unmistakable, unlike -a (every state). */
-export const DESTROY_ALL = "destroy-all";
+import { DESTROY_ALL, KILL_PROTOCOLS } from "./kill-rules.js";
 
 export const KILL: CommandSpec = {
   name: "kill",
@@ -52,9 +49,6 @@ export async function runKill(argv: readonly string[]): Promise<number> {
     emptyFilter: values[DESTROY_ALL] ? "allowed" : `give a FILTER, or --${DESTROY_ALL} to mean it`,
   });
 }
-
-/** What kill selects without a protocol flag (also `ls -K`). */
-export const KILL_PROTOCOLS: readonly Protocol[] = ["tcp", "udp"];
 
 /** The exit status after a signal, as shells report it: 128 + the signal's number. */
 const SIGNAL_EXITS = { SIGINT: 130, SIGTERM: 143 } as const;

@@ -18,7 +18,7 @@ import { formatSummary, readSummaries } from "../summary.js";
 import { LISTING_BYTES, TableWriter } from "../table.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
-import { DESTROY_ALL, destroySelected, KILL_PROTOCOLS } from "./kill.js";
+import { DESTROY_ALL, KILL_PROTOCOLS } from "./kill-rules.js";
 
 /**
  * What ss lists without a protocol flag (misc/ss.c filter_default_dbs), as far as sockdiag can list
@@ -65,10 +65,12 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
     protocols: values.kill ? KILL_PROTOCOLS : DEFAULT_PROTOCOLS,
   });
   if (values.kill)
-    return destroySelected(selection, values, {
-      dryRun: false,
-      emptyFilter: `give a FILTER ('sockdiag kill --${DESTROY_ALL}' destroys every selected socket)`,
-    });
+    return import("./kill.js").then(({ destroySelected }) =>
+      destroySelected(selection, values, {
+        dryRun: false,
+        emptyFilter: `give a FILTER ('sockdiag kill --${DESTROY_ALL}' destroys every selected socket)`,
+      }),
+    );
   const format = formatFromArgs(values);
   let code = EXIT_OK;
   if (values.summary) {
