@@ -4,36 +4,11 @@
  */
 
 import { destroySockets } from "../src/sockets/index.js";
-import { Holder } from "../test/kit/index.js";
 import { fmt, median, recordGoal, row, runProcess } from "./measure.js";
-import { CLI, udpScene } from "./scene.js";
+import { CLI, openSpread, SOURCES, sceneNote, udpScene } from "./scene.js";
 
 const BACKGROUND = 90_000;
 const TARGET = { address: "127.0.0.10", port: 5353 };
-const PER_HOLDER = 15_000;
-
-/** Open `count` sockets connected to TARGET, from source addresses no other round uses. */
-async function openTargets(nsPath: string, count: number, round: number): Promise<Holder[]> {
-  const holders: Holder[] = [];
-  for (let h = 0; h * PER_HOLDER < count; h++) {
-    const holder = await Holder.start({ netnsPath: nsPath });
-    holders.push(holder);
-    const n = Math.min(PER_HOLDER, count - h * PER_HOLDER);
-    await holder.open(
-      {
-        kind: "udp",
-        bind: { address: `127.${100 + round}.${h}.1`, port: { from: 1024, to: 1024 + n - 1 } },
-        connect: TARGET,
-      },
-      n,
-    );
-  }
-  return holders;
-}
-
-async function stopAll(holders: Holder[]): Promise<void> {
-  await Promise.all(holders.map((h) => h.stop()));
-}
 
 /** Each figure is the median of this many runs, each on freshly opened targets. */
 const RUNS = 3;
@@ -41,6 +16,7 @@ const RUNS = 3;
 export async function benchDestroy(): Promise<string[]> {
   const out = [
     `destroy: UDP sockets connected to 127.0.0.10:5353 among ${BACKGROUND.toLocaleString("en-US")} others (medians of ${RUNS} runs, the three taken in turns)`,
+    `  scene: ${sceneNote(BACKGROUND)}; each run's targets from ${SOURCES} source addresses of their own`,
   ];
   const scene = await udpScene("bench-destroy", BACKGROUND, TARGET, 0);
   const { name, path } = scene.netns;
@@ -55,11 +31,17 @@ export async function benchDestroy(): Promise<string[]> {
     const runs = measures.map((): { ms: number; destroyed: number }[] => []);
     for (let r = 0; r < RUNS; r++) {
       for (const [i, measure] of measures.entries()) {
-        const holders = await openTargets(path, count, round++);
+        // Fresh targets each run, from source addresses no other run uses (127.NET.x.y).
+        const targets = await openSpread(path, {
+          total: count,
+          target: TARGET,
+          targetCount: count,
+          sourceNet: 100 + round++,
+        });
         try {
           runs[i]!.push(measure());
         } finally {
-          await stopAll(holders);
+          await targets.stop();
         }
       }
     }

@@ -11,9 +11,10 @@ import { writeInetDumpRequest } from "../src/diag/inet.js";
 import { align4, MessageWriter, NLMSG_DONE, NLMSG_ERROR } from "../src/netlink/index.js";
 import { fromPath, openNetlinkIn } from "../src/netns/index.js";
 import { listSockets } from "../src/sockets/index.js";
+import { createNetns, removeNetns } from "../test/kit/index.js";
 import { cliProcesses } from "./cli.js";
 import { fmt, recordGoal, row, timeFn, timeInTurns, timeProcesses } from "./measure.js";
-import { CLI, udpScene } from "./scene.js";
+import { CLI, sceneNote, udpScene } from "./scene.js";
 
 const TOTAL = 100_000;
 const TARGET = { address: "127.0.0.10", port: 5353 };
@@ -39,7 +40,7 @@ function rawDump(nsPath: string): number {
 }
 
 export async function benchList(): Promise<string[]> {
-  const out = [`listing: one namespace holding ${TOTAL.toLocaleString("en-US")} UDP sockets`];
+  const out = [`listing: one namespace holding ${sceneNote(TOTAL)}`];
   const scene = await udpScene("bench-list", TOTAL, TARGET, MATCHING);
   try {
     const { name, path } = scene.netns;
@@ -97,7 +98,12 @@ export async function benchList(): Promise<string[]> {
       recordGoal(`${label} lines / raw kernel dump, per socket`, ratio, 1.5);
     }
 
-    out.push("", ...cliProcesses(name, TOTAL));
+    const empty = await createNetns("bench-empty");
+    try {
+      out.push("", ...cliProcesses(name, TOTAL, empty.name));
+    } finally {
+      await removeNetns(empty.name);
+    }
 
     out.push(
       "",

@@ -23,7 +23,7 @@ import { listSockets } from "../src/sockets/index.js";
 import { BackendTerminator } from "../src/terminator/index.js";
 import { type ManyScene, manyNamespaces, withChildHash } from "./many.js";
 import { fmt, type Goal, median, recordGoal, row, TIMED_ENV, timeFn } from "./measure.js";
-import { CLI, udpScene } from "./scene.js";
+import { CLI, sceneNote, udpScene } from "./scene.js";
 
 declare const gc: (() => void) | undefined;
 
@@ -106,7 +106,7 @@ export function benchPromises(): string[] {
 }
 
 async function measure(): Promise<string[]> {
-  const out = [`sockdiag/promises: one namespace holding ${TOTAL.toLocaleString("en-US")} UDP sockets`];
+  const out = [`sockdiag/promises: one namespace holding ${sceneNote(TOTAL)}`];
   const scene = await udpScene("bench-promises", TOTAL, BACKEND, 0);
   try {
     const query = { netns: scene.netns.path, protocols: ["udp"] as const, families: ["inet"] as const };
