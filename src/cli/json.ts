@@ -59,11 +59,12 @@ class JsonWriter {
     const { out, spans, extras } = this;
     if (this.format === "json") out.char(this.first ? 91 : 44).char(10); // "[\n" or ",\n"
     this.first = false;
-    if (s.family === "unix" || s.hasAttributes) {
+    const inet = s.family === "inet" || s.family === "inet6";
+    if (!inet || s.hasAttributes) {
       out.text(stringifyForOutput(s).slice(0, -1));
       spans.previous = undefined;
     } else inetJson(out, s, this.heads, spans);
-    if (extras.timers && s.family !== "unix") out.text(`,"timer":${JSON.stringify(timerOf(s))}`);
+    if (extras.timers && inet) out.text(`,"timer":${JSON.stringify(timerOf(s))}`);
     if (extras.owners) out.text(`,"owners":${JSON.stringify(extras.owners.get(s.inode) ?? [])}`);
     out.char(125); // }
     if (this.format === "ndjson") out.char(10);

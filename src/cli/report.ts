@@ -1,4 +1,5 @@
 /** Human-readable reports on stderr: namespace failures and destroy outcomes. */
+import { isInetSocket } from "../diag/socket.js";
 import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
 import type { DestroyReport } from "../sockets/index.js";
 
@@ -41,10 +42,9 @@ export function formatDestroyReport(report: DestroyReport): string {
   const shown = report.failed.slice(0, 20);
   for (const f of shown) {
     const s = f.socket;
-    const where =
-      s.family === "unix"
-        ? `unix inode ${s.inode}`
-        : `${s.protocol} ${s.src}:${s.sport} -> ${s.dst}:${s.dport}`;
+    const where = isInetSocket(s)
+      ? `${s.protocol} ${s.src}:${s.sport} -> ${s.dst}:${s.dport}`
+      : `${s.family} inode ${s.inode}`;
     // A failure that stopped the run was explained on its "stopped" line: say it once.
     const why = report.stops.some((stop) => stop.code === f.code && stop.reason === f.message)
       ? " (see stopped above)"

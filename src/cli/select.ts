@@ -3,13 +3,14 @@
  * `state`/`exclude` words and filter words that follow them on the command line.
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
-import { TCP_CLOSE, TCP_LISTEN } from "../diag/constants.js";
-import type { Extension, InetFamily, Protocol } from "../diag/socket.js";
-import { ALL_STATES, DEFAULT_STATES } from "../diag/states.js";
+import { isInetProtocol } from "../diag/constants.js";
+import type { Extension, Protocol } from "../diag/socket.js";
+import { ALL_STATES } from "../diag/states.js";
 import { type NamespaceSelection, validateNetnsName } from "../netns/index.js";
 import { type NamespacedQuery, statesFromWords } from "../sockets/index.js";
 import { CgroupPaths } from "./cgroup.js";
 import type { OptionSpec, Parsed, ParsedValues } from "./options.js";
+import { selectTables } from "./tables.js";
 import { UsageError } from "./usage.js";
 
 /** --netns-dir: where pinned namespaces are looked for (ls/kill --all-netns, terminate-backend, netns ls). */
@@ -40,8 +41,27 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
   { name: "unix", short: "x", help: "unix domain sockets" },
   { name: "mptcp", short: "M", help: "MPTCP sockets" },
   { name: "sctp", short: "S", help: "SCTP sockets" },
+  { name: "packet", short: "0", help: "packet sockets (AF_PACKET)" },
+  { name: "netlink", help: "netlink sockets (as ss -f netlink)" },
+  { name: "vsock", help: "vsock sockets (where the kernel lists them)" },
+  { name: "tipc", help: "TIPC sockets (where the kernel lists them)" },
+  { name: "xdp", help: "XDP sockets (where the kernel lists them)" },
   { name: "ipv4", short: "4", help: "IPv4 sockets only" },
   { name: "ipv6", short: "6", help: "IPv6 sockets only" },
+  {
+    name: "family",
+    short: "f",
+    value: "FAMILY",
+    multiple: true,
+    help: "sockets of FAMILY, as ss -f: inet, inet6, link, unix, netlink, vsock, tipc, xdp",
+  },
+  {
+    name: "query",
+    short: "A",
+    value: "QUERY",
+    multiple: true,
+    help: "socket tables, as ss -A: all, inet, tcp, udp, unix_dgram, packet_raw, netlink, ... (comma-separated)",
+  },
   { name: "all", short: "a", help: "sockets in every state (default: connected only, as ss)" },
   { name: "listening", short: "l", help: "listening and unconnected sockets only" },
   { name: "options", short: "o", help: "show timers: timer:(name,expires,retransmits), as ss -o" },
@@ -65,19 +85,6 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
   ...NETNS_OPTIONS,
   { name: "all-netns", help: "in this namespace and every pinned or discovered one (adds a netns column)" },
   NETNS_DIR_OPTION,
-];
-
-/** The states -a and -l select (ss: SS_ALL; LISTEN and CLOSE). */
-const LISTED_BY_FLAG = { all: ALL_STATES, listening: (1 << TCP_LISTEN) | (1 << TCP_CLOSE) } as const;
-
-const PROTOCOL_FLAGS: readonly [string, Protocol][] = [
-  ["tcp", "tcp"],
-  ["udp", "udp"],
-  ["udplite", "udplite"],
-  ["raw", "raw"],
-  ["unix", "unix"],
-  ["mptcp", "mptcp"],
-  ["sctp", "sctp"],
 ];
 
 /** ss -Z/-z show SELinux contexts (misc/ss.c refuses them too when SELinux is off). */
@@ -109,49 +116,54 @@ export interface Selection {
   /** The filter expression, as the words given (or the text of -F FILE); empty when none. */
   filter: string;
   display: Display;
-  /** Whether the protocols were chosen explicitly (else protocols the kernel lacks are skipped). */
-  explicitProtocols: boolean;
+  /** The protocols named one by one (else protocols the kernel lacks are skipped). */
+  named: ReadonlySet<Protocol>;
+  /** Whether a table or family flag was given (ss: not do_default). */
+  explicitTables: boolean;
   /** Whether the states were chosen (state/exclude words, -a, -l) rather than defaulted. */
   explicitStates: boolean;
 }
 
 /**
  * Build the selection from parsed flags and the positional words: leading `state WORD` /
- * `exclude WORD` pairs (as ss accepts them), then the filter.
+ * `exclude WORD` pairs (as ss accepts them), then the filter. `defaults` are the -A names
+ * selected when no table or family flag is given.
  */
 export function selectionFromArgs(
   { values, positionals, order }: Parsed,
-  defaults: { protocols: readonly Protocol[] },
+  defaults: { tables: readonly string[] },
 ): Selection {
-  let protocols = PROTOCOL_FLAGS.filter(([flag]) => values[flag]).map(([, p]) => p);
-  const explicitProtocols = protocols.length > 0;
-  const families: InetFamily[] = [];
-  if (values.ipv4) families.push("inet");
-  if (values.ipv6) families.push("inet6");
-  if (!explicitProtocols) protocols = defaults.protocols.filter((p) => families.length === 0 || p !== "unix");
-  else if (families.length > 0 && protocols.includes("unix") && protocols.length === 1) {
-    throw new UsageError("-4/-6 select IP sockets; they cannot be combined with -x alone");
-  }
-
   // ss (misc/ss.c main): -a and -l set the states, the last one given wins; then the words, in
   // order: the first `state` starts from none, the first `exclude` from every state (whatever -a
-  // or -l said). A selection that ends empty falls back to the default, as ss does.
-  let states = 0;
-  for (const name of order) if (name === "all" || name === "listening") states = LISTED_BY_FLAG[name];
+  // or -l said). What an empty result means is the tables' business (cli/tables.ts).
   let sawStates = false;
   let i = 0;
+  const words: [string, string][] = [];
   while (
     i < positionals.length &&
     (positionals[i] === "state" || positionals[i] === "exclude" || positionals[i] === "excl")
   ) {
     const word = positionals[i + 1];
     if (word === undefined) throw new UsageError(`"${positionals[i]}" needs a state name after it`);
-    const bits = statesFromWords([word], positionals[i] === "state" ? "state" : "exclude");
-    if (positionals[i] === "state") states = (sawStates ? states : 0) | bits;
-    else states = (sawStates ? states : ALL_STATES) & ~bits;
-    sawStates = true;
+    words.push([positionals[i]!, word]);
     i += 2;
   }
+  const applyWords = (flagStates: number) => {
+    let states = flagStates;
+    for (const [kind, word] of words) {
+      const bits = statesFromWords([word], kind === "state" ? "state" : "exclude");
+      if (kind === "state") states = (sawStates ? states : 0) | bits;
+      else states = (sawStates ? states : ALL_STATES) & ~bits;
+      sawStates = true;
+    }
+    return states;
+  };
+  const tables = selectTables(
+    order,
+    { query: values.query as string[] | undefined, family: values.family as string[] | undefined },
+    defaults.tables,
+    applyWords,
+  );
   let filterWords = positionals.slice(i);
   if (typeof values.filter === "string") {
     if (filterWords.length > 0)
@@ -159,14 +171,19 @@ export function selectionFromArgs(
     filterWords = [readFilterFile(values.filter)];
   }
 
-  const query: NamespacedQuery = { protocols, ...namespaceFromArgs(values) };
-  if (families.length > 0) query.families = families;
-  query.states = states === 0 ? DEFAULT_STATES : states;
+  const query: NamespacedQuery = { protocols: tables.protocols, ...namespaceFromArgs(values) };
+  if (tables.families) query.families = tables.families;
+  if (tables.unixTypes) query.unixTypes = tables.unixTypes;
+  if (tables.packetTypes) query.packetTypes = tables.packetTypes;
+  query.states = tables.states;
   if (filterWords.some((w) => w.trim() !== "")) {
-    if (explicitProtocols && protocols.includes("unix")) {
-      throw new UsageError("a FILTER applies to IP sockets only: it cannot select unix sockets (-x)");
-    }
-    query.protocols = protocols.filter((p) => p !== "unix");
+    // A filter is about addresses and ports: the families without them are left out, unless named.
+    const without = tables.protocols.filter((p) => !isInetProtocol(p));
+    const named = without.find((p) => tables.named.has(p));
+    if (named) throw new UsageError(`a FILTER applies to IP sockets only: it cannot select ${named} sockets`);
+    query.protocols = tables.protocols.filter(isInetProtocol);
+    if (query.protocols.length === 0)
+      throw new UsageError("a FILTER applies to IP sockets only, and no IP socket table is selected");
     query.filter = filterWords;
   }
 
@@ -185,7 +202,14 @@ export function selectionFromArgs(
   if (display.info) extensions.push("tcpinfo", "cong");
   if (extensions.length > 0) query.extensions = extensions;
   const explicitStates = sawStates || Boolean(values.all || values.listening);
-  return { query, filter: filterWords.join(" ").trim(), display, explicitProtocols, explicitStates };
+  return {
+    query,
+    filter: filterWords.join(" ").trim(),
+    display,
+    named: tables.named,
+    explicitTables: tables.chosen,
+    explicitStates,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@
  * detail (-e, -m, -i, -p) after the row. Built for 100,000 rows streaming in: each row is written
  * once, as bytes, when its socket comes.
  */
-import type { InetSocket, Socket } from "../diag/socket.js";
+import type { InetSocket, NetlinkSocket, PacketSocket, Socket } from "../diag/socket.js";
 import type { StateName } from "../diag/states.js";
 import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
@@ -33,6 +33,9 @@ const STATE_TEXT: Readonly<Record<StateName, string>> = {
 const STATE_LABELS = new Map(Object.entries(STATE_TEXT)) as ReadonlyMap<StateName, string>;
 
 const UNIX_NETIDS = { stream: "u_str", dgram: "u_dgr", seqpacket: "u_seq" } as const;
+const PACKET_NETIDS = { raw: "p_raw", dgram: "p_dgr" } as const;
+/** ETH_P_ALL (linux/if_ether.h): a packet socket receiving every protocol, shown as "*". */
+const ETH_P_ALL = 3;
 
 export interface TableOptions {
   display: Display;
@@ -118,17 +121,17 @@ export class TableWriter {
     lengths[r + 2] = state.length;
     lengths[r + 3] = digits(s.rqueue);
     lengths[r + 4] = digits(s.wqueue);
-    // A unix socket's whole local and peer cells (inet cells are written from their fields).
+    // A unix, packet or netlink socket's whole local and peer cells (inet cells are written from their fields).
+    const inet = s.family === "inet" || s.family === "inet6";
     let local = "";
     let peer = "";
-    if (s.family === "unix") {
-      local = `${s.name ?? "*"} ${s.inode}`;
-      peer = `* ${s.peer ?? 0}`;
-      lengths[r + 5] = local.length;
-      lengths[r + PEER] = peer.length;
-    } else {
+    if (inet) {
       lengths[r + 5] = endpointWidth(s, s.src, s.sport);
       lengths[r + PEER] = endpointWidth(s, s.dst, s.dport);
+    } else {
+      [local, peer] = endpointCells(s as Exclude<Socket, InetSocket>);
+      lengths[r + 5] = local.length;
+      lengths[r + PEER] = peer.length;
     }
     const widths = this.widths;
     let grew = this.rows === 0;
@@ -170,7 +173,7 @@ export class TableWriter {
         .end(spans.head);
     }
     out.spaces(widths[5]! - lengths[r + 5]!);
-    if (s.family === "unix") out.text(local).char(32).text(peer);
+    if (!inet) out.text(local).char(32).text(peer);
     else {
       const inet = p && p.family === s.family ? (p as InetSocket) : undefined;
       if (inet && s.src === inet.src) out.repeat(spans.local);
@@ -303,7 +306,38 @@ function port(out: AsciiWriter, port: number): AsciiWriter {
 }
 
 function netid(s: Socket): string {
-  return s.family === "unix" ? UNIX_NETIDS[s.type] : s.protocol;
+  switch (s.family) {
+    case "unix":
+      return UNIX_NETIDS[s.type];
+    case "packet":
+      return PACKET_NETIDS[s.type];
+    case "netlink":
+      return "nl";
+    default:
+      return s.protocol;
+  }
+}
+
+/**
+ * The Local and Peer cells of a socket without addresses and ports, as ss -n prints them
+ * (misc/ss.c): unix "NAME INODE" and "* PEER"; packet "PROTO:IFACE" (PROTO "*" for every one,
+ * else its number in brackets; IFACE "*" for every interface) and "*"; netlink "PROTOCOL:PORTID"
+ * and "GROUP:PORTID" when connected, else "*".
+ */
+function endpointCells(s: Exclude<Socket, InetSocket>): [local: string, peer: string] {
+  switch (s.family) {
+    case "unix":
+      return [`${s.name ?? "*"} ${s.inode}`, `* ${s.peer ?? 0}`];
+    case "packet": {
+      const proto = s.ethertype === ETH_P_ALL ? "*" : `[${s.ethertype}]`;
+      return [`${proto}:${s.ifindex === 0 ? "*" : s.interface}`, "*"];
+    }
+    case "netlink":
+      return [
+        `${s.netlinkProtocol}:${s.portid === -1 ? "*" : s.portid}`,
+        s.connected ? `${s.dstGroup}:${s.dstPortid}` : "*",
+      ];
+  }
 }
 
 // Header cells: numbers and local addresses align right, as ss aligns them.
@@ -322,29 +356,71 @@ function details(s: Socket, options: TableOptions): string {
     const tid = (o: SocketOwner) => (o.tid === undefined ? "" : `,tid=${o.tid}`);
     parts.push(`users:(${owners.map((o) => `("${o.command}",pid=${o.pid}${tid(o)},fd=${o.fd})`).join(",")})`);
   }
-  if (d.options && s.family !== "unix") {
+  const inet = s.family === "inet" || s.family === "inet6";
+  if (d.options && inet) {
     const timer = timerText(s);
     if (timer) parts.push(timer);
   }
-  if (d.extended) {
-    if (s.uid !== undefined) parts.push(`uid:${s.uid}`);
-    parts.push(`ino:${s.inode}`);
-    // Cookie 0: a raw socket read from /proc/net/raw, which has none (the kernel's start at 1).
-    if (s.cookie !== 0n) parts.push(`sk:${s.cookie.toString(16)}`);
-  }
-  if ((d.extended || d.cgroup) && s.family !== "unix" && s.cgroupId !== undefined && options.cgroups)
-    parts.push(`cgroup:${options.cgroups.path(s.cgroupId)}`);
   const more: string[] = [];
+  if (d.extended) {
+    if (s.family === "netlink") parts.push(netlinkDetails(s));
+    else {
+      // ss's sock_details_print leaves out a packet socket's uid 0.
+      if (s.uid !== undefined && (s.family !== "packet" || s.uid !== 0)) parts.push(`uid:${s.uid}`);
+      parts.push(`ino:${s.inode}`);
+      // Cookie 0: a raw socket read from /proc/net/raw, which has none (the kernel's start at 1).
+      if (s.cookie !== 0n) parts.push(`sk:${s.cookie.toString(16)}`);
+    }
+    if (s.family === "packet") more.push(...packetDetails(s));
+  }
+  if ((d.extended || d.cgroup) && inet && s.cgroupId !== undefined && options.cgroups)
+    parts.push(`cgroup:${options.cgroups.path(s.cgroupId)}`);
   if (d.memory && s.skmem) {
     const m = s.skmem;
     more.push(
       `skmem:(r${m.rmemAlloc},rb${m.rcvbuf},t${m.wmemAlloc},tb${m.sndbuf},f${m.fwdAlloc},w${m.wmemQueued},o${m.optmem},bl${m.backlog}${m.drops === undefined ? "" : `,d${m.drops}`})`,
     );
   }
-  if (d.info && s.family !== "unix") more.push(...tcpDetails(s));
+  if (d.info && inet) more.push(...tcpDetails(s));
   const line = parts.length > 0 ? ` ${parts.join(" ")}` : "";
   if (more.length === 0) return line;
   return `${line}${d.oneline ? "" : SECOND_LINE} ${more.join(" ")}`;
+}
+
+/** ss -e of a netlink socket: netlink_diag has no kernel addresses to show, so sk and cb are 0, as ss prints them. */
+function netlinkDetails(s: NetlinkSocket): string {
+  return `sk=0 cb=0 groups=0x${(s.groups[0] ?? 0).toString(16).padStart(8, "0")}`;
+}
+
+const PDI_FLAGS: readonly [number, string][] = [
+  [0x1, "running"],
+  [0x2, " auxdata"],
+  [0x4, " origdev"],
+  [0x8, " vnethdr"],
+  [0x10, " loss"],
+];
+const FANOUT_TYPES = ["hash", "lb", "cpu", "roll", "random", "qm"];
+
+/** ss -e of a packet socket (its packet_show_sock): version, flags, rings and fanout. */
+function packetDetails(s: PacketSocket): string[] {
+  const parts: string[] = [];
+  if (s.info) {
+    const flags = PDI_FLAGS.filter(([bit]) => (s.info!.flags & bit) !== 0).map(([, name]) => name);
+    parts.push(`ver:${s.info.version} cpy_thresh:${s.info.copyThresh} flags( ${flags.join("") || "0"} )`);
+  }
+  for (const [name, ring] of [
+    ["ring_rx", s.rxRing],
+    ["ring_tx", s.txRing],
+  ] as const)
+    if (ring)
+      parts.push(
+        `${name}(blk_size:${ring.blockSize},blk_nr:${ring.blockNr},frm_size:${ring.frameSize},frm_nr:${ring.frameNr},tmo:${ring.retireTmo},features:0x${ring.features.toString(16)})`,
+      );
+  if (s.fanout)
+    parts.push(
+      `fanout(id:${s.fanout.id},type:${FANOUT_TYPES[s.fanout.type] ?? `0x${s.fanout.type.toString(16)}`})`,
+    );
+  return parts;
 }
 
 function tcpDetails(s: InetSocket): string[] {

@@ -119,13 +119,31 @@ export const INET_PROTOCOLS: Readonly<Record<InetProtocol, InetProtocolInfo>> = 
 };
 
 /** Every protocol name a query accepts. */
-export const PROTOCOL_NAMES: readonly Protocol[] = ["tcp", "udp", "udplite", "raw", "mptcp", "sctp", "unix"];
+export const PROTOCOL_NAMES: readonly Protocol[] = [
+  "tcp",
+  "udp",
+  "udplite",
+  "raw",
+  "mptcp",
+  "sctp",
+  "unix",
+  "packet",
+  "netlink",
+  "vsock",
+  "tipc",
+  "xdp",
+];
 /** Every inet family name a query accepts. */
 export const FAMILY_NAMES: readonly InetFamily[] = ["inet", "inet6"];
 
 /** AF_INET or AF_INET6 for a family name. */
 export function familyNumber(family: InetFamily): number {
   return family === "inet" ? AF_INET : AF_INET6;
+}
+
+/** Whether `protocol` is an inet protocol (one of INET_PROTOCOLS), not a family of its own. */
+export function isInetProtocol(protocol: Protocol): protocol is InetProtocol {
+  return Object.hasOwn(INET_PROTOCOLS, protocol);
 }
 
 /** Whether `name` is a protocol name a query accepts. */

@@ -1,6 +1,9 @@
 export * from "./address.js";
 export * from "./constants.js";
+export * from "./family-request.js";
 export * from "./inet.js";
+export * from "./netlink-diag.js";
+export * from "./packet.js";
 export * from "./socket.js";
 export * from "./states.js";
 export { decodeTcpInfo } from "./tcpinfo.js";

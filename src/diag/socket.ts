@@ -3,10 +3,14 @@
  * every socket shares here, the two classes in inet-socket.ts and unix-socket.ts. Decoders in this
  * folder fill them straight from the receive buffer.
  */
+import type { FamilyProtocol } from "./family-request.js";
 import type { InetSocket } from "./inet-socket.js";
+import type { NetlinkSocket } from "./netlink-socket.js";
+import type { PacketSocket } from "./packet-socket.js";
 import type { StateName } from "./states.js";
 import type { UnixSocket } from "./unix-socket.js";
 
+export type { FamilyProtocol } from "./family-request.js";
 export {
   type AddressFault,
   addressFault,
@@ -15,12 +19,17 @@ export {
   type InetSocketInit,
   writeInetDiagMsg,
 } from "./inet-socket.js";
+export { NetlinkSocket } from "./netlink-socket.js";
+export { type PacketInfo, type PacketRing, PacketSocket, type PacketType } from "./packet-socket.js";
 export { UnixSocket, type UnixType } from "./unix-socket.js";
 
 /** An inet protocol sockdiag can ask the kernel about. */
 export type InetProtocol = "tcp" | "udp" | "udplite" | "raw" | "mptcp" | "sctp";
-/** Any protocol sockdiag can ask about. */
-export type Protocol = InetProtocol | "unix";
+/**
+ * Any protocol sockdiag can ask about: the inet protocols, and the families with a sock_diag
+ * handler of their own (unix, packet, netlink; vsock, tipc and xdp where the kernel has one).
+ */
+export type Protocol = InetProtocol | "unix" | FamilyProtocol;
 export type InetFamily = "inet" | "inet6";
 
 /** INET_DIAG_MEMINFO (struct inet_diag_meminfo). */
@@ -76,5 +85,10 @@ export interface SocketBase {
   readonly state: StateName;
 }
 
-/** Any socket sockdiag lists. Narrow on `family` ("unix" or an inet family). */
-export type Socket = InetSocket | UnixSocket;
+/** Any socket sockdiag lists. Narrow on `family` ("inet", "inet6", "unix", "packet", "netlink"). */
+export type Socket = InetSocket | UnixSocket | PacketSocket | NetlinkSocket;
+
+/** Whether `s` is an inet socket (family "inet" or "inet6"): the only kind with addresses and ports. */
+export function isInetSocket(s: Socket): s is InetSocket {
+  return s.family === "inet" || s.family === "inet6";
+}

@@ -8,6 +8,7 @@
  */
 
 import { Errno, MisuseError, SysError } from "../sys/errors.js";
+import { interfaceName } from "../sys/ioctl.js";
 import {
   AF_NETLINK,
   bind,
@@ -50,6 +51,11 @@ export interface NetlinkConnection extends Disposable {
   receive(op: string): number;
   /** Close the connection. Idempotent. */
   close(): void;
+  /**
+   * The name of interface `ifindex` in the connection's network namespace, undefined when there is
+   * none (a fake connection may have no namespace to ask).
+   */
+  interfaceName?(ifindex: number): string | undefined;
 }
 
 /** Options for NetlinkSocket.open. */
@@ -129,6 +135,11 @@ export class NetlinkSocket implements NetlinkConnection {
     tv.writeBigInt64LE(BigInt(Math.floor(this.timeoutMs / 1000)), 0);
     tv.writeBigInt64LE(BigInt((this.timeoutMs % 1000) * 1000), 8);
     setsockopt(this.fd, SOL_SOCKET, SO_RCVTIMEO, tv);
+  }
+
+  interfaceName(ifindex: number): string | undefined {
+    this.assertOpen();
+    return interfaceName(this.fd, ifindex);
   }
 
   /**

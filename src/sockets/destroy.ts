@@ -5,7 +5,7 @@
  * with the number of sockets.
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
-import type { Socket } from "../diag/socket.js";
+import { isInetSocket, type Socket } from "../diag/socket.js";
 import { selectsEverything } from "../filter/index.js";
 import type { NetlinkConnection } from "../netlink/index.js";
 import { current, NetNS, openNetlinkIn, reopenNetns, type Target } from "../netns/index.js";
@@ -173,7 +173,7 @@ export function destroySocket(
   const destroyer = new Destroyer(() => conn, conn.receiveQueueBytes, { batchSize: 1 });
   destroyer.add(socket);
   destroyer.flush(conn);
-  if (socket.family !== "unix") {
+  if (isInetSocket(socket)) {
     // An ENOENT answer is checked against a listing of the socket's table (see Destroyer.settle).
     const plan = planQuery({ protocols: [socket.protocol], families: [socket.family] });
     const dumper = new Dumper(conn);

@@ -15,9 +15,9 @@
  * still there, until none is left or a round destroys none.
  */
 
-import { INET_PROTOCOLS } from "../diag/constants.js";
+import { INET_PROTOCOLS, isInetProtocol } from "../diag/constants.js";
 import { writeDestroyRequest } from "../diag/inet.js";
-import { addressFault, type InetSocket, type Protocol, type Socket } from "../diag/socket.js";
+import { addressFault, type InetSocket, isInetSocket, type Protocol, type Socket } from "../diag/socket.js";
 import { type BatchOptions, batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
 import { AbortError, type DestroyFailure, type Outcome } from "../run/index.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
@@ -74,8 +74,8 @@ export class Destroyer {
       this.skip(socket);
       return;
     }
-    if (socket.family === "unix") {
-      // unix_diag has no destroy handler: the kernel would answer EOPNOTSUPP to every request.
+    if (!isInetSocket(socket)) {
+      // Only inet_diag has destroy handlers: the kernel would answer EOPNOTSUPP to every request.
       this.fail(socket, Errno.EOPNOTSUPP);
       return;
     }
@@ -126,7 +126,7 @@ export class Destroyer {
       const asked = this.doubtful;
       const still: InetSocket[] = [];
       relist((s) => {
-        const mine = s.family === "unix" ? undefined : asked.get(s.cookie);
+        const mine = isInetSocket(s) ? asked.get(s.cookie) : undefined;
         if (mine && asked.delete(s.cookie)) still.push(mine);
       });
       this.doubtful = new Map();
@@ -243,7 +243,7 @@ export function destroyErrorMessage(errno: number, protocol: Protocol): string {
   if (errno === Errno.EPERM)
     return "destroying sockets needs CAP_NET_ADMIN in the socket's network namespace";
   if (errno === Errno.EOPNOTSUPP) {
-    return protocol !== "unix" && INET_PROTOCOLS[protocol].destroyable
+    return isInetProtocol(protocol) && INET_PROTOCOLS[protocol].destroyable
       ? "this kernel cannot destroy sockets (built without CONFIG_INET_DIAG_DESTROY)"
       : `the kernel cannot destroy ${protocol} sockets (no SOCK_DESTROY handler for this protocol)`;
   }

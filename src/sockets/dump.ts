@@ -6,12 +6,24 @@
  */
 import { AddressTexts } from "../diag/address.js";
 import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
+import { diagModule, type FamilyProtocol, writeFamilyDumpRequest } from "../diag/family-request.js";
 import { checkInetDiagMsg, decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
+import { decodeNetlinkDiagMsg } from "../diag/netlink-diag.js";
+import { decodePacketDiagMsg } from "../diag/packet.js";
 import { decodeProcRaw } from "../diag/proc-raw.js";
-import type { InetProtocol, InetSocket, Socket, SocketNetns } from "../diag/socket.js";
+import type {
+  InetProtocol,
+  InetSocket,
+  PacketType,
+  Protocol,
+  Socket,
+  SocketNetns,
+  UnixType,
+} from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import { compileIn } from "../filter/index.js";
 import {
+  DecodeError,
   DecodeScratch,
   DumpCursor,
   MessageWriter,
@@ -74,7 +86,7 @@ export class SocketStream implements Disposable {
   constructor(
     private readonly cursor: DumpCursor,
     private readonly decode: Decode,
-    private readonly protocol: Socket["protocol"],
+    private readonly protocol: Protocol,
     private readonly onAbandon: () => void,
     /** The inet dump this stream answers (undefined: a unix dump). */
     readonly dump?: InetDump,
@@ -99,8 +111,7 @@ export class SocketStream implements Disposable {
       // The kernel answers ENOENT when no diag handler is registered for the family or protocol
       // (net/core/sock_diag.c, net/ipv4/inet_diag.c inet_diag_lock_handler).
       if (err instanceof NetlinkError && err.errno === Errno.ENOENT) {
-        const module = this.protocol === "unix" ? "unix_diag" : INET_PROTOCOLS[this.protocol].module;
-        throw new UnsupportedProtocolError(this.protocol, module, err);
+        throw new UnsupportedProtocolError(this.protocol, diagModule(this.protocol), err);
       }
       throw err;
     }
@@ -152,14 +163,69 @@ export class Dumper {
     });
   }
 
-  /** Send a unix dump request for `states` with the attributes in `show` (UDIAG_SHOW_*). */
-  unix(states: number, show: number, netns: SocketNetns | undefined): SocketStream {
+  /**
+   * Send a unix dump request for `states` with the attributes in `show` (UDIAG_SHOW_*); only
+   * sockets of `types` are kept when given (unix_diag cannot be asked for one type).
+   */
+  unix(
+    states: number,
+    show: number,
+    netns: SocketNetns | undefined,
+    types?: ReadonlySet<UnixType>,
+  ): SocketStream {
     const seq = this.conn.nextSeq();
     writeUnixDumpRequest(this.writer.reset(), seq, states, show);
     return this.start(seq, "unix", (buf, o, len) => {
       const s = decodeUnixDiagMsg(buf, o, len, this.scratch);
+      if (types && !types.has(s.type)) return undefined;
       s.netns = netns;
       return s;
+    });
+  }
+
+  /**
+   * Send the dump request of a family of its own (packet, netlink, ...). Packet sockets get the
+   * name of their interface, asked of this connection's namespace once per interface; only those
+   * of `packetTypes` are kept when given (packet_diag cannot be asked for one type).
+   */
+  family(
+    protocol: FamilyProtocol,
+    states: number,
+    netns: SocketNetns | undefined,
+    packetTypes?: ReadonlySet<PacketType>,
+  ): SocketStream {
+    const seq = this.conn.nextSeq();
+    writeFamilyDumpRequest(this.writer.reset(), seq, protocol, states);
+    if (protocol === "netlink")
+      return this.start(seq, protocol, (buf, o, len) => {
+        const s = decodeNetlinkDiagMsg(buf, o, len, this.scratch);
+        s.netns = netns;
+        return s;
+      });
+    if (protocol === "packet") {
+      const names = new Map<number, string>();
+      return this.start(seq, protocol, (buf, o, len) => {
+        const s = decodePacketDiagMsg(buf, o, len, this.scratch);
+        if (packetTypes && !packetTypes.has(s.type)) return undefined;
+        s.netns = netns;
+        if (s.ifindex !== 0) {
+          let name = names.get(s.ifindex);
+          if (name === undefined) {
+            // ss's ll_index_to_name: "if" and the index for an interface it cannot name.
+            name = this.conn.interfaceName?.(s.ifindex) ?? `if${s.ifindex}`;
+            names.set(s.ifindex, name);
+          }
+          s.interface = name;
+        }
+        return s;
+      });
+    }
+    return this.start(seq, protocol, (_buf, o) => {
+      throw new DecodeError(
+        `${protocol} sock_diag answer`,
+        o,
+        `sockdiag does not decode ${protocol} sockets`,
+      );
     });
   }
 
@@ -211,10 +277,12 @@ export class Dumper {
   // One dump at a time: each request is sent only when the previous answer is consumed.
   private *streams(plan: QueryPlan, options: DumpOptions): Generator<SocketStream> {
     for (const dump of plan.inet) yield this.inet(dump, options);
-    if (plan.unix) yield this.unix(plan.unix.states, plan.unix.show, options.netns);
+    if (plan.unix) yield this.unix(plan.unix.states, plan.unix.show, options.netns, plan.unix.types);
+    for (const dump of plan.families)
+      yield this.family(dump.protocol, dump.states, options.netns, plan.packetTypes);
   }
 
-  private start(seq: number, protocol: Socket["protocol"], decode: Decode, dump?: InetDump): SocketStream {
+  private start(seq: number, protocol: Protocol, decode: Decode, dump?: InetDump): SocketStream {
     if (this.unread) throw new MisuseError("dump: the connection still holds an abandoned answer");
     this.conn.send(this.writer.buf, this.writer.length);
     const cursor = new DumpCursor(this.conn, seq, `dump ${protocol}`);
@@ -251,7 +319,7 @@ function answeredFromProc(
 
 /** A protocol the kernel cannot list, in a query that asked to leave such protocols out. */
 function skippable(plan: QueryPlan, err: unknown): boolean {
-  if (!plan.ignoreUnsupported || !(err instanceof UnsupportedProtocolError)) return false;
+  if (!(err instanceof UnsupportedProtocolError) || !plan.ignoreUnsupported.has(err.protocol)) return false;
   plan.unsupported.add(err.protocol);
   return true;
 }

@@ -4,7 +4,7 @@
  * and creating a namespace — not from guessing at config files.
  */
 import { release } from "node:os";
-import { familyNumber, NETLINK_SOCK_DIAG, PROTOCOL_NAMES } from "../diag/constants.js";
+import { familyNumber, isInetProtocol, NETLINK_SOCK_DIAG, PROTOCOL_NAMES } from "../diag/constants.js";
 import { InetSocket, type Protocol } from "../diag/socket.js";
 import { NetlinkSocket } from "../netlink/index.js";
 import { create, current, runIn, udpChildHashEntries } from "../netns/index.js";
@@ -137,7 +137,9 @@ function tryDump(dumper: Dumper, protocol: Protocol): void {
   using stream =
     protocol === "unix"
       ? dumper.unix(0, 0, undefined)
-      : dumper.inet({ protocol, family: familyNumber("inet"), ext: 0, states: 0 }, { attributes: false });
+      : isInetProtocol(protocol)
+        ? dumper.inet({ protocol, family: familyNumber("inet"), ext: 0, states: 0 }, { attributes: false })
+        : dumper.family(protocol, 0, undefined);
   while (stream.pump(() => {}));
 }
 

@@ -7,11 +7,21 @@ import {
   EXTENSION_NAMES,
   FAMILY_NAMES,
   familyNumber,
+  isInetProtocol,
   isProtocol,
   PROTOCOL_NAMES,
+  TCP_CLOSE,
   unixShow,
 } from "../diag/constants.js";
-import type { Extension, InetFamily, InetProtocol, Protocol } from "../diag/socket.js";
+import type {
+  Extension,
+  FamilyProtocol,
+  InetFamily,
+  InetProtocol,
+  PacketType,
+  Protocol,
+  UnixType,
+} from "../diag/socket.js";
 import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
 import { type FilterInput, type PreparedFilter, prepareFilter } from "../filter/index.js";
 import { checkBoolean, checkList, type KnownKeys, QueryError } from "../options/index.js";
@@ -44,11 +54,16 @@ export interface SocketQuery {
    * ephemeral range counts as autobound).
    */
   kernelFilter?: boolean;
+  /** Unix socket types to list (default: all three): ss's unix_stream, unix_dgram, unix_seqpacket. */
+  unixTypes?: readonly UnixType[];
+  /** Packet socket types to list (default: both): ss's packet_raw, packet_dgram. */
+  packetTypes?: readonly PacketType[];
   /**
-   * Leave out the protocols this kernel has no sock_diag handler for (raw, SCTP, ...) instead of
-   * throwing UnsupportedProtocolError — for "everything there is" listings. Default false.
+   * Leave out the protocols this kernel has no sock_diag handler for (raw, SCTP, vsock, ...)
+   * instead of throwing UnsupportedProtocolError — for "everything there is" listings: `true` for
+   * every protocol, or the list of those that may be left out. Default false.
    */
-  ignoreUnsupported?: boolean;
+  ignoreUnsupported?: boolean | readonly Protocol[];
   /**
    * Decode the attributes the kernel sends unasked (mark, cgroupId, shutdown) even when no
    * extension is asked for. Default false: a listing without them is faster.
@@ -65,6 +80,8 @@ export const SOCKET_QUERY_KEYS: KnownKeys<SocketQuery> = {
   extensions: true,
   filter: true,
   kernelFilter: true,
+  unixTypes: true,
+  packetTypes: true,
   ignoreUnsupported: true,
   attributes: true,
 };
@@ -77,16 +94,26 @@ export interface InetDump {
   states: number;
 }
 
+/** One dump of a family with a sock_diag handler of its own (packet, netlink, vsock, tipc, xdp). */
+export interface FamilyDump {
+  protocol: FamilyProtocol;
+  states: number;
+}
+
 /** The requests a query turns into. */
 export interface QueryPlan {
   inet: InetDump[];
-  /** unix_diag dump, if unix sockets were asked for. */
-  unix?: { states: number; show: number };
+  /** unix_diag dump, if unix sockets were asked for; `types` set when only some types are. */
+  unix?: { states: number; show: number; types?: ReadonlySet<UnixType> | undefined };
+  /** The dumps of the other families, in the order asked. */
+  families: FamilyDump[];
+  /** The packet socket types listed, when not both. */
+  packetTypes?: ReadonlySet<PacketType> | undefined;
   /** Whether inet attributes must be decoded (extensions asked for, or read by the filter). */
   attributes: boolean;
   filter: PreparedFilter;
-  /** Skip a dump the kernel answers with "no handler" (SocketQuery.ignoreUnsupported). */
-  ignoreUnsupported: boolean;
+  /** Skip a dump of these protocols the kernel answers with "no handler" (SocketQuery.ignoreUnsupported). */
+  ignoreUnsupported: ReadonlySet<Protocol>;
   /** The protocols skipped so, filled in while dumping. */
   unsupported: Set<Protocol>;
 }
@@ -120,8 +147,9 @@ function checkedMask(mask: number): number {
 /** Check a query and turn it into dump requests. Throws QueryError, FilterSyntaxError; sends nothing. */
 export function planQuery(query: SocketQuery): QueryPlan {
   checkBoolean(query.kernelFilter, "kernelFilter");
-  checkBoolean(query.ignoreUnsupported, "ignoreUnsupported");
-  for (const field of ["protocols", "families", "exclude", "extensions"] as const)
+  if (typeof query.ignoreUnsupported !== "object") checkBoolean(query.ignoreUnsupported, "ignoreUnsupported");
+  else checkList(query.ignoreUnsupported, "ignoreUnsupported");
+  for (const field of ["protocols", "families", "exclude", "extensions", "unixTypes", "packetTypes"] as const)
     checkList(query[field], field);
   if (typeof query.states !== "number") checkList(query.states, "states");
   checkBoolean(query.attributes, "attributes");
@@ -153,31 +181,57 @@ export function planQuery(query: SocketQuery): QueryPlan {
     ext |= bit;
   }
   const filter = prepareFilter(query.filter, query.kernelFilter ?? true);
+  const ignore = query.ignoreUnsupported;
   const plan: QueryPlan = {
     inet: [],
+    families: [],
+    packetTypes: typesOf(query.packetTypes, "packetTypes", PACKET_TYPES),
     attributes: ext !== 0 || filter.needsAttributes || Boolean(query.attributes),
     filter,
-    ignoreUnsupported: Boolean(query.ignoreUnsupported),
+    ignoreUnsupported: new Set(ignore === true ? PROTOCOL_NAMES : ignore === false || !ignore ? [] : ignore),
     unsupported: new Set(),
   };
   for (const protocol of new Set(protocols)) {
+    if (isInetProtocol(protocol)) {
+      for (const family of new Set(families))
+        plan.inet.push({ protocol, family: familyNumber(family), ext, states });
+      continue;
+    }
+    if (filter.tree) {
+      throw new QueryError(
+        "protocols",
+        protocol,
+        `a filter selects IP sockets; list ${protocol} sockets without one`,
+      );
+    }
     if (protocol === "unix") {
-      if (filter.tree) {
-        throw new QueryError(
-          "protocols",
-          "unix",
-          "a filter selects IP sockets; list unix sockets without one",
-        );
-      }
       plan.unix = {
         states,
         show: unixShow(Boolean(query.extensions?.includes("skmem"))),
+        types: typesOf(query.unixTypes, "unixTypes", UNIX_TYPES),
       };
-      continue;
-    }
-    for (const family of new Set(families)) {
-      plan.inet.push({ protocol, family: familyNumber(family), ext, states });
+    } else if (!ONE_STATE.has(protocol) || (states & (1 << TCP_CLOSE)) !== 0) {
+      // Packet, netlink and XDP sockets are all "close" (ss: UNCONN): other states select none.
+      plan.families.push({ protocol, states });
     }
   }
   return plan;
+}
+
+/** The families whose sockets have no state: every one is reported as TCP_CLOSE. */
+const ONE_STATE: ReadonlySet<Protocol> = new Set(["packet", "netlink", "xdp"]);
+const UNIX_TYPES: readonly UnixType[] = ["stream", "dgram", "seqpacket"];
+const PACKET_TYPES: readonly PacketType[] = ["raw", "dgram"];
+
+/** The types asked for, checked; undefined when every type is (nothing to leave out). */
+function typesOf<T extends string>(
+  types: readonly T[] | undefined,
+  field: string,
+  known: readonly T[],
+): ReadonlySet<T> | undefined {
+  if (types === undefined) return undefined;
+  for (const t of types)
+    if (!known.includes(t)) throw new QueryError(field, String(t), `expected one of ${known.join(", ")}`);
+  const set = new Set(types);
+  return known.every((t) => set.has(t)) ? undefined : set;
 }

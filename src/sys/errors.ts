@@ -28,6 +28,7 @@ export const Errno = {
   EDESTADDRREQ: constants.errno.EDESTADDRREQ,
   ETIMEDOUT: constants.errno.ETIMEDOUT,
   EIO: constants.errno.EIO,
+  ENODEV: constants.errno.ENODEV,
   EPROTONOSUPPORT: constants.errno.EPROTONOSUPPORT,
   EAFNOSUPPORT: constants.errno.EAFNOSUPPORT,
 } as const;

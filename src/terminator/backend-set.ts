@@ -3,7 +3,7 @@
  * per namespace, protocol and family, whatever the number of backends), and able to tell which
  * backend a matched socket belongs to, so that every outcome is counted per backend.
  */
-import type { InetFamily, InetProtocol, Socket } from "../diag/socket.js";
+import { type InetFamily, type InetProtocol, isInetSocket, type Socket } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
 import type { StructuredFilter } from "../filter/structured.js";
 import { checkOptions, type KnownKeys, QueryError } from "../options/index.js";
@@ -90,7 +90,7 @@ export class BackendSet {
 
   /** The index of the backend `socket` is connected to, or undefined when it is none of them. */
   owner(socket: Socket): number | undefined {
-    if (socket.family === "unix") return undefined;
+    if (!isInetSocket(socket)) return undefined;
     if (this.backends.length === 1) return this.covers(0, socket.protocol) ? 0 : undefined;
     const dst = socket.dst;
     const address = dst.startsWith("::ffff:") && dst.includes(".") ? dst.slice(7) : dst;

@@ -8,7 +8,7 @@
  * DNATed to them (conntrack-step.ts says why).
  */
 
-import type { InetSocket, Socket } from "../diag/socket.js";
+import { type InetSocket, isInetSocket, type Socket } from "../diag/socket.js";
 import {
   checkNamespaceSelection,
   isFatalNetnsError,
@@ -208,7 +208,7 @@ export class BackendTerminator {
     };
     if (set.size === 0) return report;
     const veto = this.config.predicate;
-    const query = set.query(veto && ((s) => s.family !== "unix" && veto(s)), Boolean(this.config.dryRun));
+    const query = set.query(veto && ((s) => isInetSocket(s) && veto(s)), Boolean(this.config.dryRun));
     const { signal } = options;
     if (signal) query.signal = signal;
     const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");

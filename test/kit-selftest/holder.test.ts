@@ -75,7 +75,7 @@ describeAsRoot("test kit: holder", () => {
       if (s.family === "unix") {
         assert.deepEqual(
           [row.netid, row.state, row.src, row.peer],
-          [UNIX_NETIDS[s.type ?? "stream"], s.state, s.src, s.peer],
+          [UNIX_NETIDS[s.type === undefined || s.type === "raw" ? "stream" : s.type], s.state, s.src, s.peer],
           JSON.stringify(s),
         );
       } else {

@@ -8,15 +8,19 @@ import type { StateName } from "../../src/diag/states.js";
 import {
   AF_INET,
   AF_INET6,
+  AF_NETLINK,
+  AF_PACKET,
   AF_UNIX,
   accept,
   bind,
   connect,
   Errno,
   getsockname,
+  ifNameToIndex,
   listen,
   SOCK_DGRAM,
   SOCK_NONBLOCK,
+  SOCK_RAW,
   SOCK_SEQPACKET,
   SOCK_STREAM,
   SOL_SOCKET,
@@ -33,6 +37,8 @@ import type {
   DatagramSpec,
   HeldSocket,
   ListenerSpec,
+  NetlinkSpec,
+  PacketSpec,
   PairSpec,
   RawSpec,
   SocketSpec,
@@ -52,8 +58,6 @@ import {
   v4Mapped,
 } from "./sockaddr.js";
 
-/** SOCK_RAW from linux/net.h (src/sys does not need it). */
-const SOCK_RAW = 3;
 /** SO_REUSEPORT from asm-generic/socket.h (src/sys does not need it). */
 const SO_REUSEPORT = 15;
 const UNIX_TYPES: Record<UnixType, number> = {
@@ -112,6 +116,12 @@ export class Opener {
         break;
       case "pair":
         this.pair(spec);
+        break;
+      case "packet":
+        this.packet(spec);
+        break;
+      case "netlink":
+        this.netlink(spec);
         break;
       default:
         throw new Error(`unknown spec kind ${JSON.stringify((spec as { kind: unknown }).kind)}`);
@@ -185,6 +195,7 @@ export class Opener {
       this.unixConnection(target);
       return;
     }
+    if (t.family === "packet" || t.family === "netlink") throw new Error(`socket ${t.id} is not a listener`);
     if (t.state !== "listening") throw new Error(`socket ${t.id} is not a listener`);
     const family = spec.family ?? t.family;
     const dst = reachAddress(t.family, t.src, family);
@@ -203,7 +214,7 @@ export class Opener {
 
   private unixConnection(target: HeldEntry): void {
     const t = target.record;
-    const type = t.type ?? "stream";
+    const type = t.type === undefined || t.type === "raw" ? "stream" : t.type;
     const name = target.unixName;
     if (name === undefined) throw new Error(`socket ${t.id} has no name to connect to`);
     if (type !== "dgram" && t.state !== "listening") throw new Error(`socket ${t.id} is not a listener`);
@@ -232,6 +243,63 @@ export class Opener {
     const ea = this.finish(a, base, "established");
     const eb = this.finish(b, { ...base, peer: ea.record.inode }, "established");
     ea.record.peer = eb.record.inode;
+  }
+
+  private packet(spec: PacketSpec): void {
+    const protocol = htons(spec.ethertype);
+    const fd = this.track(socket(AF_PACKET, spec.type === "raw" ? SOCK_RAW : SOCK_DGRAM, protocol));
+    if (spec.interface !== undefined) {
+      // struct sockaddr_ll { u16 family; be16 protocol; int ifindex; u16 hatype; u8 pkttype, halen; u8 addr[8]; }
+      const ifindex = ifNameToIndex(spec.interface);
+      if (ifindex === 0) throw new Error(`no interface ${spec.interface}`);
+      const sll = Buffer.alloc(20);
+      sll.writeUInt16LE(AF_PACKET, 0);
+      sll.writeUInt16BE(spec.ethertype, 2);
+      sll.writeInt32LE(ifindex, 4);
+      named(spec.interface, () => bind(fd, sll));
+    }
+    this.complete(fd, {
+      family: "packet",
+      protocol: "packet",
+      type: spec.type,
+      src: spec.interface ?? "*",
+      sport: 0,
+      dst: "*",
+      dport: 0,
+    });
+  }
+
+  private netlink(spec: NetlinkSpec): void {
+    const fd = this.track(socket(AF_NETLINK, SOCK_RAW, spec.protocol));
+    bind(fd, sockaddrNl(0, spec.groups ?? 0));
+    if (spec.connect) connect(fd, sockaddrNl(spec.connect.portid, spec.connect.group ?? 0));
+    const nl = Buffer.alloc(12);
+    getsockname(fd, nl);
+    this.complete(fd, {
+      family: "netlink",
+      protocol: "netlink",
+      type: "raw",
+      src: String(spec.protocol),
+      sport: nl.readInt32LE(4),
+      dst: String(spec.connect?.group ?? 0),
+      dport: spec.connect?.portid ?? 0,
+    });
+  }
+
+  /** complete records a socket whose address getsockname cannot describe in the inet/unix way. */
+  private complete(
+    fd: number,
+    known: Omit<HeldSocket, "id" | "inode" | "cookie" | "state" | "listed">,
+  ): void {
+    const record: HeldSocket = {
+      id: this.table.newId(),
+      inode: fstatSync(fd).ino,
+      cookie: socketCookie(fd).toString(),
+      state: "close",
+      listed: true,
+      ...known,
+    };
+    (this.batch.at(-1) as Pending).record = record;
   }
 
   /** track remembers a new descriptor at once, so a failure later in the batch closes it. */
@@ -266,6 +334,19 @@ export class Opener {
     }
     throw new Error(`internal: descriptor ${fd} was not tracked`);
   }
+}
+
+/** struct sockaddr_nl { u16 nl_family; u16 pad; u32 nl_pid; u32 nl_groups; } */
+function sockaddrNl(portid: number, groups: number): Buffer {
+  const b = Buffer.alloc(12);
+  b.writeUInt16LE(AF_NETLINK, 0);
+  b.writeInt32LE(portid | 0, 4);
+  b.writeUInt32LE(groups >>> 0, 8);
+  return b;
+}
+
+function htons(n: number): number {
+  return ((n & 0xff) << 8) | ((n >> 8) & 0xff);
 }
 
 function domainOf(family: InetFamily): number {

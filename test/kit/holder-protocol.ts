@@ -78,13 +78,45 @@ export interface PairSpec {
   type: UnixType;
 }
 
+/**
+ * A packet socket (AF_PACKET; needs CAP_NET_RAW): SOCK_RAW or SOCK_DGRAM for `ethertype` (host
+ * order; 3 = ETH_P_ALL), bound to `interface` when given. Its record's `src` is the interface
+ * ("*" when unbound).
+ */
+export interface PacketSpec {
+  kind: "packet";
+  type: "raw" | "dgram";
+  ethertype: number;
+  interface?: string;
+}
+
+/**
+ * A netlink socket of `protocol` (NETLINK_ROUTE 0, ...), bound (port id picked by the kernel) with
+ * the multicast `groups` mask, connected to `connect` when given. Its record's `sport` is its port
+ * id (signed), `dst`/`dport` the group and port id it is connected to ("0"/0 when not).
+ */
+export interface NetlinkSpec {
+  kind: "netlink";
+  protocol: number;
+  groups?: number;
+  connect?: { portid: number; group?: number };
+}
+
 /** Every socket spec the holder understands. */
-export type SocketSpec = DatagramSpec | RawSpec | ListenerSpec | UnixSpec | ConnectionSpec | PairSpec;
+export type SocketSpec =
+  | DatagramSpec
+  | RawSpec
+  | ListenerSpec
+  | UnixSpec
+  | ConnectionSpec
+  | PairSpec
+  | PacketSpec
+  | NetlinkSpec;
 
 /** A unix socket type: SOCK_STREAM, SOCK_DGRAM or SOCK_SEQPACKET. */
 export type UnixType = "stream" | "dgram" | "seqpacket";
 /** The protocols a holder opens, by their sockdiag names. */
-export type HeldProtocol = "tcp" | "udp" | "udplite" | "raw" | "mptcp" | "unix";
+export type HeldProtocol = "tcp" | "udp" | "udplite" | "raw" | "mptcp" | "unix" | "packet" | "netlink";
 
 /**
  * HeldSocket is what the holder knows about one socket it holds. `src`/`sport` are what getsockname(2)
@@ -97,10 +129,10 @@ export type HeldProtocol = "tcp" | "udp" | "udplite" | "raw" | "mptcp" | "unix";
 export interface HeldSocket {
   /** The holder's id for this socket (per holder, never reused). */
   id: number;
-  family: InetFamily | "unix";
+  family: InetFamily | "unix" | "packet" | "netlink";
   protocol: HeldProtocol;
-  /** Unix socket type; absent for inet sockets. */
-  type?: UnixType;
+  /** Unix, packet or netlink socket type; absent for inet sockets. */
+  type?: UnixType | "raw";
   src: string;
   sport: number;
   dst: string;

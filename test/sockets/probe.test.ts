@@ -1,7 +1,7 @@
 /**
  * probe() against this kernel, as root. The expected answers come from an independent source, the
  * kernel's own configuration (/proc/config.gz), when it is readable; otherwise from what this
- * project's reference kernel is known to have (tcp, udp, udplite, mptcp, unix; no raw, no sctp).
+ * project's reference kernel is known to have (tcp, udp, udplite, mptcp, unix, packet, netlink; no raw, sctp, vsock, tipc, xdp).
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -21,6 +21,11 @@ const DIAG_OPTIONS: Readonly<Record<Protocol, readonly string[]>> = {
   mptcp: ["CONFIG_INET_MPTCP_DIAG"],
   sctp: ["CONFIG_IP_SCTP", "CONFIG_INET_SCTP_DIAG"],
   unix: ["CONFIG_UNIX_DIAG"],
+  packet: ["CONFIG_PACKET_DIAG"],
+  netlink: ["CONFIG_NETLINK_DIAG"],
+  vsock: ["CONFIG_VSOCKETS", "CONFIG_VSOCKETS_DIAG"],
+  tipc: ["CONFIG_TIPC", "CONFIG_TIPC_DIAG"],
+  xdp: ["CONFIG_XDP_SOCKETS", "CONFIG_XDP_SOCKETS_DIAG"],
 };
 
 /** The reference kernel's answers, used when /proc/config.gz is not there. */
@@ -32,6 +37,11 @@ const REFERENCE: Readonly<Record<Protocol, boolean>> = {
   mptcp: true,
   sctp: false,
   unix: true,
+  packet: true,
+  netlink: true,
+  vsock: false,
+  tipc: false,
+  xdp: false,
 };
 
 /**

@@ -16,7 +16,7 @@ import { cgroupsFor, type Selection, selectionFromArgs, selectOptions } from "..
 import { OutputError } from "../stdout.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
-import { DESTROY_ALL, KILL_PROTOCOLS } from "./kill-rules.js";
+import { DESTROY_ALL, KILL_TABLES } from "./kill-rules.js";
 
 export const KILL: CommandSpec = {
   name: "kill",
@@ -43,7 +43,7 @@ export const KILL: CommandSpec = {
 export async function runKill(argv: readonly string[]): Promise<number> {
   const parsed = parseCommand(KILL, argv);
   const { values } = parsed;
-  const selection = selectionFromArgs(parsed, { protocols: KILL_PROTOCOLS });
+  const selection = selectionFromArgs(parsed, { tables: KILL_TABLES });
   return destroySelected(selection, values, {
     dryRun: Boolean(values["dry-run"]),
     emptyFilter: values[DESTROY_ALL] ? "allowed" : `give a FILTER, or --${DESTROY_ALL} to mean it`,

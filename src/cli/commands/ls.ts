@@ -1,6 +1,6 @@
 /** `sockdiag ls [SELECT] [FILTER]`: list sockets, as ss does, as a table or JSON. */
 
-import type { Protocol, Socket } from "../../diag/socket.js";
+import type { Socket } from "../../diag/socket.js";
 import { HOST_NETNS_NAME, type NamespaceSelection } from "../../netns/index.js";
 import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
 import { type CommandSpec, parseCommand } from "../options.js";
@@ -18,13 +18,13 @@ import { formatSummary, readSummaries } from "../summary.js";
 import { LISTING_BYTES, TableWriter } from "../table.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
-import { DESTROY_ALL, KILL_PROTOCOLS } from "./kill-rules.js";
+import { DESTROY_ALL, KILL_TABLES } from "./kill-rules.js";
 
 /**
- * What ss lists without a protocol flag (misc/ss.c filter_default_dbs), as far as sockdiag can list
- * it: every inet table and unix. Those this kernel has no sock_diag handler for are left out.
+ * What ss lists without a table or family flag (misc/ss.c: `-A all`): tcp, udp, raw, sctp, mptcp,
+ * unix, packet, netlink, vsock and xdp. Those this kernel has no sock_diag handler for are left out.
  */
-const DEFAULT_PROTOCOLS: readonly Protocol[] = ["tcp", "udp", "raw", "sctp", "mptcp", "unix"];
+const DEFAULT_TABLES: readonly string[] = ["all"];
 
 export const LS: CommandSpec = {
   name: "ls",
@@ -41,8 +41,10 @@ export const LS: CommandSpec = {
     { name: "kill", short: "K", help: "destroy what is selected, as ss -K: the rules of `sockdiag kill`" },
   ],
   details: [
-    `Protocols without -t/-u/-w/-x/-M/-S: ${DEFAULT_PROTOCOLS.join(", ")} — those this kernel cannot list (no`,
-    "sock_diag module, e.g. sctp) are left out, with a note on stderr under -a. With -K: tcp and udp, as kill.",
+    "Protocols without -t/-u/-w/-x/-M/-S/-0/-A/-f...: tcp, udp, raw, sctp, mptcp, unix, packet, netlink, vsock, xdp",
+    "(ss -A all) — those this kernel cannot list (no sock_diag handler, e.g. sctp) are left out, with a note on",
+    "stderr under -a. With -K: tcp and udp, as kill. -A and -f combine with the other flags as in ss: -A",
+    "starts from no table, each table brings its family and each family its tables (`-4 -x`: IPv4 and unix).",
     "Raw sockets without raw_diag are read from /proc/net/raw{,6} in the namespace, as ss does (not killable).",
     "STATE: established, syn-sent, syn-recv, fin-wait-1, fin-wait-2, time-wait, close (unconnected),",
     "       close-wait, last-ack, listening, closing, or a group: all, connected, synchronized, bucket, big.",
@@ -62,7 +64,7 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
   const { values } = parsed;
   if (values.kill && values.summary) throw new UsageError("-K and -s cannot be combined");
   const selection = selectionFromArgs(parsed, {
-    protocols: values.kill ? KILL_PROTOCOLS : DEFAULT_PROTOCOLS,
+    tables: values.kill ? KILL_TABLES : DEFAULT_TABLES,
   });
   if (values.kill)
     return import("./kill.js").then(({ destroySelected }) =>
@@ -75,8 +77,7 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
   let code = EXIT_OK;
   if (values.summary) {
     // ss -s (misc/ss.c main) lists after the counters when a table or a filter word was named.
-    const listing =
-      selection.explicitProtocols || parsed.positionals.length > 0 || values.filter !== undefined;
+    const listing = selection.explicitTables || parsed.positionals.length > 0 || values.filter !== undefined;
     if (listing && format !== "table")
       throw new UsageError(
         "-s with -j/--ndjson prints the counters alone",
@@ -85,8 +86,8 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
     code = printSummaries(selection.query, format);
     if (!listing) return code;
   }
-  // ss lists what the kernel has; protocols named explicitly must exist (an error says which not).
-  if (!selection.explicitProtocols) selection.query.ignoreUnsupported = true;
+  // ss lists what the kernel has; protocols named one by one must exist (an error says which not).
+  selection.query.ignoreUnsupported = selection.query.protocols!.filter((p) => !selection.named.has(p));
   const cgroups = cgroupsFor(selection, format === "table");
   const iteration = iterateSockets(selection.query);
   if (format !== "table" && !selection.display.processes) {
