@@ -106,15 +106,17 @@ describeAsRoot("sockdiag usage errors and privileges", () => {
     assertUsage(await sockdiag(["ls", "--netns", `/run/netns/${name}`]), /ENOENT|not found|no such/i);
   });
 
-  test("a process or filter file that does not exist, or -4 with -x alone, exits 2 naming it", async () => {
+  test("a process or filter file that does not exist exits 2 naming it", async () => {
     assertUsage(await sockdiag(["ls", "--pid", "999999999"]), /999999999/);
     assertUsage(await sockdiag(["ls", "-F", "/nonexistent/sdt-filter"]), /"\/nonexistent\/sdt-filter"/);
-    assertUsage(await sockdiag(["ls", "-4", "-x"]), /-4\/-6/);
   });
 
-  test("a filter with unix sockets selected exits 2: filters select IP sockets only", async () => {
-    assertUsage(await sockdiag(["ls", "-x", "dport", "=", ":53"]), /IP sockets only.*-x/);
-    assertUsage(await sockdiag(["kill", "-u", "-x", "dst", "127.0.0.1:53"]), /IP sockets only.*-x/);
+  test("a filter with unix, packet or netlink sockets named exits 2: filters select IP sockets only", async () => {
+    assertUsage(await sockdiag(["ls", "-x", "dport", "=", ":53"]), /IP sockets only.*unix/);
+    assertUsage(await sockdiag(["kill", "-u", "-x", "dst", "127.0.0.1:53"]), /IP sockets only.*unix/);
+    assertUsage(await sockdiag(["ls", "-0", "dport", "=", ":53"]), /IP sockets only.*packet/);
+    assertUsage(await sockdiag(["ls", "-A", "netlink", "dport", "=", ":53"]), /IP sockets only.*netlink/);
+    assertUsage(await sockdiag(["ls", "-A", "unix", "-f", "link", "dport", "=", ":53"]), /IP sockets only/);
   });
 
   test("a filter read with -F is applied like one given as words", async () => {

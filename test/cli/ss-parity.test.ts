@@ -39,7 +39,10 @@ describe("sockdiag --version, help and netns without a subcommand", () => {
     for (const name of ["ls", "kill", "terminate-backend", "netns", "doctor"])
       assert.match(main.stdout, new RegExp(`^  ${name} `, "m"));
     const ls = await sockdiag(["ls", "--help"]);
-    assert.match(ls.stdout, /Protocols without -t\/-u\/-w\/-x\/-M\/-S: tcp, udp, raw, sctp, mptcp, unix/);
+    assert.match(
+      ls.stdout,
+      /Protocols without -t\/-u\/-w\/-x\/-M\/-S\/-0\/-A\/-f...: tcp, udp, raw, sctp, mptcp, unix, packet, netlink, vsock, xdp/,
+    );
   });
 
   test("bare `netns` prints its help and exits 2; a repeated -N is a usage error", async () => {
