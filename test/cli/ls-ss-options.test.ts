@@ -107,7 +107,11 @@ describeAsRoot("ss's display options, against ss", () => {
 
   test("-H leaves out the header line and nothing else: the rows keep their columns", async () => {
     // Not netlink: each run lists its own sock_diag socket, whose port id differs.
-    for (const flags of [["-a", "-A", "all,!netlink"], ["-a", "-e", "-tux0"], ["-t", "-u", "-a", "-m"]]) {
+    for (const flags of [
+      ["-a", "-A", "all,!netlink"],
+      ["-a", "-e", "-tux0"],
+      ["-t", "-u", "-a", "-m"],
+    ]) {
       const withHeader = await sockdiag(["ls", "-N", live.ns, ...flags]);
       const without = await sockdiag(["ls", "-N", live.ns, ...flags, "-H"]);
       assert.equal(without.code, 0, without.stderr);
