@@ -184,6 +184,59 @@ export const UNIX_DIAG_MSG: Layout = {
   ],
 };
 
+/** struct packet_diag_req / netlink_diag_req / xdp_diag_req: { __u8 family, protocol; __u16 pad; __u32 ino, show, cookie[2]; } */
+export const PACKET_DIAG_REQ: Layout = {
+  name: "packet_diag_req",
+  size: 20,
+  fields: [
+    f("sdiag_family", 0, "u8"),
+    f("sdiag_protocol", 1, "u8"),
+    f("pad", 2, "u16"),
+    f("pdiag_ino", 4, "u32"),
+    f("pdiag_show", 8, "u32"),
+    ...array("pdiag_cookie", 12, "u32", 2, 4),
+  ],
+};
+
+/** struct packet_diag_msg { __u8 pdiag_family, pdiag_type; __u16 pdiag_num; __u32 pdiag_ino; __u32 pdiag_cookie[2]; } */
+export const PACKET_DIAG_MSG: Layout = {
+  name: "packet_diag_msg",
+  size: 16,
+  fields: [
+    f("pdiag_family", 0, "u8"),
+    f("pdiag_type", 1, "u8"),
+    f("pdiag_num", 2, "u16"),
+    f("pdiag_ino", 4, "u32"),
+    ...array("pdiag_cookie", 8, "u32", 2, 4),
+  ],
+};
+
+/** struct packet_diag_info { __u32 pdi_index, pdi_version, pdi_reserve, pdi_copy_thresh, pdi_tstamp, pdi_flags; } */
+export const PACKET_DIAG_INFO: Layout = {
+  name: "packet_diag_info",
+  size: 24,
+  fields: ["pdi_index", "pdi_version", "pdi_reserve", "pdi_copy_thresh", "pdi_tstamp", "pdi_flags"].map(
+    (name, i) => f(name, i * 4, "u32"),
+  ),
+};
+
+/** struct netlink_diag_msg { __u8 family, type, protocol, state; __u32 portid, dst_portid, dst_group, ino, cookie[2]; } */
+export const NETLINK_DIAG_MSG: Layout = {
+  name: "netlink_diag_msg",
+  size: 28,
+  fields: [
+    f("ndiag_family", 0, "u8"),
+    f("ndiag_type", 1, "u8"),
+    f("ndiag_protocol", 2, "u8"),
+    f("ndiag_state", 3, "u8"),
+    f("ndiag_portid", 4, "u32"),
+    f("ndiag_dst_portid", 8, "u32"),
+    f("ndiag_dst_group", 12, "u32"),
+    f("ndiag_ino", 16, "u32"),
+    ...array("ndiag_cookie", 20, "u32", 2, 4),
+  ],
+};
+
 /**
  * struct tcp_info as /usr/include/linux/tcp.h declares it (232 bytes). Bytes 6 and 7 hold bit fields
  * (tcpi_snd_wscale:4, tcpi_rcv_wscale:4; tcpi_delivery_rate_app_limited:1, tcpi_fastopen_client_fail:2),
