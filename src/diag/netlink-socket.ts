@@ -1,4 +1,5 @@
 /** NetlinkSocket: one struct netlink_diag_msg with its attributes, as plain data (diag/netlink-diag.ts fills it). */
+import { jsonHead } from "./json-head.js";
 import type { SkMemInfo, SocketBase, SocketNetns } from "./socket.js";
 import type { StateName } from "./states.js";
 
@@ -47,11 +48,7 @@ export class NetlinkSocket implements SocketBase {
 
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = {
-      netns: this.netns?.label ?? null,
-      family: this.family,
-      protocol: this.protocol,
-      type: this.type,
-      state: this.state,
+      ...jsonHead(this),
       netlinkProtocol: this.netlinkProtocol,
       portid: this.portid,
       connected: this.connected,

@@ -1,4 +1,5 @@
 /** PacketSocket: one struct packet_diag_msg with its attributes, as plain data (diag/packet.ts fills it). */
+import { jsonHead } from "./json-head.js";
 import type { SkMemInfo, SocketBase, SocketNetns } from "./socket.js";
 import type { StateName } from "./states.js";
 
@@ -64,11 +65,7 @@ export class PacketSocket implements SocketBase {
 
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = {
-      netns: this.netns?.label ?? null,
-      family: this.family,
-      protocol: this.protocol,
-      type: this.type,
-      state: this.state,
+      ...jsonHead(this),
       ethertype: this.ethertype,
       ifindex: this.ifindex,
       interface: this.interface ?? null,

@@ -1,4 +1,5 @@
 /** UnixSocket: one struct unix_diag_msg with the attributes asked for, as plain data (diag/unix.ts fills it). */
+import { jsonHead } from "./json-head.js";
 import type { SkMemInfo, SocketBase, SocketNetns } from "./socket.js";
 import { type StateName, stateName } from "./states.js";
 
@@ -37,11 +38,7 @@ export class UnixSocket implements SocketBase {
 
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = {
-      netns: this.netns?.label ?? null,
-      family: this.family,
-      protocol: this.protocol,
-      type: this.type,
-      state: this.state,
+      ...jsonHead(this),
       name: this.name ?? null,
       peer: this.peer ?? null,
       cookie: this.cookie.toString(),
