@@ -8,7 +8,20 @@ import type { ProbeResult } from "../../src/sockets/index.js";
 import { describeAsRoot } from "../kit/index.js";
 import { sockdiag } from "./cli.js";
 
-const PROTOCOLS = ["tcp", "udp", "udplite", "raw", "mptcp", "sctp", "unix"];
+const PROTOCOLS = [
+  "tcp",
+  "udp",
+  "udplite",
+  "raw",
+  "mptcp",
+  "sctp",
+  "unix",
+  "packet",
+  "netlink",
+  "vsock",
+  "tipc",
+  "xdp",
+];
 
 describeAsRoot("sockdiag doctor", () => {
   test("as root: exit 0 and a checklist with every section", async () => {

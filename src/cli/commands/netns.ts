@@ -2,6 +2,9 @@
 
 import { current, discoverNetns, HOST_NETNS_NAME } from "../../netns/index.js";
 import { iterateSockets, PROTOCOL_NAMES } from "../../sockets/index.js";
+
+const COUNTED = PROTOCOL_NAMES.filter((p) => p !== "netlink");
+
 import { type CommandSpec, parseCommand, renderHelp } from "../options.js";
 import { writeOut } from "../output.js";
 import { reportNamespaces } from "../report.js";
@@ -56,8 +59,9 @@ export function runNetns(argv: readonly string[]): number {
     };
     try {
       let count = 0;
-      // Every protocol this kernel can list, in every state.
-      for (const _ of iterateSockets({ netns: ns.netns, protocols: PROTOCOL_NAMES, ignoreUnsupported: true }))
+      // Every protocol this kernel can list, in every state; not netlink: every namespace holds the
+      // kernel's own netlink sockets (and this count's).
+      for (const _ of iterateSockets({ netns: ns.netns, protocols: COUNTED, ignoreUnsupported: true }))
         count++;
       row.sockets = count;
     } catch (err) {
