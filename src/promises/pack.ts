@@ -6,10 +6,10 @@
  * functions (callbacks the worker calls back on the caller's thread) and NetNS handles (reopened by
  * descriptor on the other thread: descriptors belong to the process).
  */
-import { InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
+import { InetSocket, type Socket } from "../diag/socket.js";
 import { revive } from "../sockets/index.js";
 import { ERROR_CLASSES } from "./errors.js";
-import { ChunkWriter, readChunk, type SocketChunk } from "./wire.js";
+import { ChunkWriter, isSocket, readChunk, type SocketChunk } from "./wire.js";
 
 const TAG = "$sockdiag";
 
@@ -41,10 +41,10 @@ export function pack(value: unknown, hooks: PackHooks = {}): Packed {
       return v;
     }
     if (depth > 64) return v;
-    if (v instanceof InetSocket || v instanceof UnixSocket) {
+    if (isSocket(v)) {
       writer ??= new ChunkWriter();
-      // revive: a socket whose address was changed is refused here as the sync call refuses it.
-      return { [TAG]: "socket", index: writer.add(revive(v)) };
+      // revive: an inet socket whose address was changed is refused here as the sync call refuses it.
+      return { [TAG]: "socket", index: writer.add(v instanceof InetSocket ? revive(v) : v) };
     }
     if (v instanceof Error) return packError(v, (x) => walk(x, depth + 1));
     if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));

@@ -15,6 +15,8 @@ import {
   INET_DIAG_MSG_LEN,
   type InetProtocol,
   InetSocket,
+  NetlinkSocket,
+  PacketSocket,
   type Socket,
   type SocketNetns,
   UnixSocket,
@@ -45,6 +47,29 @@ export interface SocketChunk {
 const INET = 1;
 const UNIX = 2;
 const PLAIN = 3;
+const PACKET = 4;
+const NETLINK = 5;
+
+/** The socket classes a chunk carries as their fields, by record kind: rebuilt with their class. */
+const FIELD_SOCKETS = new Map<number, object>([
+  [UNIX, UnixSocket.prototype],
+  [PACKET, PacketSocket.prototype],
+  [NETLINK, NetlinkSocket.prototype],
+]);
+
+/** The record kind of `item`: INET, a kind of FIELD_SOCKETS, or PLAIN. */
+function kindOf(item: unknown): number {
+  if (item instanceof InetSocket) return INET;
+  if (item instanceof UnixSocket) return UNIX;
+  if (item instanceof PacketSocket) return PACKET;
+  if (item instanceof NetlinkSocket) return NETLINK;
+  return PLAIN;
+}
+
+/** Whether `v` is a socket of a listing, which a chunk carries with its class. */
+export function isSocket(v: unknown): v is Socket {
+  return kindOf(v) !== PLAIN;
+}
 const HEADER = 8;
 const NO_LABEL = 0xffff;
 const NO_VALUE = 0xffffffff;
@@ -76,17 +101,18 @@ export class ChunkWriter {
   /** Append `item`; returns its index in the chunk. */
   add(item: StreamItem): number {
     const index = this.#count;
-    if (!(item instanceof InetSocket || item instanceof UnixSocket)) {
-      this.#record(PLAIN, 0, 0, this.#values.push(item) - 1, 0);
+    const kind = kindOf(item);
+    if (kind === PLAIN) {
+      this.#record(PLAIN, 0, 0, this.#values.push(item as PlainItem) - 1, 0);
       return index;
     }
-    const s: Socket = item;
+    const label = this.#labelOf((item as Socket).netns);
+    if (kind !== INET) {
+      this.#record(kind, 0, label, this.#values.push({ ...(item as Socket) }) - 1, 0);
+      return index;
+    }
+    const s = item as InetSocket;
     const protocol = protocolIndex.get(s.protocol)!;
-    const label = this.#labelOf(s.netns);
-    if (s.family === "unix") {
-      this.#record(UNIX, protocol, label, this.#values.push({ ...s }) - 1, 0);
-      return index;
-    }
     const value = s.hasAttributes ? this.#values.push(attributesOf(s)) - 1 : NO_VALUE;
     writeInetDiagMsg(this.#view, this.#record(INET, protocol, label, value, INET_DIAG_MSG_LEN), s);
     return index;
@@ -179,11 +205,8 @@ export function readChunk(chunk: SocketChunk, sink: (item: StreamItem) => void):
       o += HEADER + INET_DIAG_MSG_LEN;
     } else {
       const value = chunk.values[n]!;
-      sink(
-        kind === UNIX
-          ? Object.assign(Object.create(UnixSocket.prototype) as UnixSocket, value)
-          : (value as PlainItem),
-      );
+      const prototype = FIELD_SOCKETS.get(kind);
+      sink(prototype ? (Object.assign(Object.create(prototype), value) as Socket) : (value as PlainItem));
       o += HEADER;
     }
   }

@@ -23,7 +23,6 @@ import type {
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import { compileIn } from "../filter/index.js";
 import {
-  DecodeError,
   DecodeScratch,
   DumpCursor,
   MessageWriter,
@@ -90,6 +89,8 @@ export class SocketStream implements Disposable {
     private readonly onAbandon: () => void,
     /** The inet dump this stream answers (undefined: a unix dump). */
     readonly dump?: InetDump,
+    /** Called once the answer is complete; may throw what the whole answer means. */
+    private readonly atEnd?: () => void,
   ) {}
 
   /** Decode up to `max` more sockets into `sink`; false once the answer is complete. */
@@ -99,6 +100,7 @@ export class SocketStream implements Disposable {
       for (let n = 0; n < max; n++) {
         if (!cursor.next()) {
           this.done = true;
+          this.atEnd?.();
           return false;
         }
         const s = this.decode(cursor.buf, cursor.offset, cursor.length);
@@ -220,13 +222,26 @@ export class Dumper {
         return s;
       });
     }
-    return this.start(seq, protocol, (_buf, o) => {
-      throw new DecodeError(
-        `${protocol} sock_diag answer`,
-        o,
-        `sockdiag does not decode ${protocol} sockets`,
-      );
-    });
+    // vsock, tipc, xdp: what a kernel with the handler answers is not decoded yet. The answer is
+    // read to its end (the connection stays usable), then refused as a kernel without the handler
+    // is: skipped where unsupported protocols may be (ignoreUnsupported).
+    let answered = false;
+    const refuse = () => {
+      if (!answered) return;
+      const module = diagModule(protocol);
+      const message = `sockdiag does not decode ${protocol} sockets yet (this kernel's ${module} answered)`;
+      throw new UnsupportedProtocolError(protocol, module, undefined, message);
+    };
+    return this.start(
+      seq,
+      protocol,
+      () => {
+        answered = true;
+        return undefined;
+      },
+      undefined,
+      refuse,
+    );
   }
 
   /** Hand every socket of the plan's dumps to `sink`, in order, without a generator per socket. */
@@ -282,7 +297,13 @@ export class Dumper {
       yield this.family(dump.protocol, dump.states, options.netns, plan.packetTypes);
   }
 
-  private start(seq: number, protocol: Protocol, decode: Decode, dump?: InetDump): SocketStream {
+  private start(
+    seq: number,
+    protocol: Protocol,
+    decode: Decode,
+    dump?: InetDump,
+    atEnd?: () => void,
+  ): SocketStream {
     if (this.unread) throw new MisuseError("dump: the connection still holds an abandoned answer");
     this.conn.send(this.writer.buf, this.writer.length);
     const cursor = new DumpCursor(this.conn, seq, `dump ${protocol}`);
@@ -294,6 +315,7 @@ export class Dumper {
         this.unread = true;
       },
       dump,
+      atEnd,
     );
   }
 }
