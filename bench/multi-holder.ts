@@ -5,8 +5,8 @@
  *
  * argv: JSON { namespaces: string[] (pinned paths), perNamespace: number, targets: number,
  *              target: { address: string, port: number }, backends?: { address, port }[] }
- * With `backends`, `targets` sockets are connected to each of them (the target is then only the
- * address the other sockets use).
+ * With `backends`, `targets` sockets are connected to each of them instead of to `target`. The
+ * other sockets are connected elsewhere (see openOthers).
  * stdin lines: "targets" (open `targets` more sockets connected to the target in every namespace,
  * replacing destroyed ones), "exit". Prints "ready" after each step.
  */
@@ -36,10 +36,10 @@ function sockaddr(address: string, port: number): Buffer {
   return b;
 }
 
-function udp(connectTo?: Buffer): number {
+function udp(connectTo: Buffer, from?: Buffer): number {
   const fd = socket(AF_INET, SOCK_DGRAM, 0);
-  if (connectTo) connect(fd, connectTo);
-  else bind(fd, sockaddr("127.0.0.1", 0));
+  if (from) bind(fd, from);
+  connect(fd, connectTo);
   return fd;
 }
 
@@ -60,8 +60,10 @@ function openOthers(): void {
     using ns = fromPath(path);
     runIn(ns, () => {
       for (let i = 0; i < plan.perNamespace - plan.targets; i++) {
-        // Half connected to other ports of the target address, half bound only.
-        held.push(i % 2 ? udp(sockaddr(plan.target.address, plan.target.port + 1 + (i % 10))) : udp());
+        // As a pod's clients are: every socket connected, from one of 200 local addresses to one
+        // of 500 remote ones on varied ports (127.20/16 and 127.30/16: never the target).
+        const to = sockaddr(`127.20.${Math.floor(i / 250) % 2}.${1 + (i % 250)}`, 1024 + ((i * 7919) % 60000));
+        held.push(udp(to, sockaddr(`127.30.0.${1 + (i % 200)}`, 0)));
       }
     });
   }
