@@ -62,7 +62,10 @@ function openOthers(): void {
       for (let i = 0; i < plan.perNamespace - plan.targets; i++) {
         // As a pod's clients are: every socket connected, from one of 200 local addresses to one
         // of 500 remote ones on varied ports (127.20/16 and 127.30/16: never the target).
-        const to = sockaddr(`127.20.${Math.floor(i / 250) % 2}.${1 + (i % 250)}`, 1024 + ((i * 7919) % 60000));
+        const to = sockaddr(
+          `127.20.${Math.floor(i / 250) % 2}.${1 + (i % 250)}`,
+          1024 + ((i * 7919) % 60000),
+        );
         held.push(udp(to, sockaddr(`127.30.0.${1 + (i % 200)}`, 0)));
       }
     });
