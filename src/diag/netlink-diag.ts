@@ -2,7 +2,8 @@
  * netlink_diag answers (/usr/include/linux/netlink_diag.h): struct netlink_diag_msg and its
  * attributes decoded into a NetlinkSocket.
  */
-import { DecodeError, DecodeScratch } from "../netlink/index.js";
+import { DecodeScratch } from "../netlink/index.js";
+import { checkedSocketType } from "./family-header.js";
 import { decodeSkMemInfo } from "./meminfo.js";
 import { NetlinkSocket } from "./netlink-socket.js";
 
@@ -14,8 +15,6 @@ const NETLINK_DIAG_MEMINFO = 0;
 const NETLINK_DIAG_GROUPS = 1;
 /** ndiag_state of a socket with a default destination (net/netlink/af_netlink.h). */
 const NETLINK_CONNECTED = 1;
-
-const TYPES: Readonly<Record<number, "raw" | "dgram">> = { 2: "dgram", 3: "raw" };
 
 /**
  * Decode struct netlink_diag_msg at buf[o, o + len):
@@ -29,10 +28,7 @@ export function decodeNetlinkDiagMsg(
   len: number,
   scratch: DecodeScratch = new DecodeScratch(),
 ): NetlinkSocket {
-  if (len < NETLINK_DIAG_MSG_LEN || o + len > buf.length)
-    throw new DecodeError("netlink_diag_msg", o, `${len} bytes, needs ${NETLINK_DIAG_MSG_LEN}`);
-  const type = TYPES[buf[o + 1]!];
-  if (!type) throw new DecodeError("netlink_diag_msg", o + 1, `unknown socket type ${buf[o + 1]}`);
+  const type = checkedSocketType(buf, o, len, "netlink_diag_msg", NETLINK_DIAG_MSG_LEN);
   const ids = {
     portid: buf.readInt32LE(o + 4),
     connected: buf[o + 3] === NETLINK_CONNECTED,

@@ -2,7 +2,8 @@
  * packet_diag answers (/usr/include/linux/packet_diag.h): struct packet_diag_msg and its
  * attributes decoded into a PacketSocket.
  */
-import { DecodeError, DecodeScratch } from "../netlink/index.js";
+import { DecodeScratch } from "../netlink/index.js";
+import { checkedSocketType } from "./family-header.js";
 import { decodeSkMemInfo } from "./meminfo.js";
 import { type PacketRing, PacketSocket } from "./packet-socket.js";
 
@@ -20,8 +21,6 @@ const PACKET_DIAG_FILTER = 7;
 /** sizeof(struct sock_filter): one classic BPF instruction. */
 const SOCK_FILTER_LEN = 8;
 
-const TYPES: Readonly<Record<number, "raw" | "dgram">> = { 2: "dgram", 3: "raw" };
-
 /**
  * Decode struct packet_diag_msg at buf[o, o + len):
  *   __u8 pdiag_family; __u8 pdiag_type; __u16 pdiag_num; __u32 pdiag_ino; __u32 pdiag_cookie[2];
@@ -34,10 +33,7 @@ export function decodePacketDiagMsg(
   len: number,
   scratch: DecodeScratch = new DecodeScratch(),
 ): PacketSocket {
-  if (len < PACKET_DIAG_MSG_LEN || o + len > buf.length)
-    throw new DecodeError("packet_diag_msg", o, `${len} bytes, needs ${PACKET_DIAG_MSG_LEN}`);
-  const type = TYPES[buf[o + 1]!];
-  if (!type) throw new DecodeError("packet_diag_msg", o + 1, `unknown socket type ${buf[o + 1]}`);
+  const type = checkedSocketType(buf, o, len, "packet_diag_msg", PACKET_DIAG_MSG_LEN);
   const cookie = scratch.view(buf).getBigUint64(o + 8, true);
   const s = new PacketSocket(type, buf.readUInt16LE(o + 2), buf.readUInt32LE(o + 4), cookie);
   const a = scratch.attrs.reset(buf, o + PACKET_DIAG_MSG_LEN, o + len, "packet_diag_msg attributes");
