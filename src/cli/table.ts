@@ -53,11 +53,14 @@ const NEWLINE = 10;
 const STAR = 42;
 
 /**
- * A whole listing's first buffer: room for ~250,000 rows at once. Its pages cost nothing until
- * written, while growing a small one copies everything written so far. (Not for small tables made
- * often: each buffer counts whole towards the GC's external memory.)
+ * How many bytes of rows a streamed listing holds before writing them: as ss renders its buffered
+ * fields every few megabytes, a listing of any length reuses one buffer this size instead of
+ * touching new memory for every row.
  */
-export const LISTING_BYTES = 16 << 20;
+export const LISTING_BATCH_BYTES = 1 << 20;
+
+/** Where a streamed table writes each batch of rows (synchronously: the bytes are reused after). */
+export type TableSink = (bytes: Uint8Array) => void;
 
 /** Per row: the byte lengths of its cells (HEADERS' order) and of its detail text. */
 const CELLS = HEADERS.length;
@@ -90,13 +93,20 @@ export class TableWriter {
   private readonly first: number;
   private readonly wantsDetails: boolean;
   private readonly spans = new RowSpans();
+  private headerWritten = false;
+  /** The buffer stale rows are padded again into, kept from batch to batch. */
+  private repadded: AsciiWriter | undefined;
 
-  /** `capacity`: the bytes of the first buffer (it grows as needed). */
+  /**
+   * Without a sink the whole table is kept until `finish`, every row padded to the widest cells of
+   * all. With one, every LISTING_BATCH_BYTES of rows are written to it as ss writes a long listing:
+   * padded to the widest cells so far, which later rows keep or grow.
+   */
   constructor(
     private readonly options: TableOptions,
-    capacity = 1 << 16,
+    private readonly sink?: TableSink,
   ) {
-    this.out = new AsciiWriter(capacity);
+    this.out = new AsciiWriter(sink ? LISTING_BATCH_BYTES + (1 << 12) : 1 << 16);
     // As wide as the headers also under -H: the rows are the same with and without it.
     this.widths = HEADERS.map((h) => h.length);
     this.first = options.netnsColumn ? 0 : 1;
@@ -190,17 +200,33 @@ export class TableWriter {
       if (out.length > at) lengths[r + DETAILS] = out.length - at;
     }
     out.char(NEWLINE);
+    if (this.sink && out.length >= LISTING_BATCH_BYTES) this.writeBatch(this.sink);
   }
 
   /**
-   * The table as chunks of bytes to write in order (none when there is no row and no header):
-   * every cell padded to its column's widest, numbers and local addresses aligned right as ss
-   * aligns them, every line ending with a newline.
+   * The table (with a sink: what is left of it) as chunks of bytes to write in order (none when
+   * there is no row and no header): every cell padded to its column's widest, numbers and local
+   * addresses aligned right as ss aligns them, every line ending with a newline.
    */
   finish(): Uint8Array[] {
+    return this.render();
+  }
+
+  /** Write the rows so far to `sink` and start the next batch in the same buffers. */
+  private writeBatch(sink: TableSink): void {
+    for (const chunk of this.render()) sink(chunk);
+    this.out.clear();
+    this.rows = 0;
+    this.runs.length = 0;
+    this.spans.previous = undefined;
+  }
+
+  /** The header (once) and the rows held, padded to the widths so far. */
+  private render(): Uint8Array[] {
     const { rows, widths, options, first } = this;
     const chunks: Uint8Array[] = [];
-    if (options.header) {
+    if (options.header && !this.headerWritten) {
+      this.headerWritten = true;
       const cells = HEADERS.slice(first).map((h, c) => align(h, widths[c + first]!, c + first));
       chunks.push(
         Buffer.from(`${`${cells.join(" ")}${options.display.processes ? " Process" : ""}`.trimEnd()}\n`),
@@ -225,7 +251,8 @@ export class TableWriter {
    */
   private padAgain(src: Buffer, count: number): { padded: Buffer; end: number } {
     const { lengths, widths, runs, first } = this;
-    const out = new AsciiWriter(src.length);
+    this.repadded ??= new AsciiWriter(src.length);
+    const out = this.repadded.clear();
     let p = 0;
     for (let row = 0, run = 0; row < count; run++) {
       const old = runs[run]!.widths;

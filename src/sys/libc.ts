@@ -2,7 +2,7 @@
  * The libc bindings, through koffi. This file is the only place in sockdiag that declares native
  * functions; everything above sys/ sees Buffers, numbers and SysError, never a pointer.
  */
-import koffi from "koffi";
+import koffi from "./koffi.cjs";
 
 const libc = koffi.load("libc.so.6");
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { renderTable } from "../../src/cli/table.js";
+import { LISTING_BATCH_BYTES, renderTable, TableWriter } from "../../src/cli/table.js";
 import type { InetSocket } from "../../src/diag/socket.js";
 import { socketFromWords } from "../kit/socket-words.js";
 import { repeatingInetSockets } from "./repeating-sockets.js";
@@ -125,5 +125,52 @@ test("30,000 rows, the last widening a column: every row is padded again to it",
   for (const header of [true, false]) {
     const text = renderTable(sockets, { display, header, netnsColumn: false }).toString();
     assert.equal(text, referenceTable(sockets, header, false, false));
+  }
+});
+
+test("a streamed table is written in batches, each padded to the widest cells so far, as ss renders", () => {
+  // Rows of ~55 bytes: LISTING_BATCH_BYTES holds ~19,000; the wide Recv-Q comes in the second batch.
+  const rows = Math.ceil((LISTING_BATCH_BYTES / 55) * 2.5);
+  const widened = Math.ceil(rows * 0.6);
+  const sockets = Array.from({ length: rows }, (_, i) =>
+    socketFromWords({
+      family: "inet",
+      protocol: "udp",
+      stateCode: 1,
+      sport: 1024 + (i % 60000),
+      dport: 53 + (i % 7),
+      srcWords: [0x7f000001 + Math.floor(i / 1000)],
+      dstWords: [0x7f00000a + (i % 13)],
+      cookie: BigInt(i),
+      inode: i,
+      rqueue: i === widened ? 12_345_678 : 0,
+    }),
+  );
+  for (const header of [true, false]) {
+    const written: string[] = [];
+    const batchEnds: number[] = [];
+    const writer = new TableWriter({ display, header, netnsColumn: false }, (bytes) => {
+      written.push(Buffer.from(bytes).toString());
+    });
+    sockets.forEach((s, i) => {
+      const before = written.length;
+      writer.add(s);
+      if (written.length > before) batchEnds.push(i + 1);
+    });
+    const rest = writer.finish().map((b) => Buffer.from(b).toString());
+    assert.ok(batchEnds.length >= 2, `${batchEnds.length} batches`);
+    assert.ok(batchEnds[0]! <= widened, "the widening row is past the first batch");
+    // Each batch's rows are the last rows of the whole table of every socket up to its end.
+    const expected: string[] = [];
+    let start = 0;
+    for (const end of [...batchEnds, rows]) {
+      const lines = referenceTable(sockets.slice(0, end), header, false, false).split("\n").slice(0, -1);
+      if (start === 0 && header) expected.push(lines[0]!);
+      expected.push(...lines.slice(lines.length - (end - start)));
+      start = end;
+    }
+    assert.equal([...written, ...rest].join(""), `${expected.join("\n")}\n`);
+    // The rows before the widening keep their narrower Recv-Q: the whole table would differ.
+    assert.notEqual([...written, ...rest].join(""), referenceTable(sockets, header, false, false));
   }
 });

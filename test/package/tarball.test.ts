@@ -94,7 +94,8 @@ describe("npm pack: sockdiag's tarball", () => {
       ["package.json", "README.md", "LICENSE", "src/cli/bin.cjs", "dist/bundle/sockdiag-cli.cjs"].includes(
         path,
       ) ||
-      (/^dist\/src\/.*\.(js|d\.ts|js\.map)$/.test(path) && !path.startsWith("dist/src/cli/"));
+      (/^dist\/src\/.*\.(js|d\.ts|js\.map|cjs|d\.cts|cjs\.map)$/.test(path) &&
+        !path.startsWith("dist/src/cli/"));
     assert.deepEqual(
       packed.files.filter((path) => !intended(path)),
       [],
@@ -104,7 +105,15 @@ describe("npm pack: sockdiag's tarball", () => {
     const stale = packed.files.filter(
       (path) =>
         path.startsWith("dist/src/") &&
-        !existsSync(join(ROOT, path.slice(5).replace(/(\.d\.ts|\.js|\.js\.map)$/, ".ts"))),
+        !existsSync(
+          join(
+            ROOT,
+            path
+              .slice(5)
+              .replace(/(\.d\.ts|\.js|\.js\.map)$/, ".ts")
+              .replace(/(\.d\.cts|\.cjs|\.cjs\.map)$/, ".cts"),
+          ),
+        ),
     );
     assert.deepEqual(stale, []);
   });

@@ -15,7 +15,7 @@ import {
 import { reportNamespaces } from "../report.js";
 import { cgroupsFor, selectionFromArgs, selectOptions } from "../select.js";
 import { formatSummary, readSummaries } from "../summary.js";
-import { LISTING_BYTES, TableWriter } from "../table.js";
+import { TableWriter } from "../table.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
 import { DESTROY_ALL, KILL_TABLES } from "./kill-rules.js";
@@ -108,8 +108,8 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
       });
       writeOut(renderSockets(sockets, format, { ...table, owners }));
     } else {
-      // Rows are made as the sockets stream in: no socket outlives its row.
-      const writer = new TableWriter(table, LISTING_BYTES);
+      // Rows are made as the sockets stream in (no socket outlives its row) and written in batches.
+      const writer = new TableWriter(table, writeOut);
       iteration.forEach((s) => {
         writer.add(s);
       });
