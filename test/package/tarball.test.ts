@@ -91,9 +91,14 @@ describe("npm pack: sockdiag's tarball", () => {
 
   test("nothing else: the library's JS, declarations and maps, the CLI bundle and its bin", () => {
     const intended = (path: string) =>
-      ["package.json", "README.md", "LICENSE", "src/cli/bin.cjs", "dist/bundle/sockdiag-cli.cjs"].includes(
-        path,
-      ) ||
+      [
+        "package.json",
+        "README.md",
+        "LICENSE",
+        "src/cli/bin.cjs",
+        "dist/bundle/sockdiag-cli.cjs",
+        "dist/bundle/sockdiag-worker.cjs",
+      ].includes(path) ||
       (/^dist\/src\/.*\.(js|d\.ts|js\.map|cjs|d\.cts|cjs\.map)$/.test(path) &&
         !path.startsWith("dist/src/cli/"));
     assert.deepEqual(
