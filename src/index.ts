@@ -26,12 +26,20 @@ export {
   type InetProtocol,
   InetSocket,
   type MemInfo,
+  NetlinkSocket,
+  PacketSocket,
+  type PacketType,
   type Protocol,
   type SkMemInfo,
   type Socket,
   type TcpInfo,
+  TipcSocket,
+  type TipcType,
   UnixSocket,
   type UnixType,
+  VsockSocket,
+  type VsockType,
+  XdpSocket,
 } from "./diag/socket.js";
 export type { StateName } from "./diag/states.js";
 export * as errors from "./errors.js";

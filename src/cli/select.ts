@@ -62,6 +62,7 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
     multiple: true,
     help: "socket tables, as ss -A: all, inet, tcp, udp, unix_dgram, packet_raw, netlink, ... (comma-separated)",
   },
+  { name: "socket", value: "QUERY", multiple: true, help: "the same as -A/--query, as ss --socket" },
   { name: "all", short: "a", help: "sockets in every state (default: connected only, as ss)" },
   { name: "listening", short: "l", help: "listening and unconnected sockets only" },
   { name: "options", short: "o", help: "show timers: timer:(name,expires,retransmits), as ss -o" },
@@ -159,8 +160,8 @@ export function selectionFromArgs(
     return states;
   };
   const tables = selectTables(
-    order,
-    { query: values.query as string[] | undefined, family: values.family as string[] | undefined },
+    order.map((o) => (o === "socket" ? "query" : o)),
+    { query: queryValues(order, values), family: values.family as string[] | undefined },
     defaults.tables,
     applyWords,
   );
@@ -175,6 +176,7 @@ export function selectionFromArgs(
   if (tables.families) query.families = tables.families;
   if (tables.unixTypes) query.unixTypes = tables.unixTypes;
   if (tables.packetTypes) query.packetTypes = tables.packetTypes;
+  if (tables.vsockTypes) query.vsockTypes = tables.vsockTypes;
   query.states = tables.states;
   if (filterWords.some((w) => w.trim() !== "")) {
     // A filter is about addresses and ports: the families without them are left out, unless named.
@@ -210,6 +212,18 @@ export function selectionFromArgs(
     explicitTables: tables.chosen,
     explicitStates,
   };
+}
+
+/** The -A/--query and --socket values (ss: two spellings of one option), in the order given. */
+function queryValues(order: readonly string[], values: ParsedValues): string[] {
+  const given = {
+    query: (values.query as string[] | undefined) ?? [],
+    socket: (values.socket as string[] | undefined) ?? [],
+  };
+  const next = { query: 0, socket: 0 };
+  const out: string[] = [];
+  for (const o of order) if (o === "query" || o === "socket") out.push(given[o][next[o]++]!);
+  return out;
 }
 
 /**

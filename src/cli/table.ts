@@ -3,12 +3,20 @@
  * detail (-e, -m, -i, -p) after the row. Built for 100,000 rows streaming in: each row is written
  * once, as bytes, when its socket comes.
  */
-import type { InetSocket, NetlinkSocket, PacketSocket, Socket } from "../diag/socket.js";
+import type { InetSocket, Socket } from "../diag/socket.js";
 import type { StateName } from "../diag/states.js";
 import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
 import { AsciiWriter, digits, Span } from "./ascii.js";
 import type { CgroupPaths } from "./cgroup.js";
+import {
+  endpointCells,
+  familyDetails,
+  netid,
+  netlinkDetails,
+  packetDetails,
+  skmemText,
+} from "./family-rows.js";
 import type { SocketSource } from "./json.js";
 import type { Display } from "./select.js";
 import { timerText } from "./timers.js";
@@ -31,11 +39,6 @@ const STATE_TEXT: Readonly<Record<StateName, string>> = {
 };
 // A Map, not the object: looking up a name not met before does not throw away optimised code.
 const STATE_LABELS = new Map(Object.entries(STATE_TEXT)) as ReadonlyMap<StateName, string>;
-
-const UNIX_NETIDS = { stream: "u_str", dgram: "u_dgr", seqpacket: "u_seq" } as const;
-const PACKET_NETIDS = { raw: "p_raw", dgram: "p_dgr" } as const;
-/** ETH_P_ALL (linux/if_ether.h): a packet socket receiving every protocol, shown as "*". */
-const ETH_P_ALL = 3;
 
 export interface TableOptions {
   display: Display;
@@ -332,41 +335,6 @@ function port(out: AsciiWriter, port: number): AsciiWriter {
   return port === 0 ? out.char(STAR) : out.uint(port);
 }
 
-function netid(s: Socket): string {
-  switch (s.family) {
-    case "unix":
-      return UNIX_NETIDS[s.type];
-    case "packet":
-      return PACKET_NETIDS[s.type];
-    case "netlink":
-      return "nl";
-    default:
-      return s.protocol;
-  }
-}
-
-/**
- * The Local and Peer cells of a socket without addresses and ports, as ss -n prints them
- * (misc/ss.c): unix "NAME INODE" and "* PEER"; packet "PROTO:IFACE" (PROTO "*" for every one,
- * else its number in brackets; IFACE "*" for every interface) and "*"; netlink "PROTOCOL:PORTID"
- * and "GROUP:PORTID" when connected, else "*".
- */
-function endpointCells(s: Exclude<Socket, InetSocket>): [local: string, peer: string] {
-  switch (s.family) {
-    case "unix":
-      return [`${s.name ?? "*"} ${s.inode}`, `* ${s.peer ?? 0}`];
-    case "packet": {
-      const proto = s.ethertype === ETH_P_ALL ? "*" : `[${s.ethertype}]`;
-      return [`${proto}:${s.ifindex === 0 ? "*" : s.interface}`, "*"];
-    }
-    case "netlink":
-      return [
-        `${s.netlinkProtocol}:${s.portid === -1 ? "*" : s.portid}`,
-        s.connected ? `${s.dstGroup}:${s.dstPortid}` : "*",
-      ];
-  }
-}
-
 // Header cells: numbers and local addresses align right, as ss aligns them.
 function align(text: string, width: number, column: number): string {
   return RIGHT_ALIGNED[column] ? text.padStart(width) : text.padEnd(width);
@@ -388,6 +356,8 @@ function details(s: Socket, options: TableOptions): string {
     const timer = timerText(s);
     if (timer) parts.push(timer);
   }
+  if (s.family === "vsock" || s.family === "tipc" || s.family === "xdp")
+    return `${spaced(parts)}${familyDetails(s, d)}`;
   const more: string[] = [];
   if (d.extended) {
     if (s.family === "netlink") parts.push(netlinkDetails(s));
@@ -402,52 +372,16 @@ function details(s: Socket, options: TableOptions): string {
   }
   if ((d.extended || d.cgroup) && inet && s.cgroupId !== undefined && options.cgroups)
     parts.push(`cgroup:${options.cgroups.path(s.cgroupId)}`);
-  if (d.memory && s.skmem) {
-    const m = s.skmem;
-    more.push(
-      `skmem:(r${m.rmemAlloc},rb${m.rcvbuf},t${m.wmemAlloc},tb${m.sndbuf},f${m.fwdAlloc},w${m.wmemQueued},o${m.optmem},bl${m.backlog}${m.drops === undefined ? "" : `,d${m.drops}`})`,
-    );
-  }
+  if (d.memory && s.skmem) more.push(skmemText(s.skmem));
   if (d.info && inet) more.push(...tcpDetails(s));
-  const line = parts.length > 0 ? ` ${parts.join(" ")}` : "";
+  const line = spaced(parts);
   if (more.length === 0) return line;
   return `${line}${d.oneline ? "" : SECOND_LINE} ${more.join(" ")}`;
 }
 
-/** ss -e of a netlink socket: netlink_diag has no kernel addresses to show, so sk and cb are 0, as ss prints them. */
-function netlinkDetails(s: NetlinkSocket): string {
-  return `sk=0 cb=0 groups=0x${(s.groups[0] ?? 0).toString(16).padStart(8, "0")}`;
-}
-
-const PDI_FLAGS: readonly [number, string][] = [
-  [0x1, "running"],
-  [0x2, " auxdata"],
-  [0x4, " origdev"],
-  [0x8, " vnethdr"],
-  [0x10, " loss"],
-];
-const FANOUT_TYPES = ["hash", "lb", "cpu", "roll", "random", "qm"];
-
-/** ss -e of a packet socket (its packet_show_sock): version, flags, rings and fanout. */
-function packetDetails(s: PacketSocket): string[] {
-  const parts: string[] = [];
-  if (s.info) {
-    const flags = PDI_FLAGS.filter(([bit]) => (s.info!.flags & bit) !== 0).map(([, name]) => name);
-    parts.push(`ver:${s.info.version} cpy_thresh:${s.info.copyThresh} flags( ${flags.join("") || "0"} )`);
-  }
-  for (const [name, ring] of [
-    ["ring_rx", s.rxRing],
-    ["ring_tx", s.txRing],
-  ] as const)
-    if (ring)
-      parts.push(
-        `${name}(blk_size:${ring.blockSize},blk_nr:${ring.blockNr},frm_size:${ring.frameSize},frm_nr:${ring.frameNr},tmo:${ring.retireTmo},features:0x${ring.features.toString(16)})`,
-      );
-  if (s.fanout)
-    parts.push(
-      `fanout(id:${s.fanout.id},type:${FANOUT_TYPES[s.fanout.type] ?? `0x${s.fanout.type.toString(16)}`})`,
-    );
-  return parts;
+/** Each part after a space. */
+function spaced(parts: readonly string[]): string {
+  return parts.length > 0 ? ` ${parts.join(" ")}` : "";
 }
 
 function tcpDetails(s: InetSocket): string[] {

@@ -6,7 +6,7 @@
  * the other's defaults. The result is what the library is asked for.
  */
 import { TCP_CLOSE, TCP_ESTABLISHED, TCP_LISTEN } from "../diag/constants.js";
-import type { InetFamily, PacketType, Protocol, UnixType } from "../diag/socket.js";
+import type { InetFamily, PacketType, Protocol, UnixType, VsockType } from "../diag/socket.js";
 import { ALL_STATES, DEFAULT_STATES } from "../diag/states.js";
 import { nearest } from "../options/index.js";
 import { UsageError } from "./usage.js";
@@ -162,6 +162,7 @@ export interface TableSelection {
   families?: InetFamily[];
   unixTypes?: UnixType[];
   packetTypes?: PacketType[];
+  vsockTypes?: VsockType[];
   /** The state mask ss uses. */
   states: number;
   /** The protocols named one by one (a flag, -A NAME, -f NAME): a kernel without them is an error. */
@@ -266,6 +267,9 @@ function listed(
   if (unix.length < 3 && protocols.has("unix")) out.unixTypes = unix;
   const packet = (["raw", "dgram"] as const).filter((t) => tables.has(`packet_${t}`));
   if (packet.length < 2 && protocols.has("packet")) out.packetTypes = packet;
+  // ss's vsock_type_skip leaves out only the stream and dgram sockets of a table not selected.
+  const vsock = (["stream", "dgram"] as const).filter((t) => tables.has(`vsock_${t}`));
+  if (vsock.length < 2 && protocols.has("vsock")) out.vsockTypes = [...vsock, "seqpacket"];
   return out;
 }
 

@@ -37,17 +37,21 @@ export const PACKET_SHOW_FILTER = 0x20;
 export const NDIAG_PROTO_ALL = 0xff;
 export const NDIAG_SHOW_MEMINFO = 0x01;
 export const NDIAG_SHOW_GROUPS = 0x02;
-/** #define XDP_SHOW_INFO (linux/xdp_diag.h). */
+/** #define XDP_SHOW_* (linux/xdp_diag.h). */
 export const XDP_SHOW_INFO = 0x01;
+export const XDP_SHOW_RING_CFG = 0x02;
+export const XDP_SHOW_UMEM = 0x04;
+export const XDP_SHOW_MEMINFO = 0x08;
+export const XDP_SHOW_STATS = 0x10;
 
-/** What each dump asks for: every attribute ss shows (its packet_show_netlink, netlink_show_netlink). */
+/** What each dump asks for: every attribute ss shows (its packet_show_netlink, netlink_show_netlink, xdp_show). */
 const SHOW: Readonly<Record<FamilyProtocol, number>> = {
   packet:
     PACKET_SHOW_INFO | PACKET_SHOW_MEMINFO | PACKET_SHOW_FILTER | PACKET_SHOW_RING_CFG | PACKET_SHOW_FANOUT,
   netlink: NDIAG_SHOW_GROUPS | NDIAG_SHOW_MEMINFO,
   vsock: 0,
   tipc: 0,
-  xdp: XDP_SHOW_INFO,
+  xdp: XDP_SHOW_INFO | XDP_SHOW_RING_CFG | XDP_SHOW_UMEM | XDP_SHOW_MEMINFO | XDP_SHOW_STATS,
 };
 
 /**

@@ -7,4 +7,7 @@ export * from "./packet.js";
 export * from "./socket.js";
 export * from "./states.js";
 export { decodeTcpInfo } from "./tcpinfo.js";
+export * from "./tipc.js";
 export * from "./unix.js";
+export * from "./vsock.js";
+export * from "./xdp.js";

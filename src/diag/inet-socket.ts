@@ -6,6 +6,7 @@
 import { QueryError } from "../options/index.js";
 import { type AddressTexts, type AddressWords, addressText, addressWords } from "./address.js";
 import { AF_INET, AF_INET6 } from "./constants.js";
+import { jsonSafe } from "./json-head.js";
 import type { InetFamily, InetProtocol, MemInfo, SkMemInfo, SocketBase, SocketNetns } from "./socket.js";
 import { type StateName, stateCode, stateName } from "./states.js";
 import type { TcpInfo } from "./tcpinfo.js";
@@ -254,11 +255,4 @@ function wordsOf(text: string, family: InetFamily, side: "src" | "dst"): Readonl
   const words = addressWords(text, family === "inet6");
   if (words === undefined) throw new QueryError(`socket.${side}`, text, `not ${ADDRESS_OF[family]}`);
   return words;
-}
-
-function jsonSafe(info: TcpInfo): Record<string, number | string> {
-  const out: Record<string, number | string> = {};
-  for (const [k, v] of Object.entries(info) as [string, number | bigint | undefined][])
-    if (v !== undefined) out[k] = typeof v === "bigint" ? v.toString() : v;
-  return out;
 }

@@ -1,4 +1,4 @@
-/** The head of a unix, packet or netlink socket's JSON: the fields each starts with, in this order. */
+/** The head of a non-inet socket's JSON (the fields each starts with, in this order), and JSON-safe 64-bit counters. */
 import type { SocketNetns } from "./socket.js";
 import type { StateName } from "./states.js";
 
@@ -17,4 +17,12 @@ export function jsonHead(s: {
     type: s.type,
     state: s.state,
   };
+}
+
+/** `fields` with its bigints as decimal strings (JSON has no 64-bit integers) and undefined ones left out. */
+export function jsonSafe(fields: object): Record<string, number | string | boolean> {
+  const out: Record<string, number | string | boolean> = {};
+  for (const [k, v] of Object.entries(fields) as [string, number | bigint | boolean | undefined][])
+    if (v !== undefined) out[k] = typeof v === "bigint" ? v.toString() : v;
+  return out;
 }

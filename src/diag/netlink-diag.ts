@@ -3,7 +3,7 @@
  * attributes decoded into a NetlinkSocket.
  */
 import { DecodeScratch } from "../netlink/index.js";
-import { checkedSocketType } from "./family-header.js";
+import { checkedSocketType, RAW_OR_DGRAM } from "./family-header.js";
 import { decodeSkMemInfo } from "./meminfo.js";
 import { NetlinkSocket } from "./netlink-socket.js";
 
@@ -28,7 +28,7 @@ export function decodeNetlinkDiagMsg(
   len: number,
   scratch: DecodeScratch = new DecodeScratch(),
 ): NetlinkSocket {
-  const type = checkedSocketType(buf, o, len, "netlink_diag_msg", NETLINK_DIAG_MSG_LEN);
+  const type = checkedSocketType(buf, o, len, "netlink_diag_msg", NETLINK_DIAG_MSG_LEN, RAW_OR_DGRAM);
   const ids = {
     portid: buf.readInt32LE(o + 4),
     connected: buf[o + 3] === NETLINK_CONNECTED,

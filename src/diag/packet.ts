@@ -3,7 +3,7 @@
  * attributes decoded into a PacketSocket.
  */
 import { DecodeScratch } from "../netlink/index.js";
-import { checkedSocketType } from "./family-header.js";
+import { checkedSocketType, RAW_OR_DGRAM } from "./family-header.js";
 import { decodeSkMemInfo } from "./meminfo.js";
 import { type PacketRing, PacketSocket } from "./packet-socket.js";
 
@@ -33,7 +33,7 @@ export function decodePacketDiagMsg(
   len: number,
   scratch: DecodeScratch = new DecodeScratch(),
 ): PacketSocket {
-  const type = checkedSocketType(buf, o, len, "packet_diag_msg", PACKET_DIAG_MSG_LEN);
+  const type = checkedSocketType(buf, o, len, "packet_diag_msg", PACKET_DIAG_MSG_LEN, RAW_OR_DGRAM);
   const cookie = scratch.view(buf).getBigUint64(o + 8, true);
   const s = new PacketSocket(type, buf.readUInt16LE(o + 2), buf.readUInt32LE(o + 4), cookie);
   const a = scratch.attrs.reset(buf, o + PACKET_DIAG_MSG_LEN, o + len, "packet_diag_msg attributes");

@@ -1,14 +1,17 @@
 /**
  * The Socket model: what one sock_diag answer says about one socket, as plain data — the types
- * every socket shares here, the two classes in inet-socket.ts and unix-socket.ts. Decoders in this
- * folder fill them straight from the receive buffer.
+ * every socket shares here, a class per family in its *-socket.ts. Decoders in this folder fill
+ * them straight from the receive buffer.
  */
 import type { FamilyProtocol } from "./family-request.js";
 import type { InetSocket } from "./inet-socket.js";
 import type { NetlinkSocket } from "./netlink-socket.js";
 import type { PacketSocket } from "./packet-socket.js";
 import type { StateName } from "./states.js";
+import type { TipcSocket } from "./tipc-socket.js";
 import type { UnixSocket } from "./unix-socket.js";
+import type { VsockSocket } from "./vsock-socket.js";
+import type { XdpSocket } from "./xdp-socket.js";
 
 export type { FamilyProtocol } from "./family-request.js";
 export {
@@ -21,7 +24,10 @@ export {
 } from "./inet-socket.js";
 export { NetlinkSocket } from "./netlink-socket.js";
 export { type PacketInfo, type PacketRing, PacketSocket, type PacketType } from "./packet-socket.js";
+export { type TipcConnection, type TipcGroup, TipcSocket, type TipcType } from "./tipc-socket.js";
 export { UnixSocket, type UnixType } from "./unix-socket.js";
+export { VMADDR_ANY, type VsockEnds, VsockSocket, type VsockType } from "./vsock-socket.js";
+export { type XdpRing, XdpSocket, type XdpStats, type XdpUmem } from "./xdp-socket.js";
 
 /** An inet protocol sockdiag can ask the kernel about. */
 export type InetProtocol = "tcp" | "udp" | "udplite" | "raw" | "mptcp" | "sctp";
@@ -85,8 +91,18 @@ export interface SocketBase {
   readonly state: StateName;
 }
 
-/** Any socket sockdiag lists. Narrow on `family` ("inet", "inet6", "unix", "packet", "netlink"). */
-export type Socket = InetSocket | UnixSocket | PacketSocket | NetlinkSocket;
+/**
+ * Any socket sockdiag lists. Narrow on `family` ("inet", "inet6", "unix", "packet", "netlink",
+ * "vsock", "tipc", "xdp").
+ */
+export type Socket =
+  | InetSocket
+  | UnixSocket
+  | PacketSocket
+  | NetlinkSocket
+  | VsockSocket
+  | TipcSocket
+  | XdpSocket;
 
 /** Whether `s` is an inet socket (family "inet" or "inet6"): the only kind with addresses and ports. */
 export function isInetSocket(s: Socket): s is InetSocket {

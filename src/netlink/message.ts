@@ -352,8 +352,8 @@ export class AttributeReader {
 }
 
 /**
- * DecodeScratch: the state decoders reuse from one message to the next — an attribute reader, a
- * DataView of the buffer being decoded (consecutive messages of one receive chunk share it), and
+ * DecodeScratch: the state decoders reuse from one message to the next — an attribute reader
+ * (and one for the nests inside what it walks), a DataView of the buffer being decoded (consecutive messages of one receive chunk share it), and
  * the cgroup ids read lately (the sockets of one dump mostly share a few). One
  * belongs to each stream of messages, owned by whoever reads it, so no decoder keeps state of its own.
  */
@@ -364,6 +364,7 @@ const GOLDEN = 0x9e3779b1 | 0;
 
 export class DecodeScratch {
   readonly attrs = new AttributeReader();
+  readonly nested = new AttributeReader();
   #viewed: Buffer | undefined;
   #view: DataView | undefined;
 

@@ -19,8 +19,11 @@ import {
   PacketSocket,
   type Socket,
   type SocketNetns,
+  TipcSocket,
   UnixSocket,
+  VsockSocket,
   writeInetDiagMsg,
+  XdpSocket,
 } from "../diag/socket.js";
 import { DecodeScratch } from "../netlink/index.js";
 import { PROTOCOL_NAMES } from "../sockets/index.js";
@@ -49,20 +52,24 @@ const UNIX = 2;
 const PLAIN = 3;
 const PACKET = 4;
 const NETLINK = 5;
+const VSOCK = 6;
+const TIPC = 7;
+const XDP = 8;
 
 /** The socket classes a chunk carries as their fields, by record kind: rebuilt with their class. */
-const FIELD_SOCKETS = new Map<number, object>([
-  [UNIX, UnixSocket.prototype],
-  [PACKET, PacketSocket.prototype],
-  [NETLINK, NetlinkSocket.prototype],
+const FIELD_SOCKETS = new Map<number, abstract new (...args: never[]) => Socket>([
+  [UNIX, UnixSocket],
+  [PACKET, PacketSocket],
+  [NETLINK, NetlinkSocket],
+  [VSOCK, VsockSocket],
+  [TIPC, TipcSocket],
+  [XDP, XdpSocket],
 ]);
 
 /** The record kind of `item`: INET, a kind of FIELD_SOCKETS, or PLAIN. */
 function kindOf(item: unknown): number {
   if (item instanceof InetSocket) return INET;
-  if (item instanceof UnixSocket) return UNIX;
-  if (item instanceof PacketSocket) return PACKET;
-  if (item instanceof NetlinkSocket) return NETLINK;
+  for (const [kind, socketClass] of FIELD_SOCKETS) if (item instanceof socketClass) return kind;
   return PLAIN;
 }
 
@@ -205,8 +212,12 @@ export function readChunk(chunk: SocketChunk, sink: (item: StreamItem) => void):
       o += HEADER + INET_DIAG_MSG_LEN;
     } else {
       const value = chunk.values[n]!;
-      const prototype = FIELD_SOCKETS.get(kind);
-      sink(prototype ? (Object.assign(Object.create(prototype), value) as Socket) : (value as PlainItem));
+      const socketClass = FIELD_SOCKETS.get(kind);
+      sink(
+        socketClass
+          ? (Object.assign(Object.create(socketClass.prototype), value) as Socket)
+          : (value as PlainItem),
+      );
       o += HEADER;
     }
   }

@@ -8,18 +8,8 @@ import { AddressTexts } from "../diag/address.js";
 import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { diagModule, type FamilyProtocol, writeFamilyDumpRequest } from "../diag/family-request.js";
 import { checkInetDiagMsg, decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
-import { decodeNetlinkDiagMsg } from "../diag/netlink-diag.js";
-import { decodePacketDiagMsg } from "../diag/packet.js";
 import { decodeProcRaw } from "../diag/proc-raw.js";
-import type {
-  InetProtocol,
-  InetSocket,
-  PacketType,
-  Protocol,
-  Socket,
-  SocketNetns,
-  UnixType,
-} from "../diag/socket.js";
+import type { InetProtocol, InetSocket, Protocol, Socket, SocketNetns, UnixType } from "../diag/socket.js";
 import { decodeUnixDiagMsg, writeUnixDumpRequest } from "../diag/unix.js";
 import { compileIn } from "../filter/index.js";
 import {
@@ -41,6 +31,7 @@ import {
 import { Errno, MisuseError } from "../sys/errors.js";
 import { AF_INET } from "../sys/socket.js";
 import { UnsupportedProtocolError } from "./errors.js";
+import { type Decode, familyDecoder } from "./family-decode.js";
 import type { InetDump, QueryPlan } from "./query.js";
 
 /** Per-dump options beyond the request itself. */
@@ -73,8 +64,6 @@ export type InetMessageSink = (
   netns: SocketNetns | undefined,
 ) => void;
 
-type Decode = (buf: Buffer, offset: number, length: number) => Socket | undefined;
-
 /**
  * The answer to one dump request, decoded a batch at a time: `pump` hands up to `max` sockets to a
  * sink and says whether more may follow. Closing it before the end leaves the rest of the answer
@@ -87,10 +76,8 @@ export class SocketStream implements Disposable {
     private readonly decode: Decode,
     private readonly protocol: Protocol,
     private readonly onAbandon: () => void,
-    /** The inet dump this stream answers (undefined: a unix dump). */
+    /** The inet dump this stream answers (undefined: a dump of another family). */
     readonly dump?: InetDump,
-    /** Called once the answer is complete; may throw what the whole answer means. */
-    private readonly atEnd?: () => void,
   ) {}
 
   /** Decode up to `max` more sockets into `sink`; false once the answer is complete. */
@@ -100,7 +87,6 @@ export class SocketStream implements Disposable {
       for (let n = 0; n < max; n++) {
         if (!cursor.next()) {
           this.done = true;
-          this.atEnd?.();
           return false;
         }
         const s = this.decode(cursor.buf, cursor.offset, cursor.length);
@@ -186,62 +172,18 @@ export class Dumper {
   }
 
   /**
-   * Send the dump request of a family of its own (packet, netlink, ...). Packet sockets get the
-   * name of their interface, asked of this connection's namespace once per interface; only those
-   * of `packetTypes` are kept when given (packet_diag cannot be asked for one type).
+   * Send the dump request of a family of its own (packet, netlink, vsock, tipc, xdp); only sockets
+   * of `types` are kept when given.
    */
   family(
     protocol: FamilyProtocol,
     states: number,
     netns: SocketNetns | undefined,
-    packetTypes?: ReadonlySet<PacketType>,
+    types?: ReadonlySet<string>,
   ): SocketStream {
     const seq = this.conn.nextSeq();
     writeFamilyDumpRequest(this.writer.reset(), seq, protocol, states);
-    if (protocol === "netlink")
-      return this.start(seq, protocol, (buf, o, len) => {
-        const s = decodeNetlinkDiagMsg(buf, o, len, this.scratch);
-        s.netns = netns;
-        return s;
-      });
-    if (protocol === "packet") {
-      const names = new Map<number, string>();
-      return this.start(seq, protocol, (buf, o, len) => {
-        const s = decodePacketDiagMsg(buf, o, len, this.scratch);
-        if (packetTypes && !packetTypes.has(s.type)) return undefined;
-        s.netns = netns;
-        if (s.ifindex !== 0) {
-          let name = names.get(s.ifindex);
-          if (name === undefined) {
-            // ss's ll_index_to_name: "if" and the index for an interface it cannot name.
-            name = this.conn.interfaceName?.(s.ifindex) ?? `if${s.ifindex}`;
-            names.set(s.ifindex, name);
-          }
-          s.interface = name;
-        }
-        return s;
-      });
-    }
-    // vsock, tipc, xdp: what a kernel with the handler answers is not decoded yet. The answer is
-    // read to its end (the connection stays usable), then refused as a kernel without the handler
-    // is: skipped where unsupported protocols may be (ignoreUnsupported).
-    let answered = false;
-    const refuse = () => {
-      if (!answered) return;
-      const module = diagModule(protocol);
-      const message = `sockdiag does not decode ${protocol} sockets yet (this kernel's ${module} answered)`;
-      throw new UnsupportedProtocolError(protocol, module, undefined, message);
-    };
-    return this.start(
-      seq,
-      protocol,
-      () => {
-        answered = true;
-        return undefined;
-      },
-      undefined,
-      refuse,
-    );
+    return this.start(seq, protocol, familyDecoder(protocol, this.conn, this.scratch, netns, types));
   }
 
   /** Hand every socket of the plan's dumps to `sink`, in order, without a generator per socket. */
@@ -294,16 +236,10 @@ export class Dumper {
     for (const dump of plan.inet) yield this.inet(dump, options);
     if (plan.unix) yield this.unix(plan.unix.states, plan.unix.show, options.netns, plan.unix.types);
     for (const dump of plan.families)
-      yield this.family(dump.protocol, dump.states, options.netns, plan.packetTypes);
+      yield this.family(dump.protocol, dump.states, options.netns, dump.types);
   }
 
-  private start(
-    seq: number,
-    protocol: Protocol,
-    decode: Decode,
-    dump?: InetDump,
-    atEnd?: () => void,
-  ): SocketStream {
+  private start(seq: number, protocol: Protocol, decode: Decode, dump?: InetDump): SocketStream {
     if (this.unread) throw new MisuseError("dump: the connection still holds an abandoned answer");
     this.conn.send(this.writer.buf, this.writer.length);
     const cursor = new DumpCursor(this.conn, seq, `dump ${protocol}`);
@@ -315,7 +251,6 @@ export class Dumper {
         this.unread = true;
       },
       dump,
-      atEnd,
     );
   }
 }

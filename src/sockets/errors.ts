@@ -12,14 +12,10 @@ export class UnsupportedProtocolError extends sockdiagError(
   "ERR_SOCKDIAG_UNSUPPORTED_PROTOCOL",
 ) {
   declare readonly protocol: Protocol;
-  /**
-   * `cause`: the kernel's answer (NetlinkError ENOENT). `message` instead of the default, for a
-   * handler that answered what sockdiag cannot decode.
-   */
-  constructor(protocol: Protocol, module: string, cause?: Error, message?: string) {
-    const why =
-      message ?? `protocol ${protocol} is not supported by this kernel (no ${module} sock_diag handler)`;
-    super(why, { protocol }, cause);
+  /** `cause`: the kernel's answer (NetlinkError ENOENT). */
+  constructor(protocol: Protocol, module: string, cause?: Error) {
+    const message = `protocol ${protocol} is not supported by this kernel (no ${module} sock_diag handler)`;
+    super(message, { protocol }, cause);
   }
 }
 

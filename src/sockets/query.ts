@@ -21,6 +21,7 @@ import type {
   PacketType,
   Protocol,
   UnixType,
+  VsockType,
 } from "../diag/socket.js";
 import { ALL_STATES, stateMask, stateWords } from "../diag/states.js";
 import { type FilterInput, type PreparedFilter, prepareFilter } from "../filter/index.js";
@@ -58,6 +59,8 @@ export interface SocketQuery {
   unixTypes?: readonly UnixType[];
   /** Packet socket types to list (default: both): ss's packet_raw, packet_dgram. */
   packetTypes?: readonly PacketType[];
+  /** Vsock socket types to list (default: all three): ss's vsock_stream, vsock_dgram (and seqpacket). */
+  vsockTypes?: readonly VsockType[];
   /**
    * Leave out the protocols this kernel has no sock_diag handler for (raw, SCTP, vsock, ...)
    * instead of throwing UnsupportedProtocolError — for "everything there is" listings: `true` for
@@ -82,6 +85,7 @@ export const SOCKET_QUERY_KEYS: KnownKeys<SocketQuery> = {
   kernelFilter: true,
   unixTypes: true,
   packetTypes: true,
+  vsockTypes: true,
   ignoreUnsupported: true,
   attributes: true,
 };
@@ -98,6 +102,8 @@ export interface InetDump {
 export interface FamilyDump {
   protocol: FamilyProtocol;
   states: number;
+  /** The socket types kept, when not every one (the handlers cannot be asked for one). */
+  types?: ReadonlySet<string> | undefined;
 }
 
 /** The requests a query turns into. */
@@ -107,8 +113,6 @@ export interface QueryPlan {
   unix?: { states: number; show: number; types?: ReadonlySet<UnixType> | undefined };
   /** The dumps of the other families, in the order asked. */
   families: FamilyDump[];
-  /** The packet socket types listed, when not both. */
-  packetTypes?: ReadonlySet<PacketType> | undefined;
   /** Whether inet attributes must be decoded (extensions asked for, or read by the filter). */
   attributes: boolean;
   filter: PreparedFilter;
@@ -149,7 +153,15 @@ export function planQuery(query: SocketQuery): QueryPlan {
   checkBoolean(query.kernelFilter, "kernelFilter");
   if (typeof query.ignoreUnsupported !== "object") checkBoolean(query.ignoreUnsupported, "ignoreUnsupported");
   else checkList(query.ignoreUnsupported, "ignoreUnsupported");
-  for (const field of ["protocols", "families", "exclude", "extensions", "unixTypes", "packetTypes"] as const)
+  for (const field of [
+    "protocols",
+    "families",
+    "exclude",
+    "extensions",
+    "unixTypes",
+    "packetTypes",
+    "vsockTypes",
+  ] as const)
     checkList(query[field], field);
   if (typeof query.states !== "number") checkList(query.states, "states");
   checkBoolean(query.attributes, "attributes");
@@ -185,11 +197,14 @@ export function planQuery(query: SocketQuery): QueryPlan {
   const plan: QueryPlan = {
     inet: [],
     families: [],
-    packetTypes: typesOf(query.packetTypes, "packetTypes", PACKET_TYPES),
     attributes: ext !== 0 || filter.needsAttributes || Boolean(query.attributes),
     filter,
     ignoreUnsupported: new Set(ignore === true ? PROTOCOL_NAMES : ignore === false || !ignore ? [] : ignore),
     unsupported: new Set(),
+  };
+  const familyTypes: Partial<Record<Protocol, ReadonlySet<string> | undefined>> = {
+    packet: typesOf(query.packetTypes, "packetTypes", PACKET_TYPES),
+    vsock: typesOf(query.vsockTypes, "vsockTypes", VSOCK_TYPES),
   };
   for (const protocol of new Set(protocols)) {
     if (isInetProtocol(protocol)) {
@@ -212,7 +227,7 @@ export function planQuery(query: SocketQuery): QueryPlan {
       };
     } else if (!ONE_STATE.has(protocol) || (states & (1 << TCP_CLOSE)) !== 0) {
       // Packet, netlink and XDP sockets are all "close" (ss: UNCONN): other states select none.
-      plan.families.push({ protocol, states });
+      plan.families.push({ protocol, states, types: familyTypes[protocol] });
     }
   }
   return plan;
@@ -222,6 +237,7 @@ export function planQuery(query: SocketQuery): QueryPlan {
 const ONE_STATE: ReadonlySet<Protocol> = new Set(["packet", "netlink", "xdp"]);
 const UNIX_TYPES: readonly UnixType[] = ["stream", "dgram", "seqpacket"];
 const PACKET_TYPES: readonly PacketType[] = ["raw", "dgram"];
+const VSOCK_TYPES: readonly VsockType[] = ["stream", "dgram", "seqpacket"];
 
 /** The types asked for, checked; undefined when every type is (nothing to leave out). */
 function typesOf<T extends string>(

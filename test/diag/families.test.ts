@@ -36,17 +36,6 @@ describe("writeFamilyDumpRequest", () => {
     const req = pack(PACKET_DIAG_REQ, { sdiag_family: 16, sdiag_protocol: 255, pdiag_show: 0x03 });
     assert.deepEqual(request("netlink"), nlmsg({ type: 20, flags: 0x301, seq: 7 }, req));
   });
-
-  test("vsock carries the states (vsock_diag_req, 24 bytes), tipc is states only (8 bytes)", () => {
-    const vsock = Buffer.alloc(24);
-    vsock[0] = 40;
-    vsock.writeUInt32LE(0x402, 4);
-    assert.deepEqual(request("vsock", 0x402), nlmsg({ type: 20, flags: 0x301, seq: 7 }, vsock));
-    const tipc = Buffer.alloc(8);
-    tipc[0] = 30;
-    tipc.writeUInt32LE(0x482, 4);
-    assert.deepEqual(request("tipc", 0x482), nlmsg({ type: 20, flags: 0x301, seq: 7 }, tipc));
-  });
 });
 
 const meminfo = (rmem: number, wmem: number) =>

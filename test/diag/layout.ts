@@ -238,6 +238,109 @@ export const NETLINK_DIAG_MSG: Layout = {
 };
 
 /**
+ * struct vsock_diag_req { __u8 sdiag_family, sdiag_protocol; __u16 pad; __u32 vdiag_states, vdiag_ino,
+ *   vdiag_show; __u32 vdiag_cookie[2]; } (linux/vm_sockets_diag.h)
+ */
+export const VSOCK_DIAG_REQ: Layout = {
+  name: "vsock_diag_req",
+  size: 24,
+  fields: [
+    f("sdiag_family", 0, "u8"),
+    f("sdiag_protocol", 1, "u8"),
+    f("pad", 2, "u16"),
+    f("vdiag_states", 4, "u32"),
+    f("vdiag_ino", 8, "u32"),
+    f("vdiag_show", 12, "u32"),
+    ...array("vdiag_cookie", 16, "u32", 2, 4),
+  ],
+};
+
+/**
+ * struct vsock_diag_msg { __u8 vdiag_family, vdiag_type, vdiag_state, vdiag_shutdown; __u32 vdiag_src_cid,
+ *   vdiag_src_port, vdiag_dst_cid, vdiag_dst_port, vdiag_ino; __u32 vdiag_cookie[2]; }
+ */
+export const VSOCK_DIAG_MSG: Layout = {
+  name: "vsock_diag_msg",
+  size: 32,
+  fields: [
+    f("vdiag_family", 0, "u8"),
+    f("vdiag_type", 1, "u8"),
+    f("vdiag_state", 2, "u8"),
+    f("vdiag_shutdown", 3, "u8"),
+    f("vdiag_src_cid", 4, "u32"),
+    f("vdiag_src_port", 8, "u32"),
+    f("vdiag_dst_cid", 12, "u32"),
+    f("vdiag_dst_port", 16, "u32"),
+    f("vdiag_ino", 20, "u32"),
+    ...array("vdiag_cookie", 24, "u32", 2, 4),
+  ],
+};
+
+/** struct tipc_sock_diag_req { __u8 sdiag_family, sdiag_protocol; __u16 pad; __u32 tidiag_states; } (linux/tipc_sockets_diag.h) */
+export const TIPC_SOCK_DIAG_REQ: Layout = {
+  name: "tipc_sock_diag_req",
+  size: 8,
+  fields: [
+    f("sdiag_family", 0, "u8"),
+    f("sdiag_protocol", 1, "u8"),
+    f("pad", 2, "u16"),
+    f("tidiag_states", 4, "u32"),
+  ],
+};
+
+/** struct xdp_diag_msg { __u8 xdiag_family, xdiag_type; __u16 pad; __u32 xdiag_ino; __u32 xdiag_cookie[2]; } (linux/xdp_diag.h) */
+export const XDP_DIAG_MSG: Layout = {
+  name: "xdp_diag_msg",
+  size: 16,
+  fields: [
+    f("xdiag_family", 0, "u8"),
+    f("xdiag_type", 1, "u8"),
+    f("pad", 2, "u16"),
+    f("xdiag_ino", 4, "u32"),
+    ...array("xdiag_cookie", 8, "u32", 2, 4),
+  ],
+};
+
+/** struct xdp_diag_info { __u32 ifindex; __u32 queue_id; } */
+export const XDP_DIAG_INFO: Layout = {
+  name: "xdp_diag_info",
+  size: 8,
+  fields: [f("ifindex", 0, "u32"), f("queue_id", 4, "u32")],
+};
+
+/**
+ * struct xdp_diag_umem { __u64 size; __u32 id, num_pages, chunk_size, headroom, ifindex, queue_id,
+ *   flags, refs; }
+ */
+export const XDP_DIAG_UMEM: Layout = {
+  name: "xdp_diag_umem",
+  size: 40,
+  fields: [
+    f("size", 0, "u64"),
+    ...["id", "num_pages", "chunk_size", "headroom", "ifindex", "queue_id", "flags", "refs"].map((n, i) =>
+      f(n, 8 + i * 4, "u32"),
+    ),
+  ],
+};
+
+/**
+ * struct xdp_diag_stats { __u64 n_rx_dropped, n_rx_invalid, n_rx_full, n_fill_ring_empty,
+ *   n_tx_invalid, n_tx_ring_empty; }
+ */
+export const XDP_DIAG_STATS: Layout = {
+  name: "xdp_diag_stats",
+  size: 48,
+  fields: [
+    "n_rx_dropped",
+    "n_rx_invalid",
+    "n_rx_full",
+    "n_fill_ring_empty",
+    "n_tx_invalid",
+    "n_tx_ring_empty",
+  ].map((n, i) => f(n, i * 8, "u64")),
+};
+
+/**
  * struct tcp_info as /usr/include/linux/tcp.h declares it (232 bytes). Bytes 6 and 7 hold bit fields
  * (tcpi_snd_wscale:4, tcpi_rcv_wscale:4; tcpi_delivery_rate_app_limited:1, tcpi_fastopen_client_fail:2),
  * given here as whole bytes named after them.

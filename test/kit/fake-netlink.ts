@@ -46,6 +46,8 @@ export interface FakeNetlinkOptions {
   receiveQueueBytes?: number;
   /** The sequence number before the first nextSeq(). Default 1000. */
   firstSeq?: number;
+  /** What interfaceName answers, by index (an index not here has no name). */
+  interfaceNames?: Readonly<Record<number, string>>;
 }
 
 export class FakeNetlink implements NetlinkConnection {
@@ -126,6 +128,14 @@ export class FakeNetlink implements NetlinkConnection {
       n += m.length;
     }
     return n;
+  }
+
+  /** The names asked for, in order (the code under test should ask once per interface). */
+  readonly namesAsked: number[] = [];
+
+  interfaceName(ifindex: number): string | undefined {
+    this.namesAsked.push(ifindex);
+    return this.options.interfaceNames?.[ifindex];
   }
 
   close(): void {
