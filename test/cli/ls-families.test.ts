@@ -1,5 +1,5 @@
 /**
- * Packet and netlink sockets, `-A QUERY` and `-f FAMILY`, against ss (iproute2's misc/ss.c): in a
+ * Packet and netlink sockets, `-A QUERY` (and its other spelling `--socket=QUERY`) and `-f FAMILY`, against ss (iproute2's misc/ss.c): in a
  * scene of every kind of inet and unix socket plus packet and netlink sockets held by the kit's
  * child, each flag set must list through `sockdiag ls -j` exactly the sockets `ss -n -e` prints
  * (keyed by cookie, or for netlink rows, which carry none, by protocol and port id), with ss's
@@ -124,6 +124,12 @@ const CASES: readonly Case[] = [
   { args: ["-l", "-0"] },
   { args: ["-a", "--netlink", "-0"], ss: ["-a", "-f", "netlink", "-0"] },
   { args: ["-0", "state", "close"], state: "close" },
+  // ss's other spelling of -A (long_opts "socket"), alone and mixed with -A.
+  { args: ["--socket", "tcp,udp", "-a"] },
+  { args: ["--socket=unix_dgram", "-a"], netid: "u_dgr" },
+  { args: ["--socket", "netlink", "-a"], netid: "nl", state: "close" },
+  { args: ["-A", "tcp", "--socket", "udp,u_str", "-a"] },
+  { args: ["--socket", "all,!tcp", "-A", "!netlink"] },
   { args: ["-a", "exclude", "close"] },
 ];
 

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { LS } from "../../src/cli/commands/ls.js";
 import { parseCommand } from "../../src/cli/options.js";
+import { selectionFromArgs } from "../../src/cli/select.js";
 import { selectTables } from "../../src/cli/tables.js";
 import { UsageError } from "../../src/cli/usage.js";
 import { ALL_STATES, DEFAULT_STATES } from "../../src/diag/states.js";
@@ -72,6 +73,19 @@ describe("selectTables", () => {
     assert.deepEqual(select("--vsock").named, ["vsock"]);
   });
 
+  test("vsock_stream and vsock_dgram are types of one dump; ss keeps seqpacket sockets with either", () => {
+    const stream = select("-A", "vsock_stream");
+    assert.deepEqual(
+      [stream.protocols, stream.vsockTypes, stream.named],
+      [["vsock"], ["stream", "seqpacket"], ["vsock"]],
+    );
+    assert.deepEqual(select("-A", "v_dgr").vsockTypes, ["dgram", "seqpacket"]);
+    assert.equal(select("--vsock").vsockTypes, undefined);
+    assert.equal(select("-A", "vsock").vsockTypes, undefined);
+    assert.deepEqual([select("--xdp").protocols, select("--xdp").states], [["xdp"], CLOSE]);
+    assert.deepEqual(select("--tipc").states, ESTAB | (1 << 10) | CLOSE);
+  });
+
   test("unknown names, dccp, and nothing left are usage errors", () => {
     assert.throws(
       () => select("-A", "unix_dgrm"),
@@ -80,5 +94,44 @@ describe("selectTables", () => {
     assert.throws(() => select("-f", "inet7"), UsageError);
     assert.throws(() => select("-A", "dccp"), /DCCP/);
     assert.throws(() => select("-A", "!tcp"), /no socket table left/);
+  });
+});
+
+describe("--socket=QUERY", () => {
+  const query = (...argv: string[]) => selectionFromArgs(parseCommand(LS, argv), { tables: ["all"] }).query;
+
+  test("is -A/--query under ss's other name, in either spelling, interleaved in the order given", () => {
+    for (const [a, b] of [
+      [
+        ["-A", "tcp,udp"],
+        ["--socket", "tcp,udp"],
+      ],
+      [
+        ["-A", "unix_dgram", "-a"],
+        ["--socket=unix_dgram", "-a"],
+      ],
+      [
+        ["--query", "packet_raw"],
+        ["--socket", "p_raw"],
+      ],
+      [
+        ["-A", "tcp", "-A", "!tcp,udp", "-A", "raw"],
+        ["-A", "tcp", "--socket", "!tcp,udp", "-A", "raw"],
+      ],
+      [
+        ["-A", "vsock_stream"],
+        ["--socket", "v_str"],
+      ],
+    ] as const)
+      assert.deepEqual(query(...b), query(...a), b.join(" "));
+    assert.deepEqual(query("-A", "tcp", "--socket", "!tcp,udp").protocols, ["udp"]);
+    assert.deepEqual([...(query("--socket", "!tcp,udp", "-A", "tcp").protocols ?? [])].sort(), [
+      "tcp",
+      "udp",
+    ]);
+  });
+
+  test("an unknown table in --socket is the same usage error as in -A", () => {
+    assert.throws(() => query("--socket", "tcp,udpp"), /"udpp" is not a socket table; did you mean "udp"\?/);
   });
 });

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { decodeInetDiagMsg } from "../../src/diag/inet.js";
-import type { InetSocket, Socket } from "../../src/diag/socket.js";
+import { type InetSocket, type Socket, TipcSocket, VsockSocket, XdpSocket } from "../../src/diag/socket.js";
 import { Destroyer } from "../../src/sockets/destroyer.js";
 import { Errno } from "../../src/sys/errors.js";
 import { INET_DIAG_MSG, INET_DIAG_REQ_V2, NLMSGHDR, nlmsg, pack } from "../diag/layout.js";
@@ -283,6 +283,28 @@ test("unix sockets are failed with EOPNOTSUPP without a request", () => {
   assert.deepEqual(
     d.report.failed.map((f) => f.code),
     ["EOPNOTSUPP"],
+  );
+});
+
+test("vsock, tipc and xdp sockets fail with EOPNOTSUPP naming their protocol, without a request", () => {
+  const conn = kernel(() => 0);
+  const d = new Destroyer(() => conn, conn.receiveQueueBytes, { batchSize: 8 });
+  const sockets = [
+    new VsockSocket("stream", "established", 0, { srcCid: 3, srcPort: 1, dstCid: 2, dstPort: 2 }, 1, 1n),
+    new TipcSocket("rdm"),
+    new XdpSocket(3, 3n),
+  ];
+  for (const s of sockets) d.add(s);
+  d.flush(conn);
+  assert.equal(conn.sent.length, 0);
+  assert.deepEqual([d.report.matched, d.report.destroyed], [3, 0]);
+  assert.deepEqual(
+    d.report.failed.map((f) => [f.socket.family, f.code, f.message]),
+    ["vsock", "tipc", "xdp"].map((p) => [
+      p,
+      "EOPNOTSUPP",
+      `the kernel cannot destroy ${p} sockets (no SOCK_DESTROY handler for this protocol)`,
+    ]),
   );
 });
 
