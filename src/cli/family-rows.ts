@@ -120,10 +120,10 @@ export function packetDetails(s: PacketSocket): string[] {
 }
 
 /**
- * The -e and -m text of a vsock, tipc or xdp socket, each part after a space, as ss prints it:
- * vsock has none (vsock_stats_print); tipc and xdp have sock_details_print's uid (when not 0),
- * ino and sk; xdp then its rings, umem and stats (xdp_show_sock, each on a line of its own unless
- * -O) and its skmem on the last line.
+ * The -e, -m and --tipcinfo text of a vsock, tipc or xdp socket, each part after a space, as ss
+ * prints it: vsock has none (vsock_stats_print); tipc and xdp have sock_details_print's uid (when
+ * not 0), ino and sk; xdp then its rings, umem and stats (xdp_show_sock, each on a line of its own
+ * unless -O) and its skmem on the last line; tipc its --tipcinfo line.
  */
 export function familyDetails(s: VsockSocket | TipcSocket | XdpSocket, d: Display): string {
   if (s.family === "vsock") return "";
@@ -134,7 +134,15 @@ export function familyDetails(s: VsockSocket | TipcSocket | XdpSocket, d: Displa
     if (s.family === "xdp") out += xdpDetails(s, d.oneline ? " " : "\n\t");
   }
   if (d.memory && s.family === "xdp" && s.skmem) out += ` ${skmemText(s.skmem)}`;
+  if (d.tipcinfo && s.family === "tipc") out += tipcInfo(s, d.oneline ? " " : "\n ");
   return out;
+}
+
+/** ss --tipcinfo (tipc_show_sock), spaces and all; its stype_nameg names the type. */
+function tipcInfo(s: TipcSocket, sep: string): string {
+  const cong = s.linkCongested ? "link" : s.connCongested ? "conn" : "none";
+  const service = s.connection?.service;
+  return `${sep}type:${s.type.toUpperCase()} cong:${cong}  drop:${s.drops} ${s.published ? " publ" : ""}${service ? ` via {${service.type},${service.instance}} ` : ""}`;
 }
 
 /** xdp_show_ring, xdp_show_umem, xdp_show_stats, each after `sep`. */

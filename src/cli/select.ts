@@ -72,6 +72,7 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
   { name: "processes", short: "p", help: "show the processes holding each socket" },
   { name: "threads", short: "T", help: "show the threads holding each socket (users: with tid=), as ss -T" },
   { name: "cgroup", help: "show the cgroup of each socket (cgroup:PATH, as ss --cgroup)" },
+  { name: "tipcinfo", help: "show a TIPC socket's type, congestion, drops, publication and service, as ss" },
   { name: "oneline", short: "O", help: "print -m and -i details on the socket's line, not on a second one" },
   { name: "numeric", short: "n", help: "accepted for ss compatibility: output is always numeric" },
   {
@@ -110,6 +111,8 @@ export interface Display {
   cgroup?: boolean;
   /** -O: -m and -i details on the socket's line, not on a second line. */
   oneline?: boolean;
+  /** --tipcinfo: ss's line of TIPC details. */
+  tipcinfo?: boolean;
 }
 
 export interface Selection {
@@ -198,6 +201,7 @@ export function selectionFromArgs(
     threads: Boolean(values.threads),
     cgroup: Boolean(values.cgroup),
     oneline: Boolean(values.oneline),
+    tipcinfo: Boolean(values.tipcinfo),
   };
   const extensions: Extension[] = [];
   if (display.memory) extensions.push("skmem");

@@ -114,7 +114,8 @@ export class TableWriter {
     this.widths = HEADERS.map((h) => h.length);
     this.first = options.netnsColumn ? 0 : 1;
     const d = options.display;
-    this.wantsDetails = d.options || d.extended || d.memory || d.info || d.processes || Boolean(d.cgroup);
+    this.wantsDetails =
+      d.options || d.extended || d.memory || d.info || d.processes || Boolean(d.cgroup || d.tipcinfo);
   }
 
   /** Add the row of one socket. */

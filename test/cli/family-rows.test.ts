@@ -135,6 +135,42 @@ test("-e -O puts xdp's details on its line (ss's own \"tumem(\" spelling); -m ad
   assert.equal(table([tipcStream], { memory: true }), table([tipcStream]));
 });
 
+test("--tipcinfo: ss's line of TIPC type, congestion, drops, publication and service (-O: on the row)", () => {
+  const connectedByName = tipcSocket([
+    nlattr(2, u32(1)),
+    nlattr(1, u32(2)),
+    nlattr(
+      3,
+      Buffer.concat([
+        nlattr(2, u32(3)),
+        nlattr(3, u32(4)),
+        nlattr(1, Buffer.alloc(0)),
+        nlattr(4, u32(18888)),
+        nlattr(5, u32(17)),
+      ]),
+    ),
+    nlattr(6, u32(5)),
+    nlattr(9, u32(1)),
+    nlattr(5, Buffer.concat([nlattr(4, u32(6)), nlattr(2, Buffer.alloc(0))])),
+  ]);
+  const published = tipcSocket([nlattr(4, Buffer.alloc(0)), nlattr(6, u32(2)), nlattr(9, u32(7))]);
+  const lines = table([connectedByName, published, tipcStream], { tipcinfo: true }).split("\n");
+  assert.deepEqual(lines[0]!.trim().split(/ +/), ["ti_sq", "ESTAB", "0", "0", "2:1", "3:4"]);
+  assert.deepEqual(
+    [lines[1], lines[3], lines[5]],
+    [
+      " type:SEQPACKET cong:link  drop:6  via {18888,17}",
+      " type:DGRAM cong:none  drop:0  publ",
+      " type:STREAM cong:none  drop:0",
+    ],
+  );
+  assert.match(
+    table([published], { tipcinfo: true, oneline: true }),
+    /^ti_dg +UNCONN +0 +0 +0:0 +- +type:DGRAM cong:none {2}drop:0 {2}publ\n$/,
+  );
+  assert.equal(table([xdpSocket(false), listener], { tipcinfo: true }), table([xdpSocket(false), listener]));
+});
+
 test("JSON: each family's fields, following the packet and netlink sockets' (64-bit values as strings)", () => {
   const json = (s: Socket) => JSON.parse(stringifyForOutput(s)) as Record<string, unknown>;
   assert.deepEqual(json(connected), {
