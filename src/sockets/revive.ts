@@ -4,7 +4,17 @@
  * exactly the id it was listed with.
  */
 
-import { addressFault, InetSocket, type Socket, UnixSocket } from "../diag/socket.js";
+import {
+  addressFault,
+  InetSocket,
+  NetlinkSocket,
+  PacketSocket,
+  type Socket,
+  TipcSocket,
+  UnixSocket,
+  VsockSocket,
+  XdpSocket,
+} from "../diag/socket.js";
 import { QueryError } from "../options/index.js";
 
 /** The fields of an inet socket that name it: what a plain copy ({...s}, a clone) must keep. */
@@ -15,12 +25,15 @@ export type InetSocketFields = Pick<
 
 const INET = new Set(["tcp", "udp", "udplite", "raw", "mptcp", "sctp"]);
 
+/** The listed sockets that are not inet ones: passed on whole (the Destroyer says why it cannot). */
+const OTHER_CLASSES = [UnixSocket, PacketSocket, NetlinkSocket, VsockSocket, TipcSocket, XdpSocket];
+
 /**
  * `socket` itself when it is a listed socket, else an InetSocket built from its fields. Throws
  * QueryError naming a missing field or an address that is not one of the socket's family.
  */
 export function revive(socket: Socket | InetSocketFields): Socket {
-  if (socket instanceof UnixSocket) return socket;
+  if (OTHER_CLASSES.some((c) => socket instanceof c)) return socket as Socket;
   const f = socket as Partial<InetSocketFields>;
   if (
     (f.family !== "inet" && f.family !== "inet6") ||

@@ -223,4 +223,15 @@ describeAsRoot("destroySockets in a namespace", () => {
         /no SOCK_DESTROY handler/.test(err.message),
     );
   });
+
+  test("destroySocket on a listed netlink socket throws EOPNOTSUPP, as for unix, not a QueryError", () => {
+    using handle = fromName(ns.name);
+    // Every namespace holds the kernel's own netlink sockets (rtnetlink, uevent, ...).
+    const netlink = listSockets({ netns: ns.name, protocols: ["netlink"] });
+    assert.ok(netlink.length > 0, "the namespace has netlink sockets");
+    assert.throws(
+      () => destroySocket(netlink[0]!, handle),
+      (err: unknown) => err instanceof DestroyError && err.code === "EOPNOTSUPP",
+    );
+  });
 });
