@@ -123,16 +123,19 @@ export function packetDetails(s: PacketSocket): string[] {
  * The -e, -m and --tipcinfo text of a vsock, tipc or xdp socket, each part after a space, as ss
  * prints it: vsock has none (vsock_stats_print); tipc and xdp have sock_details_print's uid (when
  * not 0), ino and sk; xdp then its rings, umem and stats (xdp_show_sock, each on a line of its own
- * unless -O) and its skmem on the last line; tipc its --tipcinfo line.
+ * unless -O) and its skmem on the last line; tipc its --tipcinfo line. `owners` is the -p text,
+ * placed where ss places it.
  */
-export function familyDetails(s: VsockSocket | TipcSocket | XdpSocket, d: Display): string {
-  if (s.family === "vsock") return "";
-  let out = "";
+export function familyDetails(s: VsockSocket | TipcSocket | XdpSocket, d: Display, owners: string): string {
+  if (s.family === "vsock") return owners;
+  let extended = "";
   if (d.extended) {
-    if (s.uid) out += ` uid:${s.uid}`;
-    out += ` ino:${s.inode} sk:${s.cookie.toString(16)}`;
-    if (s.family === "xdp") out += xdpDetails(s, d.oneline ? " " : "\n\t");
+    if (s.uid) extended += ` uid:${s.uid}`;
+    extended += ` ino:${s.inode} sk:${s.cookie.toString(16)}`;
+    if (s.family === "xdp") extended += xdpDetails(s, d.oneline ? " " : "\n\t");
   }
+  // ss's tipc_show_sock prints -e's details before the owners; xdp_show_sock the owners first.
+  let out = s.family === "tipc" ? extended + owners : owners + extended;
   if (d.memory && s.family === "xdp" && s.skmem) out += ` ${skmemText(s.skmem)}`;
   if (d.tipcinfo && s.family === "tipc") out += tipcInfo(s, d.oneline ? " " : "\n ");
   return out;

@@ -358,7 +358,7 @@ function details(s: Socket, options: TableOptions): string {
     if (timer) parts.push(timer);
   }
   if (s.family === "vsock" || s.family === "tipc" || s.family === "xdp")
-    return `${spaced(parts)}${familyDetails(s, d)}`;
+    return familyDetails(s, d, spaced(parts));
   const more: string[] = [];
   if (d.extended) {
     if (s.family === "netlink") parts.push(netlinkDetails(s));

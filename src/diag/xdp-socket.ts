@@ -37,8 +37,9 @@ export interface XdpStats {
 
 /**
  * XdpSocket is one xdp_diag_msg with the attributes asked for, as plain data. The kernel lists
- * only bound XDP sockets (net/xdp/xsk_diag.c skips unbound ones), so XDP_DIAG_INFO names the
- * interface queue each is bound to.
+ * only bound XDP sockets, so XDP_DIAG_INFO names the interface queue each is bound to: its
+ * xsk_diag_fill refuses an unbound one, which ends the dump there (the sockets after it in the
+ * namespace's list are not sent, to ss either).
  */
 export class XdpSocket implements SocketBase {
   netns: SocketNetns | undefined = undefined;
@@ -53,7 +54,7 @@ export class XdpSocket implements SocketBase {
   /** XDP_DIAG_INFO: the interface and queue it is bound to. */
   ifindex = 0;
   queueId = 0;
-  /** That interface's name in the socket's namespace ("if N" when it has none), unset for 0. */
+  /** That interface's name in the socket's namespace ("ifN" when it has none), unset for 0. */
   declare interface?: string;
   /** Bytes queued to be read (SK_MEMINFO_RMEM_ALLOC, as ss's Recv-Q); Send-Q is always 0. */
   rqueue = 0;

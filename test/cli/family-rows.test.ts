@@ -106,6 +106,20 @@ test("-e: nothing for vsock; uid (not 0), ino and sk for tipc; xdp's rings, umem
   const tipc = table([tipcStream, tipcRdm], { extended: true }).split("\n");
   assert.match(tipc[0]!, / 16781314:2748 +uid:1000 ino:4321 sk:1122334455$/);
   assert.match(tipc[1]!, / - +ino:99 sk:a$/);
+  // With -p, ss prints a tipc socket's owners after -e's details, a vsock or xdp socket's before.
+  const owned = [tipcStream, xdpSocket(false), listener];
+  const owners = new Map(owned.map((s) => [s.inode, [{ command: "app", pid: 7, fd: 3 }]]));
+  const withOwners = renderTable(owned, {
+    display: { ...plain, extended: true, processes: true },
+    header: false,
+    netnsColumn: false,
+    owners,
+  })
+    .toString()
+    .split("\n");
+  assert.match(withOwners[0]!, / uid:1000 ino:4321 sk:1122334455 users:\(\("app",pid=7,fd=3\)\)$/);
+  assert.match(withOwners[1]!, / users:\(\("app",pid=7,fd=3\)\)( uid:\d+)? ino:\d+ sk:[0-9a-f]+$/);
+  assert.match(withOwners[2]!, / users:\(\("app",pid=7,fd=3\)\)$/);
   const xdp = table([xdpSocket(true)], { extended: true }).split("\n");
   assert.match(xdp[0]!, /eth5:q2 \* +uid:1001 ino:991 sk:200000010$/);
   assert.deepEqual(xdp.slice(1), [
