@@ -130,7 +130,7 @@ export class TableWriter {
     const label = this.options.netnsColumn ? (s.netns?.label ?? HOST_NETNS_NAME) : "";
     const id = netid(s);
     const state = STATE_LABELS.get(s.state)!;
-    lengths[r] = label.length;
+    lengths[r] = byteLength(label);
     lengths[r + 1] = id.length;
     lengths[r + 2] = state.length;
     lengths[r + 3] = digits(s.rqueue);
@@ -144,8 +144,8 @@ export class TableWriter {
       lengths[r + PEER] = endpointWidth(s, s.dst, s.dport);
     } else {
       [local, peer] = endpointCells(s as Exclude<Socket, InetSocket>);
-      lengths[r + 5] = local.length;
-      lengths[r + PEER] = peer.length;
+      lengths[r + 5] = byteLength(local);
+      lengths[r + PEER] = byteLength(peer);
     }
     const widths = this.widths;
     let grew = this.rows === 0;
@@ -322,7 +322,16 @@ class RowSpans {
 
 /** A left-aligned cell and its separating space. */
 function cell(out: AsciiWriter, text: string, width: number): void {
-  out.text(text).spaces(width - text.length + 1);
+  out.text(text).spaces(width - byteLength(text) + 1);
+}
+
+/**
+ * The UTF-8 bytes of a cell (a unix path, a namespace name may be any): widths and the places
+ * `padAgain` finds in the written rows are counted in bytes, as ss counts its columns.
+ */
+function byteLength(text: string): number {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 127) return Buffer.byteLength(text);
+  return text.length;
 }
 
 /** A host as ss's table shows it: IPv6 hosts in brackets. */

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import type * as Koffi from "koffi";
 
 type KoffiModule = typeof Koffi;
@@ -16,9 +17,13 @@ function loadNative(): KoffiModule | undefined {
   if (process.platform !== "linux" || (arch !== "x64" && arch !== "arm64")) return undefined;
   // The process's own libc: musl builds of node map ld-musl, glibc ones libc.so.6.
   if (!readFileSync("/proc/self/maps", "latin1").includes("/libc.so.6")) return undefined;
-  const fromKoffi = createRequire(require.resolve("koffi"));
-  const native = fromKoffi(`@koromix/koffi-linux-${arch}/linux_${arch}/koffi.node`) as KoffiModule;
-  return typeof native.load === "function" ? native : undefined;
+  const index = require.resolve("koffi");
+  const native = createRequire(index)(`@koromix/koffi-linux-${arch}/linux_${arch}/koffi.node`) as KoffiModule;
+  // koffi's loader refuses a native module of another version than its own: so does this one.
+  const { version } = JSON.parse(readFileSync(join(dirname(index), "package.json"), "utf8")) as {
+    version: string;
+  };
+  return typeof native.load === "function" && native.version === version ? native : undefined;
 }
 
 function load(): KoffiModule {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { LISTING_BATCH_BYTES, renderTable, TableWriter } from "../../src/cli/table.js";
-import type { InetSocket } from "../../src/diag/socket.js";
+import { type InetSocket, UnixSocket } from "../../src/diag/socket.js";
 import { socketFromWords } from "../kit/socket-words.js";
 import { repeatingInetSockets } from "./repeating-sockets.js";
 
@@ -172,5 +172,31 @@ test("a streamed table is written in batches, each padded to the widest cells so
     assert.equal([...written, ...rest].join(""), `${expected.join("\n")}\n`);
     // The rows before the widening keep their narrower Recv-Q: the whole table would differ.
     assert.notEqual([...written, ...rest].join(""), referenceTable(sockets, header, false, false));
+  }
+});
+
+test("cells with non-ASCII text are padded by their UTF-8 bytes, also in rows padded again after a column grew", () => {
+  const sockets = ["/tmp/é.sock", "/run/ascii.sock", "@ñame", "/tmp/日本.sock", "/x"].map((name, i) => {
+    const s = new UnixSocket("stream", 1, 100 + i, BigInt(i + 1));
+    s.name = name;
+    s.peer = 7;
+    // The last row widens Recv-Q: every row before it is padded again.
+    s.rqueue = i === 4 ? 12_345_678 : 0;
+    return s;
+  });
+  const lines = renderTable(sockets, { display, header: true, netnsColumn: false })
+    .toString()
+    .trimEnd()
+    .split("\n")
+    .map((line) => Buffer.from(line));
+  const header = lines[0]!.toString();
+  const recvEnd = header.indexOf("Recv-Q") + "Recv-Q".length;
+  const peerStart = header.indexOf("Peer Address:Port");
+  for (const [i, line] of lines.slice(1).entries()) {
+    const text = line.toString();
+    assert.equal(line.indexOf(`* 7`), peerStart, `row ${i}: ${text}`);
+    const rq = String(sockets[i]!.rqueue);
+    assert.equal(line.indexOf(` ${rq} `, 5) + 1 + rq.length, recvEnd, `row ${i}: ${text}`);
+    assert.ok(text.includes(`${sockets[i]!.name} ${sockets[i]!.inode}`), text);
   }
 });
