@@ -4,14 +4,14 @@
  * them straight from the receive buffer.
  */
 import type { FamilyProtocol } from "./family-request.js";
-import type { InetSocket } from "./inet-socket.js";
-import type { NetlinkSocket } from "./netlink-socket.js";
-import type { PacketSocket } from "./packet-socket.js";
+import { InetSocket } from "./inet-socket.js";
+import { NetlinkSocket } from "./netlink-socket.js";
+import { PacketSocket } from "./packet-socket.js";
 import type { StateName } from "./states.js";
-import type { TipcSocket } from "./tipc-socket.js";
-import type { UnixSocket } from "./unix-socket.js";
-import type { VsockSocket } from "./vsock-socket.js";
-import type { XdpSocket } from "./xdp-socket.js";
+import { TipcSocket } from "./tipc-socket.js";
+import { UnixSocket } from "./unix-socket.js";
+import { VsockSocket } from "./vsock-socket.js";
+import { XdpSocket } from "./xdp-socket.js";
 
 export type { FamilyProtocol } from "./family-request.js";
 export {
@@ -28,6 +28,21 @@ export { type TipcConnection, type TipcGroup, TipcSocket, type TipcType } from "
 export { UnixSocket, type UnixType } from "./unix-socket.js";
 export { VMADDR_ANY, type VsockEnds, VsockSocket, type VsockType } from "./vsock-socket.js";
 export { type XdpRing, XdpSocket, type XdpStats, type XdpUmem } from "./xdp-socket.js";
+
+/** The classes of listed sockets other than InetSocket: one per family with a sock_diag handler of its own. */
+export const FIELD_SOCKET_CLASSES = [
+  UnixSocket,
+  PacketSocket,
+  NetlinkSocket,
+  VsockSocket,
+  TipcSocket,
+  XdpSocket,
+] as const;
+
+/** Whether `v` is a socket as a listing made it (of its class, not a plain copy of its fields). */
+export function isListedSocket(v: unknown): v is Socket {
+  return v instanceof InetSocket || FIELD_SOCKET_CLASSES.some((c) => v instanceof c);
+}
 
 /** An inet protocol sockdiag can ask the kernel about. */
 export type InetProtocol = "tcp" | "udp" | "udplite" | "raw" | "mptcp" | "sctp";

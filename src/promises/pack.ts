@@ -6,10 +6,10 @@
  * functions (callbacks the worker calls back on the caller's thread) and NetNS handles (reopened by
  * descriptor on the other thread: descriptors belong to the process).
  */
-import { InetSocket, type Socket } from "../diag/socket.js";
+import { InetSocket, isListedSocket, type Socket } from "../diag/socket.js";
 import { revive } from "../sockets/index.js";
 import { ERROR_CLASSES } from "./errors.js";
-import { ChunkWriter, isSocket, readChunk, type SocketChunk } from "./wire.js";
+import { ChunkWriter, readChunk, type SocketChunk } from "./wire.js";
 
 const TAG = "$sockdiag";
 
@@ -41,7 +41,7 @@ export function pack(value: unknown, hooks: PackHooks = {}): Packed {
       return v;
     }
     if (depth > 64) return v;
-    if (isSocket(v)) {
+    if (isListedSocket(v)) {
       writer ??= new ChunkWriter();
       // revive: an inet socket whose address was changed is refused here as the sync call refuses it.
       return { [TAG]: "socket", index: writer.add(v instanceof InetSocket ? revive(v) : v) };

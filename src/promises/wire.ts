@@ -12,18 +12,13 @@
 import { AddressTexts } from "../diag/address.js";
 import { decodeInetDiagMsg, type InetDecodeOptions } from "../diag/inet.js";
 import {
+  FIELD_SOCKET_CLASSES,
   INET_DIAG_MSG_LEN,
   type InetProtocol,
   InetSocket,
-  NetlinkSocket,
-  PacketSocket,
   type Socket,
   type SocketNetns,
-  TipcSocket,
-  UnixSocket,
-  VsockSocket,
   writeInetDiagMsg,
-  XdpSocket,
 } from "../diag/socket.js";
 import { DecodeScratch } from "../netlink/index.js";
 import { PROTOCOL_NAMES } from "../sockets/index.js";
@@ -43,39 +38,20 @@ export interface SocketChunk {
   used: number;
   /** The namespaces the sockets were listed in, referred to by index. */
   labels: SocketNetns[];
-  /** Unix sockets and plain items (their fields), inet sockets' attributes, by index. */
+  /** Sockets of FIELD_SOCKET_CLASSES and plain items (their fields), inet sockets' attributes, by index. */
   values: object[];
 }
 
 const INET = 1;
-const UNIX = 2;
-const PLAIN = 3;
-const PACKET = 4;
-const NETLINK = 5;
-const VSOCK = 6;
-const TIPC = 7;
-const XDP = 8;
+const PLAIN = 2;
+/** The record kind of FIELD_SOCKET_CLASSES[i], carried as its fields and rebuilt with its class. */
+const FIELD_KIND = 3;
 
-/** The socket classes a chunk carries as their fields, by record kind: rebuilt with their class. */
-const FIELD_SOCKETS = new Map<number, abstract new (...args: never[]) => Socket>([
-  [UNIX, UnixSocket],
-  [PACKET, PacketSocket],
-  [NETLINK, NetlinkSocket],
-  [VSOCK, VsockSocket],
-  [TIPC, TipcSocket],
-  [XDP, XdpSocket],
-]);
-
-/** The record kind of `item`: INET, a kind of FIELD_SOCKETS, or PLAIN. */
+/** The record kind of `item`: INET, FIELD_KIND + its class's index, or PLAIN. */
 function kindOf(item: unknown): number {
   if (item instanceof InetSocket) return INET;
-  for (const [kind, socketClass] of FIELD_SOCKETS) if (item instanceof socketClass) return kind;
-  return PLAIN;
-}
-
-/** Whether `v` is a socket of a listing, which a chunk carries with its class. */
-export function isSocket(v: unknown): v is Socket {
-  return kindOf(v) !== PLAIN;
+  const i = FIELD_SOCKET_CLASSES.findIndex((c) => item instanceof c);
+  return i < 0 ? PLAIN : FIELD_KIND + i;
 }
 const HEADER = 8;
 const NO_LABEL = 0xffff;
@@ -212,7 +188,7 @@ export function readChunk(chunk: SocketChunk, sink: (item: StreamItem) => void):
       o += HEADER + INET_DIAG_MSG_LEN;
     } else {
       const value = chunk.values[n]!;
-      const socketClass = FIELD_SOCKETS.get(kind);
+      const socketClass = kind === PLAIN ? undefined : FIELD_SOCKET_CLASSES[kind - FIELD_KIND];
       sink(
         socketClass
           ? (Object.assign(Object.create(socketClass.prototype), value) as Socket)

@@ -4,17 +4,7 @@
  * exactly the id it was listed with.
  */
 
-import {
-  addressFault,
-  InetSocket,
-  NetlinkSocket,
-  PacketSocket,
-  type Socket,
-  TipcSocket,
-  UnixSocket,
-  VsockSocket,
-  XdpSocket,
-} from "../diag/socket.js";
+import { addressFault, InetSocket, isListedSocket, type Socket } from "../diag/socket.js";
 import { QueryError } from "../options/index.js";
 
 /** The fields of an inet socket that name it: what a plain copy ({...s}, a clone) must keep. */
@@ -25,15 +15,13 @@ export type InetSocketFields = Pick<
 
 const INET = new Set(["tcp", "udp", "udplite", "raw", "mptcp", "sctp"]);
 
-/** The listed sockets that are not inet ones: passed on whole (the Destroyer says why it cannot). */
-const OTHER_CLASSES = [UnixSocket, PacketSocket, NetlinkSocket, VsockSocket, TipcSocket, XdpSocket];
-
 /**
  * `socket` itself when it is a listed socket, else an InetSocket built from its fields. Throws
  * QueryError naming a missing field or an address that is not one of the socket's family.
  */
 export function revive(socket: Socket | InetSocketFields): Socket {
-  if (OTHER_CLASSES.some((c) => socket instanceof c)) return socket as Socket;
+  // A listed socket of another family passes whole: the Destroyer says why it cannot destroy it.
+  if (isListedSocket(socket) && !(socket instanceof InetSocket)) return socket;
   const f = socket as Partial<InetSocketFields>;
   if (
     (f.family !== "inet" && f.family !== "inet6") ||

@@ -4,24 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ProbeResult } from "../../src/sockets/index.js";
+import { PROTOCOL_NAMES, type ProbeResult } from "../../src/sockets/index.js";
 import { describeAsRoot } from "../kit/index.js";
 import { sockdiag } from "./cli.js";
-
-const PROTOCOLS = [
-  "tcp",
-  "udp",
-  "udplite",
-  "raw",
-  "mptcp",
-  "sctp",
-  "unix",
-  "packet",
-  "netlink",
-  "vsock",
-  "tipc",
-  "xdp",
-];
 
 describeAsRoot("sockdiag doctor", () => {
   test("as root: exit 0 and a checklist with every section", async () => {
@@ -42,7 +27,7 @@ describeAsRoot("sockdiag doctor", () => {
     const result = await sockdiag(["doctor", "-j"]);
     assert.equal(result.code, 0, result.stderr);
     const probe = JSON.parse(result.stdout) as ProbeResult;
-    assert.deepEqual(Object.keys(probe.diag).sort(), [...PROTOCOLS].sort());
+    assert.deepEqual(Object.keys(probe.diag).sort(), [...PROTOCOL_NAMES].sort());
     for (const p of ["tcp", "udp"] as const) assert.equal(probe.diag[p].ok, true, probe.diag[p].detail);
     assert.equal(probe.destroy.ok, true, probe.destroy.detail);
     assert.equal(probe.capabilities.netAdmin.ok, true);
