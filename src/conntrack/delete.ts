@@ -46,19 +46,44 @@ const DELETE_QUERY_KEYS: KnownKeys<DeleteConntrackQuery> = {
  * counts; one without conntrack is a note.
  */
 export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteReport {
-  return runToEnd(entryDelete(query), query);
+  return runToEnd(entryDelete(query)(query.onOutcome), query);
 }
 
-/** Deleting the entries of `query`, as the runner drives it; checks the query whole first. */
+/**
+ * deleteConntrack in one namespace, `target`, with the outcomes told to `onOutcome` instead of the
+ * query's: what prepareConntrackDelete returns.
+ */
+export type NamespaceConntrackDelete = (
+  target: Target,
+  onOutcome?: EntryOutcomeListener,
+) => ConntrackDeleteReport;
+
+/**
+ * `query` checked and planned once, for a caller that walks the namespaces itself and deletes in
+ * each as it goes (a backend terminator): the query's own `netns` is not used. Throws as
+ * deleteConntrack does before sending anything; the function it returns throws as deleteConntrack
+ * does for a single namespace.
+ */
+export function prepareConntrackDelete(query: DeleteConntrackQuery): NamespaceConntrackDelete {
+  const kindFor = entryDelete(query);
+  return (target, onOutcome) => runToEnd(kindFor(onOutcome), { ...query, netns: target.netns }, [target]);
+}
+
+/**
+ * Deleting the entries of `query`, as the runner drives it, for each listener of outcomes: the
+ * query is checked whole and planned once, here.
+ */
 function entryDelete(
   query: DeleteConntrackQuery,
-): RunKind<ConntrackEntry, [ConntrackEntry, Buffer, EntrySpans], ConntrackScan, ConntrackReport> {
+): (
+  onOutcome: EntryOutcomeListener | undefined,
+) => RunKind<ConntrackEntry, [ConntrackEntry, Buffer, EntrySpans], ConntrackScan, ConntrackReport> {
   checkRunOptions(query, DELETE_QUERY_KEYS);
   const plan = planConntrack(query);
   if (!plan.narrow && !plan.nothing && !query.predicate && query.all !== true)
     throw new EmptySelectionError("query", "(no address, port, zone or mark)", "delete every entry");
-  const { batchSize, onOutcome, signal } = query;
-  return {
+  const { batchSize, signal } = query;
+  return (onOutcome) => ({
     verb: "delete",
     nothing: plan.nothing,
     open: (target: Target) => new ConntrackScan(target, plan),
@@ -73,5 +98,5 @@ function entryDelete(
     add: (total, part) => addTally(total, part),
     onMatched: onOutcome && ((e) => onOutcome(e, "matched")),
     noteOf: (err, target) => (err instanceof ConntrackUnavailableError ? noteOf(target, err) : undefined),
-  };
+  });
 }

@@ -1,7 +1,12 @@
 /** conntrack/: list and delete connection-tracking entries, in any network namespace. */
 export type { ConntrackEntry, ConntrackTuple } from "../ctnl/index.js";
 export { FlushGuardError } from "../ctnl/index.js";
-export { type DeleteConntrackQuery, deleteConntrack } from "./delete.js";
+export {
+  type DeleteConntrackQuery,
+  deleteConntrack,
+  type NamespaceConntrackDelete,
+  prepareConntrackDelete,
+} from "./delete.js";
 export type { EntryOutcomeListener } from "./deleter.js";
 export { ConntrackQueryError, ConntrackUnavailableError } from "./errors.js";
 export { ConntrackIteration, iterateConntrack, listConntrack } from "./iterate.js";

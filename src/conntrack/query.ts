@@ -4,7 +4,6 @@
  * after it — always, because old kernels ignore CTA_FILTER and because the kernel cannot express
  * everything (IPv6 addresses, zone 0, alternatives).
  */
-import { isIPv4, isIPv6 } from "node:net";
 import {
   AF_INET,
   AF_INET6,
@@ -15,7 +14,7 @@ import {
   hasPorts,
   type TupleFilter,
 } from "../ctnl/index.js";
-import { formatIPv6, parseIPv6 } from "../diag/address.js";
+import { formatIPv6, parseDottedQuad, parseIPv6 } from "../diag/address.js";
 import { SELECTION_KEYS as NAMESPACE_KEYS, type NamespaceSelection } from "../netns/index.js";
 import { checkBoolean, checkOptions, type KnownKeys, QueryError } from "../options/index.js";
 import { ConntrackQueryError } from "./errors.js";
@@ -227,11 +226,11 @@ function port(n: number, field: string, sel: Compiled): number {
 function address(text: string, field: string, sel: Compiled): string {
   let family: number;
   let canonical: string;
-  if (typeof text === "string" && isIPv4(text)) {
+  if (typeof text === "string" && parseDottedQuad(text) !== undefined) {
     family = AF_INET;
     canonical = text;
   } else {
-    const words = typeof text === "string" && isIPv6(text) ? parseIPv6(text) : undefined;
+    const words = typeof text === "string" ? parseIPv6(text) : undefined;
     if (!words) throw new ConntrackQueryError(field, text, "not an IPv4 or IPv6 address");
     family = AF_INET6;
     canonical = formatIPv6(...words);

@@ -56,7 +56,7 @@ export function formatIPv6(w0: number, w1: number, w2: number, w3: number): stri
 }
 
 /** parseDottedQuad reads inet_pton's strict IPv4 form (four decimal parts, no leading zeros). */
-function parseDottedQuad(text: string, start = 0): number | undefined {
+export function parseDottedQuad(text: string, start = 0): number | undefined {
   let word = 0;
   let part = 0;
   let digits = 0;

@@ -133,17 +133,22 @@ export interface RunKind<
 }
 
 /**
- * Run `kind` over every namespace `options` selects, one step per receive batch of each dump (a
- * caller that awaits between steps keeps its event loop running). Returns the balanced report.
- * Throws, with the report so far on the error: AbortError, PredicateError; without it, a failure of
- * a single namespace, or one that concerns every namespace (see isNamespaceScoped).
+ * Run `kind` over every namespace `options` selects (or over `targets`, for a caller that walks
+ * the namespaces itself), one step per receive batch of each dump (a caller that awaits between
+ * steps keeps its event loop running). Returns the balanced report. Throws, with the report so far
+ * on the error: AbortError, PredicateError; without it, a failure of a single namespace, or one
+ * that concerns every namespace (see isNamespaceScoped).
  */
 export function* runInSteps<
   T extends RunItem,
   Args extends [T, ...unknown[]],
   S extends RunScan,
   R extends Tally<T> & { dryRun: boolean },
->(kind: RunKind<T, Args, S, R>, options: RunOptions<T>): Generator<void, RunReport<R>, void> {
+>(
+  kind: RunKind<T, Args, S, R>,
+  options: RunOptions<T>,
+  targets?: Iterable<Target>,
+): Generator<void, RunReport<R>, void> {
   const total: RunReport<R> = {
     ...kind.emptyReport(Boolean(options.dryRun)),
     namespaces: [],
@@ -152,7 +157,7 @@ export function* runInSteps<
   };
   if (kind.nothing) return total;
   try {
-    for (const target of targetsOf(options, total)) {
+    for (const target of targets ?? targetsOf(options, total)) {
       throwIfAborted(options.signal);
       try {
         using scan = kind.open(target);
@@ -172,14 +177,14 @@ export function* runInSteps<
   return total;
 }
 
-/** Run `kind` to the end without pausing. */
+/** runInSteps to the end without pausing. */
 export function runToEnd<
   T extends RunItem,
   Args extends [T, ...unknown[]],
   S extends RunScan,
   R extends Tally<T> & { dryRun: boolean },
->(kind: RunKind<T, Args, S, R>, options: RunOptions<T>): RunReport<R> {
-  const run = runInSteps(kind, options);
+>(kind: RunKind<T, Args, S, R>, options: RunOptions<T>, targets?: Iterable<Target>): RunReport<R> {
+  const run = runInSteps(kind, options, targets);
   for (;;) {
     const step = run.next();
     if (step.done) return step.value;

@@ -7,7 +7,7 @@
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { isInetSocket, type Socket } from "../diag/socket.js";
 import { selectsEverything } from "../filter/index.js";
-import type { NetlinkConnection } from "../netlink/index.js";
+import type { BatchOptions, NetlinkConnection } from "../netlink/index.js";
 import { current, NetNS, openNetlinkIn, reopenNetns, type Target } from "../netns/index.js";
 import { checkOptions, describe, type KnownKeys, QueryError } from "../options/index.js";
 import {
@@ -61,7 +61,7 @@ const DESTROY_QUERY_KEYS: KnownKeys<DestroyQuery> = {
  * throws; AbortError when the signal aborts.
  */
 export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
-  return runToEnd(socketDestroy(query), query);
+  return runToEnd(socketDestroy(query)(query.onOutcome), query);
 }
 
 /**
@@ -71,11 +71,33 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
  * The query is checked when the first step runs.
  */
 export function* destroyInSteps(query: DestroyQuery): Generator<void, NamespacedDestroyReport, void> {
-  return yield* runInSteps(socketDestroy(query), query);
+  return yield* runInSteps(socketDestroy(query)(query.onOutcome), query);
 }
 
-/** Destroying the sockets of `query`, as the runner drives it; checks the query whole first. */
-function socketDestroy(query: DestroyQuery): RunKind<Socket, [Socket], Scan, DestroyReport> {
+/**
+ * destroySockets in one namespace, `target`, with the outcomes told to `onOutcome` instead of the
+ * query's: what prepareDestroy returns.
+ */
+export type NamespaceDestroy = (target: Target, onOutcome?: OutcomeListener) => NamespacedDestroyReport;
+
+/**
+ * `query` checked and planned once, for a caller that walks the namespaces itself and destroys in
+ * each as it goes (a backend terminator): the query's own `netns` is not used. Throws as
+ * destroySockets does before sending anything; the function it returns throws as destroySockets
+ * does for a single namespace.
+ */
+export function prepareDestroy(query: DestroyQuery): NamespaceDestroy {
+  const kindFor = socketDestroy(query);
+  return (target, onOutcome) => runToEnd(kindFor(onOutcome), { ...query, netns: target.netns }, [target]);
+}
+
+/**
+ * Destroying the sockets of `query`, as the runner drives it, for each listener of outcomes: the
+ * query is checked whole and planned once, here.
+ */
+function socketDestroy(
+  query: DestroyQuery,
+): (onOutcome: OutcomeListener | undefined) => RunKind<Socket, [Socket], Scan, DestroyReport> {
   checkRunOptions(query, DESTROY_QUERY_KEYS);
   const plan = planQuery(query);
   if (selectsEverything(plan.filter.tree) && !query.predicate && query.all !== true)
@@ -84,26 +106,25 @@ function socketDestroy(query: DestroyQuery): RunKind<Socket, [Socket], Scan, Des
       typeof query.filter === "object" ? JSON.stringify(query.filter) : String(query.filter ?? ""),
       "destroy every socket",
     );
-  const { onOutcome } = query;
-  return {
+  const { batchSize, signal } = query;
+  return (onOutcome) => ({
     verb: "destroy",
     open: (target: Target) => new Scan(target, plan),
     scan: (scan, visit) => scan.dumper.steps(scan.plan, scan.options, visit),
-    batcher: (scan, connect) => destroyBatcher(scan, connect, query),
+    batcher: (scan, connect) => destroyBatcher(scan, connect, { batchSize, onOutcome, signal }),
     emptyReport,
     add: addReport,
     onMatched: onOutcome && ((s) => onOutcome(s, "matched")),
-  };
+  });
 }
 
 /** A Destroyer as the runner's batcher: the dump's end settles ENOENT answers by listing again. */
 function destroyBatcher(
   scan: Scan,
   connect: () => NetlinkConnection,
-  query: DestroyQuery,
+  options: BatchOptions<OutcomeListener>,
 ): Batcher<[Socket], DestroyReport> {
-  const { batchSize, onOutcome, signal } = query;
-  const destroyer = new Destroyer(connect, scan.conn.receiveQueueBytes, { batchSize, onOutcome, signal });
+  const destroyer = new Destroyer(connect, scan.conn.receiveQueueBytes, options);
   return {
     report: destroyer.report,
     add: (s) => destroyer.add(s),

@@ -303,23 +303,16 @@ export class Scan implements Disposable {
   ) {
     // The counters are read only where they can leave a dump out (a TCP listing needs none).
     const counted = plan.inet.some((d) => COUNTERS[d.protocol] !== undefined);
-    const { conn, counts } = inNetns(target.netns, () => {
+    // One visit of the namespace for everything that has to be done inside it.
+    const { conn, counts, compiled } = inNetns(target.netns, () => {
       const counts = counted ? readSockstat() : undefined;
-      return { counts, conn: NetlinkSocket.open(NETLINK_SOCK_DIAG) };
+      const compiled = compileIn(plan.filter, undefined);
+      return { counts, compiled, conn: NetlinkSocket.open(NETLINK_SOCK_DIAG) };
     });
     this.conn = conn;
     this.plan = counts ? withoutEmptyDumps(plan, counts) : plan;
-    try {
-      this.dumper = new Dumper(this.conn);
-      this.options = {
-        attributes: plan.attributes,
-        netns: target.ref,
-        ...compileIn(plan.filter, target.netns),
-      };
-    } catch (err) {
-      this.conn.close();
-      throw err;
-    }
+    this.dumper = new Dumper(this.conn);
+    this.options = { attributes: plan.attributes, netns: target.ref, ...compiled };
   }
 
   /**

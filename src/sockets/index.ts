@@ -5,6 +5,8 @@ export {
   destroyInSteps,
   destroySocket,
   destroySockets,
+  type NamespaceDestroy,
+  prepareDestroy,
 } from "./destroy.js";
 export type { InetMessageSink } from "./dump.js";
 export { DestroyError, NamespacesFailedError, UnsupportedProtocolError } from "./errors.js";

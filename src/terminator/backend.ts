@@ -3,8 +3,7 @@
  * "[fd00::5]:53").
  */
 
-import { isIPv4, isIPv6 } from "node:net";
-import { formatIPv4, formatIPv6, isV4Mapped, parseIPv6 } from "../diag/address.js";
+import { formatIPv4, formatIPv6, isV4Mapped, parseDottedQuad, parseIPv6 } from "../diag/address.js";
 import { AddressError } from "./errors.js";
 import type { BackendProtocol } from "./report.js";
 
@@ -37,7 +36,7 @@ export function checkBackend(
   port: number,
   input = `${shown(address)}:${shown(port)}`,
 ): ParsedBackend {
-  // Checked by type first: a String-like object would pass isIPv4 through its toString.
+  // Checked by type first: a String-like object would pass a parser through its toString.
   if (typeof address !== "string")
     throw new AddressError(input, `the address must be a string, not ${kindOf(address)}`);
   if (typeof port !== "number")
@@ -45,8 +44,8 @@ export function checkBackend(
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new AddressError(input, `port ${port} is out of range (1-65535)`);
   }
-  if (isIPv4(address)) return { family: "inet", address, port };
-  const words = isIPv6(address) ? parseIPv6(address) : undefined;
+  if (parseDottedQuad(address) !== undefined) return { family: "inet", address, port };
+  const words = parseIPv6(address);
   if (words === undefined) {
     const why = address.includes("%")
       ? "has a zone index, which is not supported"
@@ -95,12 +94,13 @@ export function parseBackend(text: string): ParsedBackend {
   const m = bracketed ?? /^([^:]*):(\d*)$/.exec(text);
   if (!m) {
     const bare = /^\[(.*)\]$/.exec(text)?.[1] ?? text;
-    if (isIPv4(text) || isIPv6(bare))
+    // A zone index still makes an address: the missing port is what to say first.
+    if (parseDottedQuad(text) !== undefined || parseIPv6(bare.split("%")[0]!) !== undefined)
       throw new AddressError(text, "a port is missing (IP:PORT, [IPv6]:PORT)");
     throw new AddressError(text, "expected IP:PORT or [IPv6]:PORT");
   }
   const [, address, portText] = m as unknown as [string, string, string];
-  if (bracketed && isIPv4(address)) throw new AddressError(text, "brackets are for IPv6 addresses only");
+  if (bracketed && parseDottedQuad(address) !== undefined) throw new AddressError(text, "brackets are for IPv6 addresses only");
   if (portText === "") throw new AddressError(text, "a port is missing (IP:PORT, [IPv6]:PORT)");
   return checkBackend(address, Number(portText), text);
 }

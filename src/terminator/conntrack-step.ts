@@ -11,9 +11,10 @@ import {
   type ConntrackEntry,
   type ConntrackSelection,
   type DeleteConntrackQuery,
-  deleteConntrack,
+  type NamespaceConntrackDelete,
+  prepareConntrackDelete,
 } from "../conntrack/index.js";
-import type { NamespaceNote, NetNS } from "../netns/index.js";
+import type { NamespaceNote, Target } from "../netns/index.js";
 import { type ConntrackFailure, countOutcome, emptyTally, type Outcome, type Tally } from "../run/index.js";
 import type { SockdiagError } from "../sys/errors.js";
 import type { BackendName } from "./report.js";
@@ -50,47 +51,63 @@ export function conntrackSelections(backends: readonly BackendName[]): Conntrack
 }
 
 /**
- * Delete the UDP conntrack entries of every backend in one namespace (`netns` undefined: the
- * caller's own), with one dump, and count each entry for the backend it was DNATed to.
+ * The conntrack step of one run: the UDP conntrack entries of every backend deleted in one namespace
+ * at a time, with one dump, each entry counted for the backend
+ * it was DNATed to. The query is checked and planned once, when the step is made.
  */
-export function conntrackStep(
-  backends: readonly BackendName[],
-  netns: NetNS | undefined,
-  dryRun: boolean,
-  deleter: ConntrackDeleter = deleteConntrack,
-): ConntrackStepResult {
-  const result: ConntrackStepResult = {
-    tally: emptyTally("deleted"),
-    backends: backends.map(() => emptyTally("deleted")),
-  };
-  const index = new Map<string, number>();
-  backends.forEach((b, i) => {
-    if (b.protocol === "tcp") return;
-    const key = `${b.address} ${b.port}`;
-    if (!index.has(key)) index.set(key, i);
-    if (!b.address.includes(":") && !index.has(`::ffff:${key}`)) index.set(`::ffff:${key}`, i);
-  });
-  const onOutcome = (entry: ConntrackEntry, outcome: Outcome<ConntrackEntry>, failure?: ConntrackFailure) => {
-    const i = index.get(`${entry.reply.src} ${entry.reply.sport}`);
-    if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
-  };
-  const report = deleter({
-    protocol: "udp",
-    anyOf: conntrackSelections(backends),
-    dryRun,
-    onOutcome,
-    ...(netns === undefined ? {} : { netns }),
-  });
-  result.tally = {
-    matched: report.matched,
-    deleted: report.deleted,
-    gone: report.gone,
-    failed: [...report.failed],
-    skipped: report.skipped,
-  };
-  const failure = report.namespaceFailures[0];
-  if (failure) result.error = failure.error;
-  const note = report.notes[0];
-  if (note) result.note = note;
-  return result;
+export class ConntrackStep {
+  private readonly index = new Map<string, number>();
+  private readonly deleteIn: NamespaceConntrackDelete;
+
+  constructor(
+    private readonly backends: readonly BackendName[],
+    dryRun: boolean,
+    deleter?: ConntrackDeleter,
+  ) {
+    backends.forEach((b, i) => {
+      if (b.protocol === "tcp") return;
+      const key = `${b.address} ${b.port}`;
+      if (!this.index.has(key)) this.index.set(key, i);
+      if (!b.address.includes(":") && !this.index.has(`::ffff:${key}`)) this.index.set(`::ffff:${key}`, i);
+    });
+    const query: DeleteConntrackQuery = { protocol: "udp", anyOf: conntrackSelections(backends), dryRun };
+    // A test's deleter is asked as the library's entry point is, with the namespace in the query.
+    this.deleteIn = deleter
+      ? (target, onOutcome) =>
+          deleter({
+            ...query,
+            onOutcome,
+            ...(target.netns === undefined ? {} : { netns: target.netns }),
+          })
+      : prepareConntrackDelete(query);
+  }
+
+  /** The step in one namespace. */
+  runIn(target: Target): ConntrackStepResult {
+    const result: ConntrackStepResult = {
+      tally: emptyTally("deleted"),
+      backends: this.backends.map(() => emptyTally("deleted")),
+    };
+    const onOutcome = (
+      entry: ConntrackEntry,
+      outcome: Outcome<ConntrackEntry>,
+      failure?: ConntrackFailure,
+    ) => {
+      const i = this.index.get(`${entry.reply.src} ${entry.reply.sport}`);
+      if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
+    };
+    const report = this.deleteIn(target, onOutcome);
+    result.tally = {
+      matched: report.matched,
+      deleted: report.deleted,
+      gone: report.gone,
+      failed: [...report.failed],
+      skipped: report.skipped,
+    };
+    const failure = report.namespaceFailures[0];
+    if (failure) result.error = failure.error;
+    const note = report.notes[0];
+    if (note) result.note = note;
+    return result;
+  }
 }

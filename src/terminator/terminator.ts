@@ -14,7 +14,6 @@ import {
   isFatalNetnsError,
   type NamespaceFailure,
   type NamespaceSelection,
-  type NetNS,
   SELECTION_KEYS,
   type Target,
   targetLabel,
@@ -35,13 +34,13 @@ import {
   type DestroyQuery,
   type DestroyReport,
   type DestroyStop,
-  destroySockets,
   type NamespacedDestroyReport,
+  prepareDestroy,
 } from "../sockets/index.js";
 import { type AbortSignalLike, asSockdiagError, SockdiagError } from "../sys/errors.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
-import { type ConntrackDeleter, conntrackStep } from "./conntrack-step.js";
+import { type ConntrackDeleter, ConntrackStep } from "./conntrack-step.js";
 import type {
   BatchNamespaceResult,
   BatchTerminationReport,
@@ -58,6 +57,12 @@ import { asError, guarded } from "./sources.js";
  * sockets per backend from it.
  */
 export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport & Partial<NamespacedFailures>;
+
+/** The destroy of a run in one namespace, its outcomes told to `onOutcome`. */
+type DestroyIn = (
+  target: Target,
+  onOutcome: NonNullable<DestroyQuery["onOutcome"]>,
+) => ReturnType<SocketsDestroyer>;
 
 /** A destroy report's record of the namespace that failed after destroying began. */
 type NamespacedFailures = Pick<NamespacedDestroyReport, "namespaceFailures">;
@@ -135,9 +140,11 @@ export function checkTerminatorConfig(config: unknown): void {
 interface Run {
   set: BackendSet;
   query: DestroyQuery;
+  /** The query, checked and planned once, run in one namespace. */
+  destroyIn: DestroyIn;
   report: BatchTerminationReport;
-  /** Whether this run deletes conntrack entries. */
-  conntrack: boolean;
+  /** The run's conntrack step, when it deletes conntrack entries. */
+  conntrack: ConntrackStep | undefined;
 }
 
 /**
@@ -146,7 +153,7 @@ interface Run {
  */
 export class BackendTerminator {
   private readonly config: TerminatorConfig;
-  private readonly destroy: SocketsDestroyer;
+  private readonly destroy: SocketsDestroyer | undefined;
   private readonly logger: Logger;
   private readonly deleteConntrack: ConntrackDeleter | undefined;
   private readonly targets: (findings: WalkFindings) => Iterable<Target>;
@@ -164,7 +171,7 @@ export class BackendTerminator {
       discover: config.discover ?? false,
     };
     this.targets = seam.targets ?? ((findings) => targetsOf(selection, findings));
-    this.destroy = seam.destroy ?? destroySockets;
+    this.destroy = seam.destroy;
     this.deleteConntrack = seam.deleteConntrack;
     this.logger = config.logger ?? noLogger;
   }
@@ -218,7 +225,15 @@ export class BackendTerminator {
         if (b.backend.protocol !== "tcp") b.conntrack = emptyTally("deleted");
       });
     }
-    const run: Run = { set, query, report, conntrack };
+    const run: Run = {
+      set,
+      query,
+      destroyIn: this.destroyIn(query),
+      report,
+      conntrack: conntrack
+        ? new ConntrackStep(set.backends, Boolean(this.config.dryRun), this.deleteConntrack)
+        : undefined,
+    };
     try {
       if (signal?.aborted) throw new AbortError(signal);
       this.visitNamespaces(run);
@@ -259,6 +274,16 @@ export class BackendTerminator {
       this.log(run.report, "warn", "namespace source error", { netns: f.netns, error: f.error.message });
   }
 
+  /**
+   * The run's destroy in one namespace: the library's, checked and planned once per run; a test's
+   * destroyer is asked as the library's entry point is, with the namespace in the query.
+   */
+  private destroyIn(query: DestroyQuery): DestroyIn {
+    const destroy = this.destroy;
+    if (!destroy) return prepareDestroy(query);
+    return (target, onOutcome) => destroy({ ...query, onOutcome, netns: target.netns });
+  }
+
   private visit(target: Target, run: Run): void {
     const { set, report } = run;
     const name = targetLabel(target);
@@ -271,11 +296,10 @@ export class BackendTerminator {
         const i = set.size === 1 ? 0 : set.owner(s);
         if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
       };
-      const query: DestroyQuery = { ...run.query, onOutcome, netns: target.netns };
       let aborted: AbortError | undefined;
       let answer: ReturnType<SocketsDestroyer> | undefined;
       try {
-        answer = this.destroy(query);
+        answer = run.destroyIn(target, onOutcome);
       } catch (err) {
         if (isFatalNetnsError(err)) throw err;
         if (err instanceof AbortError) {
@@ -320,7 +344,7 @@ export class BackendTerminator {
         throw aborted;
       }
     }
-    if (run.conntrack) this.visitConntrack(name, target.netns, run, result);
+    if (run.conntrack) this.visitConntrack(name, target, run.conntrack, run, result);
     report.namespaces.push(result);
     const onNamespace = this.config.onNamespace;
     if (onNamespace) this.callSafely(report, () => onNamespace(result, report.namespaces.length - 1));
@@ -348,13 +372,14 @@ export class BackendTerminator {
   /** The conntrack step in one namespace; it runs even where sockets could not be destroyed. */
   private visitConntrack(
     name: string,
-    netns: NetNS | undefined,
+    target: Target,
+    conntrack: ConntrackStep,
     run: Run,
     result: BatchNamespaceResult,
   ): void {
-    const { report, set } = run;
+    const { report } = run;
     try {
-      const step = conntrackStep(set.backends, netns, Boolean(this.config.dryRun), this.deleteConntrack);
+      const step = conntrack.runIn(target);
       result.conntrack = step.tally;
       if (step.error) result.conntrackError = step.error;
       if (step.note) result.conntrackNote = step.note;
