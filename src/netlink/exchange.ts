@@ -225,14 +225,24 @@ export function batchErrno(err: unknown): number {
 export class ErrorsOnlyBatch {
   /** Requests one write may carry (see batchCapacity). */
   readonly capacity: number;
-  readonly writer: MessageWriter;
-  private readonly errnos: Int32Array;
+  private readonly bytes: number;
+  #writer: MessageWriter | undefined;
+  #errnos: Int32Array | undefined;
 
   /** Room for `wanted` requests of at most `requestBytes` each, capped by `queueBytes`. */
   constructor(queueBytes: number, wanted: number, requestBytes: number) {
     this.capacity = batchCapacity(queueBytes, wanted);
-    this.writer = new MessageWriter(Buffer.alloc(this.capacity * requestBytes + BARRIER_BYTES));
-    this.errnos = new Int32Array(this.capacity);
+    this.bytes = this.capacity * requestBytes + BARRIER_BYTES;
+  }
+
+  /**
+   * Where the requests are written. Its buffer is made on first use (a namespace with nothing to
+   * send needs none) and not zeroed: the writer zeroes what it reserves, so only the pages a batch
+   * fills are ever touched.
+   */
+  get writer(): MessageWriter {
+    this.#writer ??= new MessageWriter(Buffer.allocUnsafe(this.bytes));
+    return this.#writer;
   }
 
   /**
@@ -253,7 +263,8 @@ export class ErrorsOnlyBatch {
     const w = this.writer;
     writeBarrier(w, barrierSeq);
     check?.(w.buf, w.length);
-    const errnos = this.errnos;
+    this.#errnos ??= new Int32Array(this.capacity);
+    const errnos = this.#errnos;
     errnos.fill(0, 0, count);
     conn.send(w.buf, w.length);
     collectErrors(conn, firstSeq, count, barrierSeq, op, (index, errno) => {
