@@ -17,8 +17,14 @@ import {
   writeDumpRequest,
   writeStatsRequest,
 } from "../ctnl/index.js";
-import { DumpCursor, MessageWriter, type NetlinkConnection, NetlinkError } from "../netlink/index.js";
-import { openNetlinkIn, type Target, targetLabel } from "../netns/index.js";
+import {
+  DumpCursor,
+  MessageWriter,
+  type NetlinkConnection,
+  NetlinkError,
+  NetlinkSocket,
+} from "../netlink/index.js";
+import { conntrackEntries, inNetns, openNetlinkIn, type Target, targetLabel } from "../netns/index.js";
 import { Errno, SysError } from "../sys/errors.js";
 import { ConntrackUnavailableError } from "./errors.js";
 import type { ConntrackPlan } from "./query.js";
@@ -44,30 +50,61 @@ export type ConntrackOpener = (netns: Target["netns"]) => NetlinkConnection;
 const openReal: ConntrackOpener = (netns) => openNetlinkIn(netns, NETLINK_NETFILTER);
 
 export class ConntrackScan implements Disposable {
-  readonly conn: NetlinkConnection;
   private readonly decoder = new EntryDecoder();
+  /** The namespace's entry count: null until asked, undefined when the kernel did not say. */
   private counted: number | undefined | null = null;
+  #conn: NetlinkConnection | undefined;
 
   /**
-   * Open the connection in `target` (with `open`: the real socket; tests inject a fake). Throws
+   * Open the connection in `target` (with `open`: a test's fake; by default the real socket,
+   * opened only when the namespace's own count, read on the way in, is not 0). Throws
    * ConntrackUnavailableError, NetnsError, SysError.
    */
   constructor(
     readonly target: Target,
     readonly plan: ConntrackPlan,
-    private readonly open: ConntrackOpener = openReal,
+    private readonly open?: ConntrackOpener,
   ) {
-    try {
-      this.conn = open(target.netns);
-    } catch (err) {
-      if (isUnavailable(err)) throw new ConntrackUnavailableError(targetLabel(target), err);
-      throw err;
+    if (open) {
+      this.#conn = this.connect(() => open(target.netns));
+      return;
     }
+    // One visit of the namespace: its count, and the socket where there is something to dump.
+    const { count, conn } = this.connect(() =>
+      inNetns(target.netns, () => {
+        const count = conntrackEntries();
+        return { count, conn: count === 0 ? undefined : NetlinkSocket.open(NETLINK_NETFILTER) };
+      }),
+    );
+    // Without the counter (no nf_conntrack), the kernel's answer to a dump says why.
+    if (count !== undefined) this.counted = count;
+    this.#conn = conn;
+  }
+
+  /** The scan's connection (opened now in a namespace its count showed empty). */
+  get conn(): NetlinkConnection {
+    this.#conn ??= this.connect(() => this.openAnother());
+    return this.#conn;
+  }
+
+  /** Whether the namespace's own count says it holds no entry: nothing to dump or delete. */
+  get empty(): boolean {
+    return this.counted === 0;
   }
 
   /** Another socket in the same namespace; the caller owns it. */
   openAnother(): NetlinkConnection {
-    return this.open(this.target.netns);
+    return (this.open ?? openReal)(this.target.netns);
+  }
+
+  /** `open()`, with "no conntrack here" made a ConntrackUnavailableError. */
+  private connect<T>(open: () => T): T {
+    try {
+      return open();
+    } catch (err) {
+      if (isUnavailable(err)) throw new ConntrackUnavailableError(targetLabel(this.target), err);
+      throw err;
+    }
   }
 
   /**
@@ -157,6 +194,6 @@ export class ConntrackScan implements Disposable {
   }
 
   [Symbol.dispose](): void {
-    this.conn.close();
+    this.#conn?.close();
   }
 }

@@ -48,6 +48,7 @@ export {
   type WalkFindings,
 } from "./selection.js";
 export {
+  conntrackEntries,
   readSnmpCounter,
   readSockstat,
   readSockstatFields,

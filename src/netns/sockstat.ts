@@ -74,6 +74,14 @@ export function udpChildHashEntries(): number | undefined {
   return readNumber("/proc/sys/net/ipv4/udp_child_hash_entries");
 }
 
+/**
+ * The conntrack entries of the calling thread's namespace (net.netfilter.nf_conntrack_count: the
+ * count ctnetlink's statistics answer too); undefined where nf_conntrack is not loaded.
+ */
+export function conntrackEntries(): number | undefined {
+  return readNumber("/proc/sys/net/netfilter/nf_conntrack_count");
+}
+
 /** A counter file that cannot be read only leaves its dumps in: never a failure. */
 function readOrNothing(name: string): string | undefined {
   try {

@@ -88,6 +88,8 @@ export function checkRunOptions(options: unknown, known: KnownKeys<object>): voi
 export interface RunScan extends Disposable {
   readonly target: Target;
   readonly conn: NetlinkConnection;
+  /** The namespace's own count says it holds nothing: its scan visits nothing, no batch is made. */
+  readonly empty?: boolean;
   openAnother(): NetlinkConnection;
 }
 
@@ -204,8 +206,8 @@ function* runIn<
     second ??= scan.openAnother();
     return second;
   };
-  const batcher = options.dryRun ? undefined : kind.batcher(scan, connect);
-  const report = batcher?.report ?? kind.emptyReport(true);
+  const batcher = options.dryRun || scan.empty ? undefined : kind.batcher(scan, connect);
+  const report = batcher?.report ?? kind.emptyReport(Boolean(options.dryRun));
   const visit = (...args: Args): void => {
     if (predicate && !approves(predicate, args[0])) return;
     if (batcher) {

@@ -100,7 +100,8 @@ export function parseBackend(text: string): ParsedBackend {
     throw new AddressError(text, "expected IP:PORT or [IPv6]:PORT");
   }
   const [, address, portText] = m as unknown as [string, string, string];
-  if (bracketed && parseDottedQuad(address) !== undefined) throw new AddressError(text, "brackets are for IPv6 addresses only");
+  if (bracketed && parseDottedQuad(address) !== undefined)
+    throw new AddressError(text, "brackets are for IPv6 addresses only");
   if (portText === "") throw new AddressError(text, "a port is missing (IP:PORT, [IPv6]:PORT)");
   return checkBackend(address, Number(portText), text);
 }
