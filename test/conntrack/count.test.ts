@@ -1,9 +1,11 @@
 /**
- * The entry count against the real kernel: a fresh namespace counts 0 and is not dumped, yet its
- * report is there and balanced (matched 0, no note, no failure); a namespace holding entries counts
- * exactly them, is dumped, and its selected entries are deleted.
+ * The entry count against the real kernel: a fresh namespace counts 0 and is not dumped (nor is a
+ * socket opened there), yet its report is there and balanced (matched 0, no note, no failure); a
+ * namespace holding entries counts exactly them — the counter read on the way in as ctnetlink's
+ * statistics — is dumped, and its selected entries are deleted.
  */
 import assert from "node:assert/strict";
+import { readdirSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { deleteConntrack, listConntrack } from "../../src/conntrack/index.js";
 import { planConntrack } from "../../src/conntrack/query.js";
@@ -20,6 +22,19 @@ import {
   type ScratchNetns,
 } from "../kit/index.js";
 import { mixedTable } from "./population.js";
+
+/**
+ * What a scan with the real socket finds on the way into `ns` (the namespace's own counter), and
+ * how many descriptors it holds open for it.
+ */
+function countedOnTheWayIn(ns: ScratchNetns): { empty: boolean; count: number | undefined; sockets: number } {
+  using netns = fromPath(ns.path);
+  const plan = planConntrack({ protocol: "udp", reply: { src: "10.61.244.1", sport: 5353 } });
+  const before = readdirSync("/proc/self/fd").length;
+  using scan = new ConntrackScan({ netns, ref: netns.ref, label: ns.name }, plan);
+  const sockets = readdirSync("/proc/self/fd").length - before;
+  return { empty: scan.empty, count: scan.count(), sockets };
+}
 
 /** The count the kernel gives for namespace `ns`, and how many dumps the scan then sent. */
 function countIn(ns: ScratchNetns): { count: number | undefined; dumps: number } {
@@ -55,6 +70,11 @@ describeAsRoot("the conntrack entry count (IPCTNL_MSG_CT_GET_STATS)", () => {
 
   test("a namespace with entries counts them, in every protocol, and is dumped", () => {
     assert.deepEqual(countIn(full), { count: mixedTable().length, dumps: 1 });
+  });
+
+  test("the counter read on the way in is the kernel's count; an empty namespace gets no socket", () => {
+    assert.deepEqual(countedOnTheWayIn(empty), { empty: true, count: 0, sockets: 0 });
+    assert.deepEqual(countedOnTheWayIn(full), { empty: false, count: mixedTable().length, sockets: 1 });
   });
 
   test("the skipped namespace reports matched 0; the other still loses its entries", () => {
