@@ -2,8 +2,11 @@
  * The files of /proc/thread-self/net/, read by a thread inside the namespace they describe: what
  * /proc/net shows is the namespace of the thread that reads it (fs/proc/proc_net.c).
  */
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { SysError } from "../sys/errors.js";
+
+/** The buffer every read starts in: the counters a walk reads in each namespace fit in one page. */
+const page = Buffer.allocUnsafe(4096);
 
 /**
  * The text of /proc/thread-self/net/NAME ("raw", "sockstat6", ...) for the calling thread's
@@ -11,11 +14,39 @@ import { SysError } from "../sys/errors.js";
  */
 export function readProcNet(name: string): string | undefined {
   const path = `/proc/thread-self/net/${name}`;
+  let fd: number;
   try {
-    return readFileSync(path, "latin1");
+    fd = openSync(path, "r");
   } catch (err) {
-    const { code, errno } = err as NodeJS.ErrnoException;
-    if (code === "ENOENT") return undefined;
-    throw typeof errno === "number" ? new SysError("open", -errno, path) : err;
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw sysError(err, "open", path);
   }
+  try {
+    return readAll(fd);
+  } catch (err) {
+    throw sysError(err, "read", path);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Everything left to read from `fd` as latin1 text (a /proc file has no size to ask for first). */
+function readAll(fd: number): string {
+  let buf = page;
+  let length = 0;
+  for (;;) {
+    if (length === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger, 0, 0, length);
+      buf = bigger;
+    }
+    const n = readSync(fd, buf, length, buf.length - length, null);
+    if (n === 0) return buf.toString("latin1", 0, length);
+    length += n;
+  }
+}
+
+function sysError(err: unknown, syscall: string, path: string): unknown {
+  const { errno } = err as NodeJS.ErrnoException;
+  return typeof errno === "number" ? new SysError(syscall, -errno, path) : err;
 }
