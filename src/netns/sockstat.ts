@@ -4,9 +4,8 @@
  * was made with udp_child_hash_entries set), so a namespace whose counter says it holds none of
  * that protocol's sockets needs no dump: the count is as much a snapshot as the dump would be.
  */
-import { readFileSync } from "node:fs";
 import { Errno, SysError } from "../sys/errors.js";
-import { readProcNet } from "./proc-net.js";
+import { readProcFile, readProcNet } from "./proc-net.js";
 
 /** In-use sockets by the counter's name ("UDP", "UDP6", "UDPLITE", ...); a missing file counts nothing. */
 export type SocketCounts = ReadonlyMap<string, number>;
@@ -93,7 +92,7 @@ function readOrNothing(name: string): string | undefined {
 
 function readNumber(path: string): number | undefined {
   try {
-    const value = Number(readFileSync(path, "latin1").trim());
+    const value = Number(readProcFile(path).trim());
     return Number.isInteger(value) ? value : undefined;
   } catch {
     return undefined;
