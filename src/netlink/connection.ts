@@ -15,6 +15,7 @@ import {
   close,
   getsockoptInt,
   MSG_TRUNC,
+  readable,
   recvfrom,
   SO_RCVBUF,
   SO_RCVBUFFORCE,
@@ -23,6 +24,7 @@ import {
   SOCK_RAW,
   SOL_SOCKET,
   sendto,
+  sendtoInBackground,
   setsockopt,
   setsockoptInt,
   socket,
@@ -43,6 +45,13 @@ export interface NetlinkConnection extends Disposable {
   nextSeq(): number;
   /** Send bytes [0, len) of `buf` (one or more complete messages) in one write. */
   send(buf: Buffer, len: number): void;
+  /**
+   * send(), done on another thread while this one goes on (a dump's first walk of its table
+   * happens inside the write); `buf` must stay as it is until the answer is read. A write that
+   * fails leaves nothing to receive: the next receive times out. Absent where there is no thread
+   * to do it (a fake connection).
+   */
+  sendInBackground?(buf: Buffer, len: number): void;
   /**
    * Receive one datagram into recvBuf and return its length. Throws NetlinkTimeoutError when
    * nothing arrives in time, NetlinkProtocolError for a datagram that did not fit, SysError
@@ -109,6 +118,8 @@ export class NetlinkSocket implements NetlinkConnection {
   private readonly from = Buffer.alloc(SOCKADDR_NL_LEN);
   private seq: number;
   private closed = false;
+  /** A write sent in the background whose answer has not arrived. */
+  private inBackground = false;
 
   private constructor(fd: number, options: NetlinkOptions) {
     this.fd = fd;
@@ -185,6 +196,13 @@ export class NetlinkSocket implements NetlinkConnection {
     if (sent !== len) throw new NetlinkProtocolError(`short netlink write: ${sent} of ${len} bytes`);
   }
 
+  sendInBackground(buf: Buffer, len: number): void {
+    this.assertOpen();
+    this.inBackground = true;
+    // A failed write leaves nothing to receive: the receive that waits for its answer times out.
+    sendtoInBackground(this.fd, buf, len, this.kernel, () => {});
+  }
+
   /**
    * Receive one datagram into recvBuf and return its length. Throws NetlinkTimeoutError when
    * nothing arrives in time, NetlinkProtocolError when the datagram did not fit (data would be lost)
@@ -206,6 +224,8 @@ export class NetlinkSocket implements NetlinkConnection {
       }
       // nl_pid 0 is the kernel; anything else is another process talking to us: drop it.
       if (this.from.readUInt32LE(4) !== 0) continue;
+      // An answer means a write sent in the background has reached the kernel.
+      this.inBackground = false;
       return n;
     }
   }
@@ -217,6 +237,9 @@ export class NetlinkSocket implements NetlinkConnection {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    // A write on another thread that has not reached the kernel yet would find the descriptor's
+    // number given to the next socket opened: its answer is awaited first (up to the timeout).
+    if (this.inBackground) readable([this.fd], this.timeoutMs);
     close(this.fd);
     if (spareBuffers.length < MAX_SPARE_BUFFERS) spareBuffers.push(this.recvBuf);
   }

@@ -41,6 +41,14 @@ export class ThreadNetns {
     this.#sys = sys;
   }
 
+  /**
+   * Whether a runIn callback is running: the thread is in another namespace than its own, and so
+   * would be any thread it started now.
+   */
+  get away(): boolean {
+    return this.#inside !== undefined;
+  }
+
   /** The failed restore that poisoned this instance, if any. */
   get poison(): NetnsRestoreError | undefined {
     return this.#poison;

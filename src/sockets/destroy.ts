@@ -8,7 +8,14 @@ import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { isInetSocket, type Socket } from "../diag/socket.js";
 import { selectsEverything } from "../filter/index.js";
 import type { BatchOptions, NetlinkConnection } from "../netlink/index.js";
-import { current, NetNS, openNetlinkIn, reopenNetns, type Target } from "../netns/index.js";
+import {
+  current,
+  isFatalNetnsError,
+  NetNS,
+  openNetlinkIn,
+  reopenNetns,
+  type Target,
+} from "../netns/index.js";
 import { checkOptions, describe, type KnownKeys, QueryError } from "../options/index.js";
 import {
   type Batcher,
@@ -61,7 +68,7 @@ const DESTROY_QUERY_KEYS: KnownKeys<DestroyQuery> = {
  * throws; AbortError when the signal aborts.
  */
 export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
-  return runToEnd(socketDestroy(query)(query.onOutcome), query);
+  return runToEnd(socketDestroy(query).of(query.onOutcome), query);
 }
 
 /**
@@ -71,33 +78,82 @@ export function destroySockets(query: DestroyQuery): NamespacedDestroyReport {
  * The query is checked when the first step runs.
  */
 export function* destroyInSteps(query: DestroyQuery): Generator<void, NamespacedDestroyReport, void> {
-  return yield* runInSteps(socketDestroy(query)(query.onOutcome), query);
+  return yield* runInSteps(socketDestroy(query).of(query.onOutcome), query);
 }
 
 /**
- * destroySockets in one namespace, `target`, with the outcomes told to `onOutcome` instead of the
- * query's: what prepareDestroy returns.
+ * A destroy query checked and planned once, for a caller that walks the namespaces itself and
+ * destroys in each as it goes (a backend terminator): what prepareDestroy returns.
  */
-export type NamespaceDestroy = (target: Target, onOutcome?: OutcomeListener) => NamespacedDestroyReport;
-
-/**
- * `query` checked and planned once, for a caller that walks the namespaces itself and destroys in
- * each as it goes (a backend terminator): the query's own `netns` is not used. Throws as
- * destroySockets does before sending anything; the function it returns throws as destroySockets
- * does for a single namespace.
- */
-export function prepareDestroy(query: DestroyQuery): NamespaceDestroy {
-  const kindFor = socketDestroy(query);
-  return (target, onOutcome) => runToEnd(kindFor(onOutcome), { ...query, netns: target.netns }, [target]);
+export interface PreparedDestroy extends Disposable {
+  /**
+   * destroySockets in `target`, with the outcomes told to `onOutcome` instead of the query's, on
+   * the scan openAhead opened for it if it did. Throws as destroySockets does for a single namespace.
+   */
+  runIn(target: Target, onOutcome?: OutcomeListener): NamespacedDestroyReport;
+  /**
+   * Open `target`'s scan now and start its first dump on another thread, for the runIn(target)
+   * that follows: the kernel walks that namespace's table while this thread finishes the one
+   * before (a table the namespaces share is walked whole for each). A namespace that cannot be
+   * opened is left for runIn to try and report. Its handle must stay open until runIn is over.
+   */
+  openAhead(target: Target): void;
 }
 
 /**
- * Destroying the sockets of `query`, as the runner drives it, for each listener of outcomes: the
- * query is checked whole and planned once, here.
+ * `query` checked and planned once (its own `netns` is not used). Throws as destroySockets does
+ * before sending anything. Dispose of it to close a scan opened ahead and never run.
  */
-function socketDestroy(
-  query: DestroyQuery,
-): (onOutcome: OutcomeListener | undefined) => RunKind<Socket, [Socket], Scan, DestroyReport> {
+export function prepareDestroy(query: DestroyQuery): PreparedDestroy {
+  return new NamespaceByNamespace(query, socketDestroy(query));
+}
+
+/** Scans opened ahead and not run yet, at most: the next namespace's while the current one's waits. */
+const MAX_AHEAD = 2;
+
+class NamespaceByNamespace implements PreparedDestroy {
+  /** Scans opened ahead, oldest first. */
+  readonly #ahead: Scan[] = [];
+
+  constructor(
+    private readonly query: DestroyQuery,
+    private readonly kind: DestroyKind,
+  ) {}
+
+  runIn(target: Target, onOutcome?: OutcomeListener): NamespacedDestroyReport {
+    const at = this.#ahead.findIndex((scan) => scan.target === target);
+    const ahead = at < 0 ? undefined : this.#ahead.splice(at, 1)[0];
+    return runToEnd(this.kind.of(onOutcome, ahead), { ...this.query, netns: target.netns }, [target]);
+  }
+
+  openAhead(target: Target): void {
+    while (this.#ahead.length >= MAX_AHEAD) this.#ahead.shift()?.[Symbol.dispose]();
+    let scan: Scan | undefined;
+    try {
+      scan = this.kind.open(target);
+      scan.sendAhead();
+      this.#ahead.push(scan);
+    } catch (err) {
+      scan?.[Symbol.dispose]();
+      if (isFatalNetnsError(err)) throw err;
+      // runIn opens it again, and reports what fails there.
+    }
+  }
+
+  [Symbol.dispose](): void {
+    for (const scan of this.#ahead.splice(0)) scan[Symbol.dispose]();
+  }
+}
+
+/** A destroy query checked and planned: how to open a namespace's scan, and the runner's kind. */
+interface DestroyKind {
+  open(target: Target): Scan;
+  /** The kind for a listener of outcomes; `opened`, a scan already open for the run's one target. */
+  of(onOutcome: OutcomeListener | undefined, opened?: Scan): RunKind<Socket, [Socket], Scan, DestroyReport>;
+}
+
+/** Destroying the sockets of `query`, as the runner drives it: the query is checked whole and planned once, here. */
+function socketDestroy(query: DestroyQuery): DestroyKind {
   checkRunOptions(query, DESTROY_QUERY_KEYS);
   const plan = planQuery(query);
   if (selectsEverything(plan.filter.tree) && !query.predicate && query.all !== true)
@@ -107,15 +163,19 @@ function socketDestroy(
       "destroy every socket",
     );
   const { batchSize, signal } = query;
-  return (onOutcome) => ({
-    verb: "destroy",
-    open: (target: Target) => new Scan(target, plan),
-    scan: (scan, visit) => scan.dumper.steps(scan.plan, scan.options, visit),
-    batcher: (scan, connect) => destroyBatcher(scan, connect, { batchSize, onOutcome, signal }),
-    emptyReport,
-    add: addReport,
-    onMatched: onOutcome && ((s) => onOutcome(s, "matched")),
-  });
+  const open = (target: Target) => new Scan(target, plan);
+  return {
+    open,
+    of: (onOutcome, opened) => ({
+      verb: "destroy",
+      open: (target: Target) => (opened?.target === target ? opened : open(target)),
+      scan: (scan, visit) => scan.dumper.steps(scan.plan, scan.options, visit),
+      batcher: (scan, connect) => destroyBatcher(scan, connect, { batchSize, onOutcome, signal }),
+      emptyReport,
+      add: addReport,
+      onMatched: onOutcome && ((s) => onOutcome(s, "matched")),
+    }),
+  };
 }
 
 /** A Destroyer as the runner's batcher: the dump's end settles ENOENT answers by listing again. */

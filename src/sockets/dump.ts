@@ -27,6 +27,7 @@ import {
   readSockstat,
   type SocketCounts,
   type Target,
+  threadNetns,
 } from "../netns/index.js";
 import { Errno, MisuseError } from "../sys/errors.js";
 import { AF_INET } from "../sys/socket.js";
@@ -119,22 +120,35 @@ export class Dumper {
   /** Set when a stream was closed before its end: its answer is still queued on the connection. */
   private unread = false;
   private readonly scratch = new DecodeScratch();
+  /** The request sendAhead sent, whose answer the next inet() reads. */
+  private ahead: { dump: InetDump; seq: number } | undefined;
 
   constructor(readonly conn: NetlinkConnection) {}
 
-  /** Send one inet dump request and return its answer as a stream. */
-  inet(dump: InetDump, options: DumpOptions): SocketStream {
+  /**
+   * Send the request of `dump`, the first the plan will stream, on another thread now, where the
+   * connection can (see NetlinkConnection.sendInBackground): the kernel walks its table while this
+   * thread works on something else, and inet() of that dump reads the answer without sending again.
+   */
+  sendAhead(dump: InetDump, options: DumpOptions): void {
+    if (!this.conn.sendInBackground) return;
     const seq = this.conn.nextSeq();
-    writeInetDumpRequest(this.writer.reset(), seq, {
-      family: dump.family,
-      protocol: INET_PROTOCOLS[dump.protocol].number,
-      ext: dump.ext,
-      states: dump.states,
-      bytecode: options.bytecode,
-    });
+    this.writeInet(seq, dump, options);
+    this.conn.sendInBackground(this.writer.buf, this.writer.length);
+    this.ahead = { dump, seq };
+  }
+
+  /** Send one inet dump request (unless sendAhead sent it) and return its answer as a stream. */
+  inet(dump: InetDump, options: DumpOptions): SocketStream {
+    const ahead = this.ahead;
+    this.ahead = undefined;
+    if (ahead && ahead.dump !== dump)
+      throw new MisuseError("dump: another request than the one sent ahead, whose answer is coming");
+    const seq = ahead ? ahead.seq : this.conn.nextSeq();
+    if (!ahead) this.writeInet(seq, dump, options);
     const { predicate, messages, netns } = options;
     const protocol = dump.protocol;
-    const start = (decode: Decode) => this.start(seq, protocol, decode, dump);
+    const start = (decode: Decode) => this.start(seq, protocol, decode, dump, ahead !== undefined);
     // A raw socket's IP protocol (INET_DIAG_PROTOCOL) is needed to destroy it: always decoded.
     const attributes = options.attributes || protocol === "raw";
     if (messages && !predicate && !attributes) {
@@ -239,9 +253,26 @@ export class Dumper {
       yield this.family(dump.protocol, dump.states, options.netns, dump.types);
   }
 
-  private start(seq: number, protocol: Protocol, decode: Decode, dump?: InetDump): SocketStream {
+  private writeInet(seq: number, dump: InetDump, options: DumpOptions): void {
+    writeInetDumpRequest(this.writer.reset(), seq, {
+      family: dump.family,
+      protocol: INET_PROTOCOLS[dump.protocol].number,
+      ext: dump.ext,
+      states: dump.states,
+      bytecode: options.bytecode,
+    });
+  }
+
+  /** A stream of the answer to request `seq`, sent now unless it was sent ahead (`sent`). */
+  private start(
+    seq: number,
+    protocol: Protocol,
+    decode: Decode,
+    dump?: InetDump,
+    sent = false,
+  ): SocketStream {
     if (this.unread) throw new MisuseError("dump: the connection still holds an abandoned answer");
-    this.conn.send(this.writer.buf, this.writer.length);
+    if (!sent) this.conn.send(this.writer.buf, this.writer.length);
     const cursor = new DumpCursor(this.conn, seq, `dump ${protocol}`);
     return new SocketStream(
       cursor,
@@ -331,6 +362,16 @@ export class Scan implements Disposable {
         return text === undefined ? [] : decodeProcRaw(text, v4 ? "inet" : "inet6", states, netns);
       },
     };
+  }
+
+  /**
+   * Start the first dump of the plan on another thread (see Dumper.sendAhead); the scan's steps read
+   * it. Not from inside a runIn callback: libuv starts its pool's threads on first use, and a
+   * thread starts in the namespace of the one that made it.
+   */
+  sendAhead(): void {
+    const first = this.plan.inet[0];
+    if (first && !threadNetns.away) this.dumper.sendAhead(first, this.options);
   }
 
   /** Another netlink socket in the same namespace; the caller owns it. */

@@ -5,7 +5,7 @@ export {
   destroyInSteps,
   destroySocket,
   destroySockets,
-  type NamespaceDestroy,
+  type PreparedDestroy,
   prepareDestroy,
 } from "./destroy.js";
 export type { InetMessageSink } from "./dump.js";

@@ -1,9 +1,10 @@
 /**
- * The guard that keeps a namespace walk's own exception — a namespace named alone that cannot be
- * opened, a test's source that breaks — from ending a termination unreported.
+ * How a termination walks its namespaces: the guard that keeps a walk's own exception — a
+ * namespace named alone that cannot be opened, a test's source that breaks — from ending it
+ * unreported, and the look ahead that lets the next namespace's dump start early.
  */
 
-import { isFatalNetnsError } from "../netns/index.js";
+import { isFatalNetnsError, type Target } from "../netns/index.js";
 import { ForeignError } from "../sys/errors.js";
 
 /** `err` as an Error: a thrown non-Error is wrapped (ForeignError). */
@@ -29,5 +30,39 @@ export function* guarded<T>(source: Iterable<T>, broken: Error[]): Generator<T> 
     }
   } finally {
     items.return?.();
+  }
+}
+
+/**
+ * The targets of `source`, each told to `ahead` one step before it is yielded, so that its dump can
+ * start while the one before is worked on. A walk closes its handles as it advances, so the
+ * targets yielded carry copies, lent until the loop moves on. Where a copy cannot be made, the
+ * rest are yielded as they come, without looking ahead.
+ */
+export function* announced(source: Iterable<Target>, ahead: (target: Target) => void): Generator<Target> {
+  let current: Target | undefined;
+  let next: Target | undefined;
+  let looking = true;
+  try {
+    for (const target of source) {
+      if (looking) {
+        try {
+          next = { ...target, netns: target.netns?.dup() };
+        } catch (err) {
+          if (isFatalNetnsError(err)) throw err;
+          looking = false;
+        }
+      }
+      if (next) ahead(next);
+      if (current) yield current;
+      current?.netns?.close();
+      current = undefined;
+      if (next) [current, next] = [next, undefined];
+      else yield target;
+    }
+    if (current) yield current;
+  } finally {
+    next?.netns?.close();
+    current?.netns?.close();
   }
 }

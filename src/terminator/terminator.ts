@@ -8,6 +8,7 @@
  * DNATed to them (conntrack-step.ts says why).
  */
 
+import { availableParallelism } from "node:os";
 import { type InetSocket, isInetSocket, type Socket } from "../diag/socket.js";
 import {
   checkNamespaceSelection,
@@ -49,7 +50,7 @@ import type {
   TerminationReport,
 } from "./report.js";
 import { singleReport } from "./report.js";
-import { asError, guarded } from "./sources.js";
+import { announced, asError, guarded } from "./sources.js";
 
 /**
  * Destroys the sockets of a query: the sockets library by default; tests inject faults here. It must
@@ -58,11 +59,14 @@ import { asError, guarded } from "./sources.js";
  */
 export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport & Partial<NamespacedFailures>;
 
-/** The destroy of a run in one namespace, its outcomes told to `onOutcome`. */
-type DestroyIn = (
-  target: Target,
-  onOutcome: NonNullable<DestroyQuery["onOutcome"]>,
-) => ReturnType<SocketsDestroyer>;
+/**
+ * The destroy of a run, namespace by namespace (PreparedDestroy's shape; a test's destroyer opens
+ * nothing ahead).
+ */
+interface DestroyIn extends Partial<Disposable> {
+  runIn(target: Target, onOutcome: NonNullable<DestroyQuery["onOutcome"]>): ReturnType<SocketsDestroyer>;
+  openAhead?(target: Target): void;
+}
 
 /** A destroy report's record of the namespace that failed after destroying began. */
 type NamespacedFailures = Pick<NamespacedDestroyReport, "namespaceFailures">;
@@ -260,14 +264,23 @@ export class BackendTerminator {
   private visitNamespaces(run: Run): void {
     const broken: Error[] = [];
     const findings: WalkFindings = { namespaceFailures: [], notes: run.report.notes };
+    const walk = guarded(this.targets(findings), broken);
+    const { destroyIn, report } = run;
+    // With a core to spare, the next namespace's dump runs on another thread meanwhile.
+    const openAhead = destroyIn.openAhead && availableParallelism() > 1 ? destroyIn.openAhead : undefined;
     try {
-      for (const target of guarded(this.targets(findings), broken)) {
+      const ahead = (target: Target) => {
+        if (!report.unsupported) openAhead?.call(destroyIn, target);
+      };
+      for (const target of openAhead ? announced(walk, ahead) : walk) {
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
         this.visit(target, run);
       }
     } catch (err) {
       if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
+    } finally {
+      destroyIn[Symbol.dispose]?.();
     }
     run.report.sourceErrors = [...findings.namespaceFailures, ...broken].map(sourceFailure);
     for (const f of run.report.sourceErrors)
@@ -281,7 +294,7 @@ export class BackendTerminator {
   private destroyIn(query: DestroyQuery): DestroyIn {
     const destroy = this.destroy;
     if (!destroy) return prepareDestroy(query);
-    return (target, onOutcome) => destroy({ ...query, onOutcome, netns: target.netns });
+    return { runIn: (target, onOutcome) => destroy({ ...query, onOutcome, netns: target.netns }) };
   }
 
   private visit(target: Target, run: Run): void {
@@ -299,7 +312,7 @@ export class BackendTerminator {
       let aborted: AbortError | undefined;
       let answer: ReturnType<SocketsDestroyer> | undefined;
       try {
-        answer = run.destroyIn(target, onOutcome);
+        answer = run.destroyIn.runIn(target, onOutcome);
       } catch (err) {
         if (isFatalNetnsError(err)) throw err;
         if (err instanceof AbortError) {

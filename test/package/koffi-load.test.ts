@@ -28,7 +28,9 @@ const muslLoader = `/lib/ld-musl-${process.arch === "x64" ? "x86_64" : "aarch64"
 const direct =
   process.platform === "linux" && ["x64", "arm64"].includes(process.arch) && !existsSync(muslLoader);
 
-test("on x64/arm64 without musl koffi's native module is loaded without koffi's index", { skip: !direct }, () => {
+test("on x64/arm64 without musl koffi's native module is loaded without koffi's index", {
+  skip: !direct,
+}, () => {
   const { modules, tid } = loadedModules();
   assert.ok(
     modules.some((m) => m.endsWith(`/linux_${process.arch}/koffi.node`)),
