@@ -34,18 +34,22 @@ export function* guarded<T>(source: Iterable<T>, broken: Error[]): Generator<T> 
 }
 
 /**
- * The targets of `source`, each told to `ahead` one step before it is yielded, so that its dump can
- * start while the one before is worked on. A walk closes its handles as it advances, so the
- * targets yielded carry copies, lent until the loop moves on. Where a copy cannot be made, the
- * rest are yielded as they come, without looking ahead.
+ * The targets of `source`, each told to `ahead` one step before it is yielded while `wanted()` says
+ * so, so that its dump can start while the one before is worked on. A walk closes its handles as it
+ * advances, so the targets announced carry copies, lent until the loop moves on; the others are
+ * yielded as they come. Where a copy cannot be made, none is tried again.
  */
-export function* announced(source: Iterable<Target>, ahead: (target: Target) => void): Generator<Target> {
+export function* announced(
+  source: Iterable<Target>,
+  ahead: (target: Target) => void,
+  wanted: () => boolean = () => true,
+): Generator<Target> {
   let current: Target | undefined;
   let next: Target | undefined;
   let looking = true;
   try {
     for (const target of source) {
-      if (looking) {
+      if (looking && wanted()) {
         try {
           next = { ...target, netns: target.netns?.dup() };
         } catch (err) {

@@ -116,6 +116,14 @@ export interface TerminatorSeam {
 
 const noLogger: Logger = { info() {}, warn() {} };
 
+/**
+ * How long a namespace's visit must have taken for the next one's dump to be sent ahead: over
+ * namespaces with UDP tables of their own (a visit ~1 ms here) the look-ahead cost more than the
+ * overlap gained (136 against 110 ms for 100), over a shared table (~8 ms a visit) it gained
+ * (673 against 791 ms).
+ */
+const AHEAD_AFTER_MS = 3;
+
 const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
   ...SELECTION_KEYS,
   protocol: true,
@@ -268,13 +276,18 @@ export class BackendTerminator {
     const { destroyIn, report } = run;
     // With a core to spare, the next namespace's dump runs on another thread meanwhile.
     const openAhead = destroyIn.openAhead && availableParallelism() > 1 ? destroyIn.openAhead : undefined;
+    // Worth it where walks are long (a table the namespaces share): once a visit took as long.
+    let lastVisitMs = 0;
     try {
       const ahead = (target: Target) => {
         if (!report.unsupported) openAhead?.call(destroyIn, target);
       };
-      for (const target of openAhead ? announced(walk, ahead) : walk) {
+      const wanted = () => lastVisitMs >= AHEAD_AFTER_MS;
+      for (const target of openAhead ? announced(walk, ahead, wanted) : walk) {
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
+        const start = performance.now();
         this.visit(target, run);
+        lastVisitMs = performance.now() - start;
       }
     } catch (err) {
       if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
