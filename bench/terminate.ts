@@ -181,7 +181,7 @@ async function measure(scene: ManyScene, layout: string, held: number): Promise<
   const out = [
     row(`shell loop of ss -K -N NAME dst ${DST} (host + ${COUNT})`, fmt.ms(ss), `${expected} destroyed`),
     row(
-      `BackendTerminator.terminate, in-process, one thread (${expected} destroyed)`,
+      `BackendTerminator.terminate, in-process, one JS thread (${expected} destroyed)`,
       fmt.ms(lib),
       `${fmt.ratio(lib, ss)} ss loop (goal <= 0.1)`,
     ),
@@ -216,7 +216,7 @@ async function measure(scene: ManyScene, layout: string, held: number): Promise<
       `${poolRatio.toFixed(2)} / ${kernelRatio.toFixed(2)} (goal >= 1.0: scales as far as the kernel lets it)`,
     ),
     row(
-      `sockdiag terminate-backend --netns-dir (whole process, one thread)`,
+      `sockdiag terminate-backend --netns-dir (whole process, one JS thread)`,
       fmt.ms(cli),
       `${fmt.ratio(cli, ss)} ss loop (goal <= 0.25)`,
     ),
