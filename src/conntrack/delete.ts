@@ -13,6 +13,7 @@ import {
   RUN_OPTION_KEYS,
   type RunKind,
   type RunOptions,
+  runInTarget,
   runToEnd,
 } from "../run/index.js";
 import { EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
@@ -50,23 +51,24 @@ export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteRep
 }
 
 /**
- * deleteConntrack in one namespace, `target`, with the outcomes told to `onOutcome` instead of the
- * query's: what prepareConntrackDelete returns.
+ * A conntrack delete checked and planned once, for a caller that walks the namespaces itself and
+ * deletes in each as it goes (a backend terminator): what prepareConntrackDelete returns.
  */
-export type NamespaceConntrackDelete = (
-  target: Target,
-  onOutcome?: EntryOutcomeListener,
-) => ConntrackDeleteReport;
+export interface PreparedConntrackDelete {
+  /**
+   * deleteConntrack in `target`, with the outcomes told to `onOutcome` instead of the query's.
+   * Throws as deleteConntrack does for a single namespace.
+   */
+  runIn(target: Target, onOutcome?: EntryOutcomeListener): ConntrackDeleteReport;
+}
 
 /**
- * `query` checked and planned once, for a caller that walks the namespaces itself and deletes in
- * each as it goes (a backend terminator): the query's own `netns` is not used. Throws as
- * deleteConntrack does before sending anything; the function it returns throws as deleteConntrack
- * does for a single namespace.
+ * `query` checked and planned once (its own `netns` is not used). Throws as deleteConntrack does
+ * before sending anything.
  */
-export function prepareConntrackDelete(query: DeleteConntrackQuery): NamespaceConntrackDelete {
+export function prepareConntrackDelete(query: DeleteConntrackQuery): PreparedConntrackDelete {
   const kindFor = entryDelete(query);
-  return (target, onOutcome) => runToEnd(kindFor(onOutcome), { ...query, netns: target.netns }, [target]);
+  return { runIn: (target, onOutcome) => runInTarget(kindFor(onOutcome), query, target) };
 }
 
 /**

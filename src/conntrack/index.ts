@@ -4,7 +4,7 @@ export { FlushGuardError } from "../ctnl/index.js";
 export {
   type DeleteConntrackQuery,
   deleteConntrack,
-  type NamespaceConntrackDelete,
+  type PreparedConntrackDelete,
   prepareConntrackDelete,
 } from "./delete.js";
 export type { EntryOutcomeListener } from "./deleter.js";

@@ -200,7 +200,7 @@ export class NetlinkSocket implements NetlinkConnection {
     this.assertOpen();
     this.inBackground = true;
     // A failed write leaves nothing to receive: the receive that waits for its answer times out.
-    sendtoInBackground(this.fd, buf, len, this.kernel, () => {});
+    sendtoInBackground(this.fd, buf, len, this.kernel);
   }
 
   /**

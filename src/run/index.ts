@@ -37,5 +37,6 @@ export {
   type RunScan,
   recordOrThrow,
   runInSteps,
+  runInTarget,
   runToEnd,
 } from "./runner.js";

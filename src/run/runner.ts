@@ -193,6 +193,20 @@ export function runToEnd<
   }
 }
 
+/**
+ * runToEnd in `target` alone, for a caller that walks the namespaces itself (a terminator's run
+ * prepared once): `options`' own selection is not used, and a failure there is the single
+ * namespace's (thrown when opening, recorded after work began).
+ */
+export function runInTarget<
+  T extends RunItem,
+  Args extends [T, ...unknown[]],
+  S extends RunScan,
+  R extends Tally<T> & { dryRun: boolean },
+>(kind: RunKind<T, Args, S, R>, options: RunOptions<T>, target: Target): RunReport<R> {
+  return runToEnd(kind, { ...options, netns: target.netns }, [target]);
+}
+
 /** The run in one namespace; its report goes into `total` also when it fails half way. */
 function* runIn<
   T extends RunItem,

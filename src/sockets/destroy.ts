@@ -25,6 +25,7 @@ import {
   type RunKind,
   type RunOptions,
   runInSteps,
+  runInTarget,
   runToEnd,
   throwIfAborted,
 } from "../run/index.js";
@@ -123,7 +124,7 @@ class NamespaceByNamespace implements PreparedDestroy {
   runIn(target: Target, onOutcome?: OutcomeListener): NamespacedDestroyReport {
     const at = this.#ahead.findIndex((scan) => scan.target === target);
     const ahead = at < 0 ? undefined : this.#ahead.splice(at, 1)[0];
-    return runToEnd(this.kind.of(onOutcome, ahead), { ...this.query, netns: target.netns }, [target]);
+    return runInTarget(this.kind.of(onOutcome, ahead), this.query, target);
   }
 
   openAhead(target: Target): void {

@@ -34,8 +34,9 @@ function loadNative(): KoffiModule | undefined {
   const koffiPackage = firstHolding(require.resolve.paths("koffi"), "koffi/package.json");
   if (!koffiPackage) return undefined;
   // Where koffi's own require would find its platform package: its node_modules, then upwards.
-  const fromKoffi = createRequire(koffiPackage).resolve.paths("@koromix/x");
-  const path = firstHolding(fromKoffi, `@koromix/koffi-linux-${arch}/linux_${arch}/koffi.node`);
+  const platformPackage = `@koromix/koffi-linux-${arch}`;
+  const fromKoffi = createRequire(koffiPackage).resolve.paths(platformPackage);
+  const path = firstHolding(fromKoffi, `${platformPackage}/linux_${arch}/koffi.node`);
   if (!path) return undefined;
   const native = require(path) as KoffiModule;
   // koffi's loader refuses a native module of another version than its own: so does this one.

@@ -110,21 +110,15 @@ export function sendto(fd: number, buf: Buffer, len: number, flags: number, addr
 /**
  * sendto(2) on a thread of libuv's pool, returning at once: for a request whose work the kernel does
  * inside the call (a netlink dump walks its table there), so that the calling thread can go on
- * meanwhile. `buf` and `addr` must not change until the answer is read. `done` is told the result
- * (bytes sent, or -1) when the event loop next runs, if it does.
+ * meanwhile. `buf` and `addr` must not change until the answer is read. Its result reaches no one
+ * (a synchronous caller never lets the event loop run to hear it): a failed write shows as an
+ * answer that does not come.
  */
-export function sendtoInBackground(
-  fd: number,
-  buf: Buffer,
-  len: number,
-  addr: Buffer,
-  done: (sent: number) => void,
-): void {
+export function sendtoInBackground(fd: number, buf: Buffer, len: number, addr: Buffer): void {
   // The call reads both buffers on its thread: they stay referenced until it is over.
   const held: Buffer[] = [buf, addr];
-  native.sendto.async(fd, buf, len, 0, addr, addr.length, (err: unknown, sent: number | bigint) => {
+  native.sendto.async(fd, buf, len, 0, addr, addr.length, () => {
     held.length = 0;
-    done(err ? -1 : Number(sent));
   });
 }
 

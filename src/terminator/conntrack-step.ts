@@ -11,7 +11,7 @@ import {
   type ConntrackEntry,
   type ConntrackSelection,
   type DeleteConntrackQuery,
-  type NamespaceConntrackDelete,
+  type PreparedConntrackDelete,
   prepareConntrackDelete,
 } from "../conntrack/index.js";
 import type { NamespaceNote, Target } from "../netns/index.js";
@@ -51,13 +51,13 @@ export function conntrackSelections(backends: readonly BackendName[]): Conntrack
 }
 
 /**
- * The conntrack step of one run: the UDP conntrack entries of every backend deleted in one namespace
- * at a time, with one dump, each entry counted for the backend
- * it was DNATed to. The query is checked and planned once, when the step is made.
+ * The conntrack step of one run: the UDP conntrack entries of every backend deleted in one
+ * namespace at a time, with one dump, each entry counted for the backend it was DNATed to. The
+ * query is checked and planned once, when the step is made.
  */
 export class ConntrackStep {
   private readonly index = new Map<string, number>();
-  private readonly deleteIn: NamespaceConntrackDelete;
+  private readonly deletes: PreparedConntrackDelete;
 
   constructor(
     private readonly backends: readonly BackendName[],
@@ -72,13 +72,11 @@ export class ConntrackStep {
     });
     const query: DeleteConntrackQuery = { protocol: "udp", anyOf: conntrackSelections(backends), dryRun };
     // A test's deleter is asked as the library's entry point is, with the namespace in the query.
-    this.deleteIn = deleter
-      ? (target, onOutcome) =>
-          deleter({
-            ...query,
-            onOutcome,
-            ...(target.netns === undefined ? {} : { netns: target.netns }),
-          })
+    this.deletes = deleter
+      ? {
+          runIn: (target, onOutcome) =>
+            deleter({ ...query, onOutcome, ...(target.netns === undefined ? {} : { netns: target.netns }) }),
+        }
       : prepareConntrackDelete(query);
   }
 
@@ -96,7 +94,7 @@ export class ConntrackStep {
       const i = this.index.get(`${entry.reply.src} ${entry.reply.sport}`);
       if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
     };
-    const report = this.deleteIn(target, onOutcome);
+    const report = this.deletes.runIn(target, onOutcome);
     result.tally = {
       matched: report.matched,
       deleted: report.deleted,

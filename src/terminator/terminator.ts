@@ -275,15 +275,15 @@ export class BackendTerminator {
     const walk = guarded(this.targets(findings), broken);
     const { destroyIn, report } = run;
     // With a core to spare, the next namespace's dump runs on another thread meanwhile.
-    const openAhead = destroyIn.openAhead && availableParallelism() > 1 ? destroyIn.openAhead : undefined;
+    const lookAhead = destroyIn.openAhead !== undefined && availableParallelism() > 1;
     // Worth it where walks are long (a table the namespaces share): once a visit took as long.
     let lastVisitMs = 0;
     try {
       const ahead = (target: Target) => {
-        if (!report.unsupported) openAhead?.call(destroyIn, target);
+        if (!report.unsupported) destroyIn.openAhead?.(target);
       };
       const wanted = () => lastVisitMs >= AHEAD_AFTER_MS;
-      for (const target of openAhead ? announced(walk, ahead, wanted) : walk) {
+      for (const target of lookAhead ? announced(walk, ahead, wanted) : walk) {
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
         const start = performance.now();
         this.visit(target, run);

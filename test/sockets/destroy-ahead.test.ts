@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { pbkdf2 } from "node:crypto";
-import { readdirSync } from "node:fs";
+import { readdirSync, readlinkSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { NETLINK_SOCK_DIAG } from "../../src/diag/constants.js";
@@ -26,6 +26,20 @@ import {
 const TARGET = { address: "127.0.0.1", port: 5301 };
 const QUERY = { protocols: ["udp" as const], filter: `dst ${TARGET.address}:${TARGET.port}` };
 const PER_NAMESPACE = { total: 60, targetCount: 20 };
+/** The sockets this process holds, by inode ("socket:[N]"). */
+function openSockets(): Set<string> {
+  const out = new Set<string>();
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const link = readlinkSync(`/proc/self/fd/${fd}`);
+      if (link.startsWith("socket:")) out.add(link);
+    } catch {
+      // closed between the listing and the look
+    }
+  }
+  return out;
+}
+
 /** Work that holds a thread of libuv's pool (4 by default) for a while. */
 const holdPoolThread = (rounds: number) => promisify(pbkdf2)("sockdiag", "ahead", rounds, 32, "sha256");
 
@@ -56,12 +70,23 @@ describeAsRoot("destroying namespace by namespace, the next one's dump sent ahea
   test("a namespace opened ahead loses exactly its sockets connected to the target", async () => {
     using prepared = prepareDestroy(QUERY);
     const [a, b] = targets as [Target, Target];
+    const before = openSockets();
     prepared.openAhead(b);
+    const openedAhead = [...openSockets()].filter((s) => !before.has(s));
+    assert.equal(openedAhead.length, 1, "openAhead opened b's socket");
     const first = prepared.runIn(a);
     const destroyed: string[] = [];
+    const usedForB: string[][] = [];
     const second = prepared.runIn(b, (s, outcome) => {
       if (outcome === "destroyed") destroyed.push(s.cookie.toString());
+      usedForB.push([...openSockets()].filter((x) => !before.has(x)));
     });
+    // b was dumped on the socket opened ahead, not on one opened again.
+    assert.ok(usedForB.length > 0);
+    assert.ok(
+      usedForB.every((open) => open.length === 1 && open[0] === openedAhead[0]),
+      JSON.stringify(usedForB),
+    );
     for (const r of [first, second])
       assert.deepEqual([r.matched, r.destroyed, r.gone, r.failed, r.skipped], [20, 20, 0, [], 0]);
     assert.deepEqual(destroyed.sort(), pops[1]!.targets.map((m) => m.socket.cookie).sort());
