@@ -1,23 +1,23 @@
 #!/usr/bin/env node
 /**
- * The `sockdiag` command (package.json "bin"): runs the bundled CLI with Node's compile cache on
- * (Node 22.1 and later), so that a run after the first does not compile the bundle again. The
- * cache lives in the user's own ~/.cache/sockdiag, and only where that home and its .cache belong
- * to the user running sockdiag — not for root under another user's HOME, as some sudo setups
- * leave it: whoever can write the cache chooses the code run. NODE_DISABLE_COMPILE_CACHE=1 turns
- * it off. This file is plain CommonJS and committed, not built: npm links a package's bins when it
+ * The `sockdiag` command (package.json "bin"): runs the bundled CLI with a compile cache, so that a
+ * run after the first does not compile the bundle again — Node's own (Node 22.1 and later), else a
+ * V8 code cache of ours (code-cache.cjs). The cache lives in the user's own ~/.cache/sockdiag, and
+ * only where that home and its .cache belong to the user running sockdiag — not for root under
+ * another user's HOME, as some sudo setups leave it: whoever can write the cache chooses the code
+ * run. NODE_DISABLE_COMPILE_CACHE=1 turns it off. This file is plain CommonJS and committed, not built: npm links a package's bins when it
  * installs it, and in a fresh clone that happens before the root's `prepare` script has built the
  * bundle it loads.
  */
 "use strict";
-const { statSync } = require("node:fs");
+const { mkdirSync, statSync } = require("node:fs");
 const { enableCompileCache } = require("node:module");
 const { join } = require("node:path");
 
-/** The cache folder, or undefined where it could not be trusted (or Node has no compile cache). */
+/** The cache folder, or undefined where it could not be trusted or is turned off. */
 function cacheDir() {
   const home = process.env.HOME;
-  if (typeof enableCompileCache !== "function" || !home?.startsWith("/")) return undefined;
+  if (process.env.NODE_DISABLE_COMPILE_CACHE || !home?.startsWith("/")) return undefined;
   const uid = process.geteuid();
   for (const dir of [home, join(home, ".cache")]) {
     try {
@@ -29,6 +29,20 @@ function cacheDir() {
   return join(home, ".cache", "sockdiag");
 }
 
+/** Whether `dir` exists or could be made (not in a read-only home). */
+function made(dir) {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const bundle = join(__dirname, "..", "..", "dist", "bundle", "sockdiag-cli.cjs");
 const dir = cacheDir();
-if (dir) enableCompileCache(dir);
-require("../../dist/bundle/sockdiag-cli.cjs");
+if (dir && typeof enableCompileCache === "function") {
+  enableCompileCache(dir);
+  require(bundle);
+} else if (dir && made(dir)) require("./code-cache.cjs").runWithCodeCache(bundle, dir);
+else require(bundle);

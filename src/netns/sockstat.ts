@@ -7,7 +7,11 @@
 import { Errno, SysError } from "../sys/errors.js";
 import { readProcFile, readProcNet } from "./proc-net.js";
 
-/** In-use sockets by the counter's name ("UDP", "UDP6", "UDPLITE", ...); a missing file counts nothing. */
+/**
+ * In-use sockets by the counter's name ("TCP", "UDP6", "UDPLITE", ...), and under "TCP tw" the
+ * TCP line's TIME-WAIT sockets (of both families: sockstat6 has no such field); a missing file
+ * counts nothing.
+ */
 export type SocketCounts = ReadonlyMap<string, number>;
 
 /** The calling thread's namespace's counters. */
@@ -17,7 +21,10 @@ export function readSockstat(): SocketCounts {
     // sockstat6 is absent without IPv6: its protocols are then not known to be empty
     const text = readOrNothing(file);
     if (text === undefined) continue;
-    for (const m of text.matchAll(/^(\w+): inuse (\d+)/gm)) counts.set(m[1]!, Number(m[2]));
+    for (const m of text.matchAll(/^(\w+): inuse (\d+)(?: orphan \d+ tw (\d+))?/gm)) {
+      counts.set(m[1]!, Number(m[2]));
+      if (m[3] !== undefined) counts.set(`${m[1]} tw`, Number(m[3]));
+    }
   }
   return counts;
 }

@@ -5,7 +5,19 @@
  * receive buffer (or, given DumpOptions.messages, none: its bytes are handed on).
  */
 import { AddressTexts } from "../diag/address.js";
-import { INET_PROTOCOLS, NETLINK_SOCK_DIAG } from "../diag/constants.js";
+import {
+  INET_PROTOCOLS,
+  NETLINK_SOCK_DIAG,
+  TCP_CLOSE_WAIT,
+  TCP_CLOSING,
+  TCP_ESTABLISHED,
+  TCP_FIN_WAIT1,
+  TCP_FIN_WAIT2,
+  TCP_LAST_ACK,
+  TCP_LISTEN,
+  TCP_SYN_SENT,
+  TCP_TIME_WAIT,
+} from "../diag/constants.js";
 import { diagModule, type FamilyProtocol, writeFamilyDumpRequest } from "../diag/family-request.js";
 import { checkInetDiagMsg, decodeInetDiagMsg, writeInetDumpRequest } from "../diag/inet.js";
 import { decodeProcRaw } from "../diag/proc-raw.js";
@@ -332,8 +344,8 @@ export class Scan implements Disposable {
     readonly target: Target,
     plan: QueryPlan,
   ) {
-    // The counters are read only where they can leave a dump out (a TCP listing needs none).
-    const counted = plan.inet.some((d) => COUNTERS[d.protocol] !== undefined);
+    // The counters are read only where they can leave a dump out (`ls -t -a` needs none).
+    const counted = plan.inet.some(countable);
     // One visit of the namespace for everything that has to be done inside it.
     const { conn, counts, compiled } = inNetns(target.netns, () => {
       const counts = counted ? readSockstat() : undefined;
@@ -386,16 +398,46 @@ export class Scan implements Disposable {
 
 /** The counters whose "inuse" counts every socket a dump of the protocol can list, by family. */
 const COUNTERS: Partial<Record<InetProtocol, readonly [inet: string, inet6: string]>> = {
+  tcp: ["TCP", "TCP6"],
   udp: ["UDP", "UDP6"],
   udplite: ["UDPLITE", "UDPLITE6"],
 };
 
 /**
- * `plan` without the UDP and UDP-Lite dumps of a family whose counter is 0 here (TCP's counts no
- * TIME-WAIT or SYN-RECV socket, so TCP is always dumped). The same plan when nothing is left out.
+ * The TCP states whose sockets the counters count: hashed ones in "inuse", TIME-WAIT in "tw". Not
+ * SYN-RECV (request sockets, uncounted), CLOSE and BOUND-INACTIVE (bound only, in no hash the
+ * counter follows): a dump asking for any of those is always made.
+ */
+const COUNTED_TCP_STATES =
+  (1 << TCP_ESTABLISHED) |
+  (1 << TCP_SYN_SENT) |
+  (1 << TCP_FIN_WAIT1) |
+  (1 << TCP_FIN_WAIT2) |
+  (1 << TCP_TIME_WAIT) |
+  (1 << TCP_CLOSE_WAIT) |
+  (1 << TCP_LAST_ACK) |
+  (1 << TCP_LISTEN) |
+  (1 << TCP_CLOSING);
+
+/** Whether the counters can tell that `dump` would list nothing here. */
+function countable(dump: InetDump): boolean {
+  if (COUNTERS[dump.protocol] === undefined) return false;
+  return dump.protocol !== "tcp" || (dump.states & ~COUNTED_TCP_STATES) === 0;
+}
+
+/** Whether the namespace's counters show that `dump` would list nothing (a countable dump). */
+function countedEmpty(dump: InetDump, counts: SocketCounts): boolean {
+  const name = COUNTERS[dump.protocol]![dump.family === AF_INET ? 0 : 1];
+  if (counts.get(name) !== 0) return false;
+  return dump.protocol !== "tcp" || (dump.states & (1 << TCP_TIME_WAIT)) === 0 || counts.get("TCP tw") === 0;
+}
+
+/**
+ * `plan` without the dumps of a protocol and family whose counters are 0 here. The same plan when
+ * nothing is left out.
  */
 function withoutEmptyDumps(plan: QueryPlan, counts: SocketCounts): QueryPlan {
-  const empty = (d: InetDump) => counts.get(COUNTERS[d.protocol]?.[d.family === AF_INET ? 0 : 1] ?? "") === 0;
+  const empty = (d: InetDump) => countable(d) && countedEmpty(d, counts);
   if (!plan.inet.some(empty)) return plan;
   return { ...plan, inet: plan.inet.filter((d) => !empty(d)) };
 }

@@ -96,6 +96,7 @@ describe("npm pack: sockdiag's tarball", () => {
         "README.md",
         "LICENSE",
         "src/cli/bin.cjs",
+        "src/cli/code-cache.cjs",
         "dist/bundle/sockdiag-cli.cjs",
         "dist/bundle/sockdiag-worker.cjs",
       ].includes(path) ||
