@@ -97,8 +97,10 @@ export interface PreparedDestroy extends Disposable {
    * that follows: the kernel walks that namespace's table while this thread finishes the one
    * before (a table the namespaces share is walked whole for each). A namespace that cannot be
    * opened is left for runIn to try and report. Its handle must stay open until runIn is over.
+   * True when the namespace has nothing to walk (its counters show no socket the query asks for):
+   * the caller may open the one after it too.
    */
-  openAhead(target: Target): void;
+  openAhead(target: Target): boolean;
 }
 
 /**
@@ -109,8 +111,11 @@ export function prepareDestroy(query: DestroyQuery): PreparedDestroy {
   return new NamespaceByNamespace(query, socketDestroy(query));
 }
 
-/** Scans opened ahead and not run yet, at most: the next namespace's while the current one's waits. */
-const MAX_AHEAD = 2;
+/**
+ * Scans opened ahead and not run yet, at most (the oldest is closed past it): the next namespaces'
+ * while the current one's waits, more than one where those hold nothing to walk.
+ */
+const MAX_AHEAD = 4;
 
 class NamespaceByNamespace implements PreparedDestroy {
   /** Scans opened ahead, oldest first. */
@@ -127,17 +132,19 @@ class NamespaceByNamespace implements PreparedDestroy {
     return runInTarget(this.kind.of(onOutcome, ahead), this.query, target);
   }
 
-  openAhead(target: Target): void {
+  openAhead(target: Target): boolean {
     while (this.#ahead.length >= MAX_AHEAD) this.#ahead.shift()?.[Symbol.dispose]();
     let scan: Scan | undefined;
     try {
       scan = this.kind.open(target);
       scan.sendAhead();
       this.#ahead.push(scan);
+      return scan.empty;
     } catch (err) {
       scan?.[Symbol.dispose]();
       if (isFatalNetnsError(err)) throw err;
       // runIn opens it again, and reports what fails there.
+      return false;
     }
   }
 

@@ -376,6 +376,12 @@ export class Scan implements Disposable {
     };
   }
 
+  /** The namespace's counters leave nothing of the plan to dump here. */
+  get empty(): boolean {
+    const { inet, unix, families } = this.plan;
+    return inet.length === 0 && !unix && families.length === 0;
+  }
+
   /**
    * Start the first dump of the plan on another thread (see Dumper.sendAhead); the scan's steps read
    * it. Not from inside a runIn callback: libuv starts its pool's threads on first use, and a

@@ -33,40 +33,76 @@ export function* guarded<T>(source: Iterable<T>, broken: Error[]): Generator<T> 
   }
 }
 
+/** A target pulled from the walk ahead of its visit: a copy, unless it is yielded before the next pull. */
+interface Queued {
+  target: Target;
+  copied: boolean;
+  /** What `ahead` said of it: nothing to walk there, so the one after it may be announced too. */
+  idle: boolean;
+}
+
 /**
- * The targets of `source`, each told to `ahead` one step before it is yielded while `wanted()` says
- * so, so that its dump can start while the one before is worked on. A walk closes its handles as it
- * advances, so the targets announced carry copies, lent until the loop moves on; the others are
- * yielded as they come. Where a copy cannot be made, none is tried again.
+ * The targets of `source`, each told to `ahead` before the one before it is yielded while
+ * `wanted()` says so, so that its dump can start while the one before is worked on. Where `ahead`
+ * answers that a namespace has nothing to walk (its counters show no socket), the one after it is
+ * announced too, up to `depth` targets pulled ahead of the one visited: one walk at least is in
+ * flight beside the visit. A walk closes its handles as it advances, so the targets announced carry
+ * copies, lent until the loop moves on; the others are yielded as they come. Where a copy cannot be
+ * made, none is tried again.
  */
 export function* announced(
   source: Iterable<Target>,
-  ahead: (target: Target) => void,
+  ahead: (target: Target) => boolean,
   wanted: () => boolean = () => true,
+  depth = 4,
 ): Generator<Target> {
-  let current: Target | undefined;
-  let next: Target | undefined;
+  const items = source[Symbol.iterator]();
+  const queue: Queued[] = [];
   let looking = true;
+  let done = false;
   try {
-    for (const target of source) {
-      if (looking && wanted()) {
-        try {
-          next = { ...target, netns: target.netns?.dup() };
-        } catch (err) {
-          if (isFatalNetnsError(err)) throw err;
-          looking = false;
+    for (;;) {
+      while (!done && wantsMore(queue, depth)) {
+        const next = items.next();
+        if (next.done) {
+          done = true;
+          break;
         }
+        queue.push(pulled(next.value));
       }
-      if (next) ahead(next);
-      if (current) yield current;
-      current?.netns?.close();
-      current = undefined;
-      if (next) [current, next] = [next, undefined];
-      else yield target;
+      const head = queue[0];
+      if (!head) return;
+      yield head.target;
+      queue.shift();
+      if (head.copied) head.target.netns?.close();
     }
-    if (current) yield current;
   } finally {
-    next?.netns?.close();
-    current?.netns?.close();
+    for (const q of queue) if (q.copied) q.target.netns?.close();
+    items.return?.();
   }
+
+  function pulled(target: Target): Queued {
+    if (looking && wanted()) {
+      try {
+        const copy = { ...target, netns: target.netns?.dup() };
+        return { target: copy, copied: true, idle: ahead(copy) };
+      } catch (err) {
+        if (isFatalNetnsError(err)) throw err;
+        looking = false;
+      }
+    }
+    return { target, copied: false, idle: false };
+  }
+}
+
+/**
+ * Whether to pull another target before yielding the queue's head: an uncopied one must be yielded
+ * before its handle is closed by the next pull; otherwise pull until a target after the head has
+ * a walk in flight, or `depth` are queued.
+ */
+function wantsMore(queue: readonly Queued[], depth: number): boolean {
+  const last = queue.at(-1);
+  if (!last) return true;
+  if (!last.copied || queue.length >= depth) return false;
+  return queue.length === 1 || last.idle;
 }

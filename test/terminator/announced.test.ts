@@ -1,7 +1,8 @@
 /**
  * The terminator's look-ahead over a namespace walk: each target is announced one step before it
- * is visited, the targets visited carry copies of the walk's handles (a walk closes its own as it
- * advances), and every copy is closed once the loop moves on or stops.
+ * is visited (further while the ones announced have nothing to walk), the targets visited carry
+ * copies of the walk's handles (a walk closes its own as it advances), and every copy is closed
+ * once the loop moves on or stops.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -21,7 +22,11 @@ test("each target is announced before the one ahead of it is visited, on handles
   const events: string[] = [];
   const yielded: Target[] = [];
   const lent: NetNS[] = [];
-  for (const t of announced(lending(["a", "b", "c"], lent), (next) => events.push(`ahead ${next.label}`))) {
+  const ahead = (next: Target) => {
+    events.push(`ahead ${next.label}`);
+    return false;
+  };
+  for (const t of announced(lending(["a", "b", "c"], lent), ahead)) {
     events.push(`visit ${t.label}`);
     assert.equal(t.netns?.closed, false, "the visited target's handle is open");
     yielded.push(t);
@@ -34,7 +39,11 @@ test("each target is announced before the one ahead of it is visited, on handles
 test("a loop that stops early leaves no copy open", () => {
   const yielded: Target[] = [];
   const announcedTargets: Target[] = [];
-  for (const t of announced(lending(["a", "b", "c"], []), (next) => announcedTargets.push(next))) {
+  const ahead = (next: Target) => {
+    announcedTargets.push(next);
+    return false;
+  };
+  for (const t of announced(lending(["a", "b", "c"], []), ahead)) {
     yielded.push(t);
     break;
   }
@@ -54,7 +63,61 @@ test("a loop that stops early leaves no copy open", () => {
 test("the caller's own namespace (no handle) is announced and visited like the others", () => {
   const host: Target = { netns: undefined, ref: undefined, label: undefined };
   const events: string[] = [];
-  for (const t of announced([host], (next) => events.push(`ahead ${next.label ?? "(host)"}`)))
-    events.push(`visit ${t.label ?? "(host)"}`);
+  const ahead = (next: Target) => {
+    events.push(`ahead ${next.label ?? "(host)"}`);
+    return false;
+  };
+  for (const t of announced([host], ahead)) events.push(`visit ${t.label ?? "(host)"}`);
   assert.deepEqual(events, ["ahead (host)", "visit (host)"]);
+});
+
+test("past namespaces with nothing to walk, the next one that has is announced, up to the depth", () => {
+  const events: string[] = [];
+  const lent: NetNS[] = [];
+  const idle = new Set(["b", "c", "d"]);
+  const visited: Target[] = [];
+  const ahead = (next: Target) => {
+    events.push(`ahead ${next.label}`);
+    return idle.has(next.label!);
+  };
+  for (const t of announced(lending(["a", "b", "c", "d", "e", "f"], lent), ahead, () => true, 4)) {
+    events.push(`visit ${t.label}`);
+    assert.equal(t.netns?.closed, false);
+    visited.push(t);
+  }
+  assert.deepEqual(events, [
+    // a's neighbours hold nothing: four are pulled (the depth) before a is visited
+    "ahead a",
+    "ahead b",
+    "ahead c",
+    "ahead d",
+    "visit a",
+    // d held nothing either: e is announced before b is visited, and has a walk in flight
+    "ahead e",
+    "visit b",
+    "visit c",
+    "visit d",
+    "ahead f",
+    "visit e",
+    "visit f",
+  ]);
+  assert.ok(lent.every((h) => h.closed));
+  assert.ok(visited.every((t) => t.netns?.closed === true));
+});
+
+test("a target that is not copied (the look-ahead not wanted) is visited before the next is pulled", () => {
+  const events: string[] = [];
+  const lent: NetNS[] = [];
+  let wanted = false;
+  const ahead = (next: Target) => {
+    events.push(`ahead ${next.label}`);
+    return true;
+  };
+  for (const t of announced(lending(["a", "b", "c", "d"], lent), ahead, () => wanted)) {
+    events.push(`visit ${t.label}`);
+    assert.equal(t.netns?.closed, false, "a lent handle is open while visited");
+    wanted = t.label === "a";
+  }
+  // after a, copies are wanted: b and c (b idle) pulled, then c idle too, then d; the walk ends
+  assert.deepEqual(events, ["visit a", "ahead b", "ahead c", "ahead d", "visit b", "visit c", "visit d"]);
 });
