@@ -1,10 +1,11 @@
 /**
  * A termination over many namespaces, spread over a pool of worker threads: one per core (at most
  * 8), each the same worker as the first — its own thread entering namespaces and coming back, with
- * its own netlink sockets. The first lists the namespaces; each worker visits a share of them
- * (every k-th, so that crowded and empty namespaces mix); their reports merge into the one a single
- * thread would give, in the walk's order. Dumps of a table the namespaces share then run side by
- * side in the kernel instead of one after another.
+ * its own netlink sockets. The first lists the namespaces; the workers take runs of them in the
+ * walk's order, each the next run when it is done with one, so that a worker still starting, or one
+ * held up by crowded namespaces, takes fewer; their reports merge into the one a single thread would
+ * give, in the walk's order. Dumps of a table the namespaces share then run side by side in the
+ * kernel instead of one after another.
  */
 import { availableParallelism } from "node:os";
 import { AbortError } from "../run/index.js";
@@ -51,30 +52,36 @@ export async function terminateShared(
   };
   const walk = await client.call("listTargets", [selection], signal);
   const size = Math.min(POOL_SIZE, walk.refs.length);
-  const places = Array.from({ length: size }, (_, w) =>
-    walk.refs.map((_, i) => i).filter((i) => i % size === w),
-  );
-  const runs = places.map((mine, w) => {
-    const { onNamespace } = config;
-    // Each worker counts its own namespaces: the caller is told each one's place in the whole walk.
-    const share: SentConfig = onNamespace
-      ? { ...config, onNamespace: (result, index) => onNamespace(result, mine[index]!) }
-      : config;
-    return worker(w).call(
-      "terminateManyAt",
-      [share, backends, mine.map((i) => walk.refs[i]), options],
-      signal,
-    );
+  const chunks = chunked(walk.refs.length, size);
+  const parts: ReportPart[] = [];
+  let taken = 0;
+  // Each worker takes the next run of namespaces until none is left (or the call is aborted).
+  const runs = Array.from({ length: size }, async (_, w) => {
+    while (taken < chunks.length && !signal?.aborted) {
+      const mine = chunks[taken++]!;
+      const { onNamespace } = config;
+      // Each run counts its own namespaces: the caller is told each one's place in the whole walk.
+      const share: SentConfig = onNamespace
+        ? { ...config, onNamespace: (result, index) => onNamespace(result, mine[index]!) }
+        : config;
+      try {
+        const report = await worker(w).call(
+          "terminateManyAt",
+          [share, backends, mine.map((i) => walk.refs[i]), options],
+          signal,
+        );
+        parts.push({ report, places: mine });
+      } catch (err) {
+        if (err instanceof AbortError && err.report)
+          parts.push({ report: err.report as BatchTerminationReport, places: mine });
+        throw err;
+      }
+    }
   });
   const settled = await Promise.allSettled(runs);
-  const parts: ReportPart[] = [];
   let aborted: AbortError | undefined;
-  settled.forEach((s, w) => {
-    if (s.status === "fulfilled") parts.push({ report: s.value, places: places[w]! });
-    else if (s.reason instanceof AbortError && s.reason.report)
-      parts.push({ report: s.reason.report as BatchTerminationReport, places: places[w]! });
+  for (const s of settled)
     if (s.status === "rejected") aborted ??= s.reason instanceof AbortError ? s.reason : undefined;
-  });
   const failed = settled.find((s) => s.status === "rejected" && !(s.reason instanceof AbortError));
   if (failed) throw (failed as PromiseRejectedResult).reason;
   if (parts.length === 0) throw aborted ?? new AbortError(signal);
@@ -85,4 +92,16 @@ export async function terminateShared(
     throw aborted;
   }
   return report;
+}
+
+/**
+ * The namespaces' places 0..count-1 in runs for `workers` to take in turn: four runs a worker, at
+ * most 16 namespaces each, so that the last runs are short and every worker ends near the same time.
+ */
+function chunked(count: number, workers: number): number[][] {
+  const size = Math.max(1, Math.min(16, Math.ceil(count / (workers * 4))));
+  const chunks: number[][] = [];
+  for (let from = 0; from < count; from += size)
+    chunks.push(Array.from({ length: Math.min(size, count - from) }, (_, i) => from + i));
+  return chunks;
 }
