@@ -1,6 +1,6 @@
 /**
- * A V8 code cache for the CLI's bundle where Node has no compile cache of its own (Node 20 and
- * 22.0; bin.cjs uses Node's from 22.1 on). Loading the bundle without one compiles ~290 KB at every
+ * A V8 code cache for the CLI's bundle, on every Node (bin.cjs says why not Node's compile cache
+ * where it has one). Loading the bundle without one compiles ~290 KB at every
  * start; with one, V8 deserialises what an earlier run compiled.
  *
  * The cache is made at the end of a run (so that it holds the functions the run compiled, not only
