@@ -2,8 +2,8 @@
 /**
  * The `sockdiag` command (package.json "bin"): runs the bundled CLI with a V8 code cache of ours
  * (code-cache.cjs), so that a run after the first does not compile the bundle again — on every Node,
- * not Node's own compile cache from 22.1: that one holds only what V8 compiled eagerly, and an empty
- * listing on Node 24 started ~3 ms later with it (medians of 21 interleaved runs). The cache lives
+ * not Node's own compile cache from 22.1: that one holds only what V8 compiled eagerly, so a run
+ * with it compiles the rest again (the README has the figures). The cache lives
  * in the user's own ~/.cache/sockdiag, and only where that home and its .cache belong to the user
  * running sockdiag — not for root under another user's HOME, as some sudo setups leave it: whoever
  * can write the cache chooses the code run. NODE_DISABLE_COMPILE_CACHE=1 turns it off. This file is

@@ -1,7 +1,7 @@
 /**
  * A V8 code cache for the CLI's bundle, on every Node (bin.cjs says why not Node's compile cache
- * where it has one). Loading the bundle without one compiles ~290 KB at every
- * start; with one, V8 deserialises what an earlier run compiled.
+ * where it has one). Loading the bundle without one compiles ~290 KB at every start; with one, V8
+ * deserialises what an earlier run compiled.
  *
  * The cache is made at the end of a run (so that it holds the functions the run compiled, not only
  * the top level), and again after the first run of each command it has not seen, up to a bound. Its

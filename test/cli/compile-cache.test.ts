@@ -1,6 +1,7 @@
 /**
  * The bin keeps a compile cache (the V8 code cache of code-cache.cjs) only in a home that belongs
- * to the user running it: a cache someone else can write would choose the code root runs. A cache made from another bundle, or a corrupt one, never changes what runs.
+ * to the user running it: a cache someone else can write would choose the code root runs. A cache
+ * made from another bundle, or a corrupt one, never changes what runs.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -115,8 +116,8 @@ test("a cache made from another bundle, or a corrupt one, never changes what run
 });
 
 /**
- * code-cache.cjs (what the bin uses), run on any Node by a runner
- * beside the bin: `node runner.cjs COMMAND` loads the bundle through it with its cache in `dir`.
+ * code-cache.cjs (what the bin uses), run by a runner beside the bin: `node runner.cjs COMMAND`
+ * loads the bundle through it with its cache in `dir`.
  */
 function codeCacheRunner(root: string, bundle: string, dir: string): (...args: string[]) => string {
   const runner = join(root, "runner.cjs");
