@@ -113,9 +113,10 @@ export function prepareDestroy(query: DestroyQuery): PreparedDestroy {
 
 /**
  * Scans opened ahead and not run yet, at most (the oldest is closed past it): the next namespaces'
- * while the current one's waits, more than one where those hold nothing to walk.
+ * while the current one's waits — a few walks in flight, and the namespaces between them that hold
+ * nothing to walk.
  */
-const MAX_AHEAD = 4;
+export const MAX_AHEAD = 8;
 
 class NamespaceByNamespace implements PreparedDestroy {
   /** Scans opened ahead, oldest first. */

@@ -5,6 +5,7 @@ export {
   destroyInSteps,
   destroySocket,
   destroySockets,
+  MAX_AHEAD,
   type PreparedDestroy,
   prepareDestroy,
 } from "./destroy.js";

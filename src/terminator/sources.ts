@@ -41,20 +41,29 @@ interface Queued {
   idle: boolean;
 }
 
+/** How far announced() looks ahead. */
+export interface LookAhead {
+  /** Whether to announce the targets pulled now. Default: always. */
+  wanted?: () => boolean;
+  /** Targets pulled ahead of the one visited (it included), at most. Default 4. */
+  depth?: number;
+  /** Targets after the one visited with a walk in flight, at most. Default 1. */
+  walks?: number;
+}
+
 /**
  * The targets of `source`, each told to `ahead` before the one before it is yielded while
- * `wanted()` says so, so that its dump can start while the one before is worked on. Where `ahead`
- * answers that a namespace has nothing to walk (its counters show no socket), the one after it is
- * announced too, up to `depth` targets pulled ahead of the one visited: one walk at least is in
- * flight beside the visit. A walk closes its handles as it advances, so the targets announced carry
- * copies, lent until the loop moves on; the others are yielded as they come. Where a copy cannot be
- * made, none is tried again.
+ * `wanted()` says so, so that its dump can start while the one before is worked on: up to `walks`
+ * targets after the one visited have their walks in flight (several run side by side on as many
+ * threads). Where `ahead` answers that a namespace has nothing to walk (its counters show no
+ * socket), it does not count among them, up to `depth` targets pulled ahead. A walk closes its
+ * handles as it advances, so the targets announced carry copies, lent until the loop moves on;
+ * the others are yielded as they come. Where a copy cannot be made, none is tried again.
  */
 export function* announced(
   source: Iterable<Target>,
   ahead: (target: Target) => boolean,
-  wanted: () => boolean = () => true,
-  depth = 4,
+  { wanted = () => true, depth = 4, walks = 1 }: LookAhead = {},
 ): Generator<Target> {
   const items = source[Symbol.iterator]();
   const queue: Queued[] = [];
@@ -62,7 +71,7 @@ export function* announced(
   let done = false;
   try {
     for (;;) {
-      while (!done && wantsMore(queue, depth)) {
+      while (!done && wantsMore(queue, depth, walks)) {
         const next = items.next();
         if (next.done) {
           done = true;
@@ -97,12 +106,14 @@ export function* announced(
 
 /**
  * Whether to pull another target before yielding the queue's head: an uncopied one must be yielded
- * before its handle is closed by the next pull; otherwise pull until a target after the head has
- * a walk in flight, or `depth` are queued.
+ * before its handle is closed by the next pull; otherwise pull until `walks` targets after the head
+ * have a walk in flight, or `depth` are queued.
  */
-function wantsMore(queue: readonly Queued[], depth: number): boolean {
+function wantsMore(queue: readonly Queued[], depth: number, walks: number): boolean {
   const last = queue.at(-1);
   if (!last) return true;
   if (!last.copied || queue.length >= depth) return false;
-  return queue.length === 1 || last.idle;
+  let inFlight = 0;
+  for (let i = 1; i < queue.length; i++) if (!queue[i]!.idle) inFlight++;
+  return inFlight < walks;
 }

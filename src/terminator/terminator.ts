@@ -35,6 +35,7 @@ import {
   type DestroyQuery,
   type DestroyReport,
   type DestroyStop,
+  MAX_AHEAD,
   type NamespacedDestroyReport,
   prepareDestroy,
 } from "../sockets/index.js";
@@ -117,13 +118,20 @@ export interface TerminatorSeam {
 const noLogger: Logger = { info() {}, warn() {} };
 
 /**
- * How long the last visit of a namespace with something to walk must have taken for the next
- * namespaces' dumps to be sent ahead: over
- * namespaces with UDP tables of their own (a visit ~1 ms here) the look-ahead cost more than the
- * overlap gained (136 against 110 ms for 100), over a shared table (~8 ms a visit) it gained
- * (673 against 791 ms).
+ * How long the last namespace with something to walk took, from its dump's sending to the end of
+ * its visit, for the next namespaces' dumps to be sent ahead: where each namespace has a small UDP
+ * table of its own a visit is short and sending ahead costs more than it overlaps; over a table
+ * the namespaces share, every dump walks the whole table and overlapping them pays. Timed from the
+ * sending, a dump sent ahead still shows how long its walk was.
  */
 const AHEAD_AFTER_MS = 3;
+
+/**
+ * Dumps in flight past the namespace visited, at most, while the look-ahead is on: each is sent
+ * from a thread of libuv's pool (UV_THREADPOOL_SIZE, 4 by default) and walks in the kernel there.
+ * Two a core, so that the cores keep walking while this thread handles an answer.
+ */
+const WALKS_AHEAD = Math.min(2 * availableParallelism(), Number(process.env.UV_THREADPOOL_SIZE) || 4);
 
 const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
   ...SELECTION_KEYS,
@@ -277,20 +285,25 @@ export class BackendTerminator {
     const { destroyIn, report } = run;
     // With a core to spare, the next namespace's dump runs on another thread meanwhile.
     const lookAhead = destroyIn.openAhead !== undefined && availableParallelism() > 1;
-    // Worth it where walks are long (a table the namespaces share): while the last visit of a
-    // namespace with something to walk took as long (one found empty when opened ahead is quick).
+    // Worth it where walks are long (a table the namespaces share): while the last namespace with
+    // something to walk took as long (one found empty when opened ahead is quick).
     let lastVisitMs = 0;
     const idle = new WeakSet<Target>();
+    const sentAt = new WeakMap<Target, number>();
     try {
       const ahead = (target: Target) => {
+        sentAt.set(target, performance.now());
         const empty = !report.unsupported && (destroyIn.openAhead?.(target) ?? false);
         if (empty) idle.add(target);
         return empty;
       };
       const wanted = () => lastVisitMs >= AHEAD_AFTER_MS;
-      for (const target of lookAhead ? announced(walk, ahead, wanted) : walk) {
+      const targets = lookAhead
+        ? announced(walk, ahead, { wanted, depth: MAX_AHEAD, walks: WALKS_AHEAD })
+        : walk;
+      for (const target of targets) {
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
-        const start = performance.now();
+        const start = sentAt.get(target) ?? performance.now();
         this.visit(target, run);
         if (!idle.has(target)) lastVisitMs = performance.now() - start;
       }

@@ -80,7 +80,7 @@ test("past namespaces with nothing to walk, the next one that has is announced, 
     events.push(`ahead ${next.label}`);
     return idle.has(next.label!);
   };
-  for (const t of announced(lending(["a", "b", "c", "d", "e", "f"], lent), ahead, () => true, 4)) {
+  for (const t of announced(lending(["a", "b", "c", "d", "e", "f"], lent), ahead, { depth: 4 })) {
     events.push(`visit ${t.label}`);
     assert.equal(t.netns?.closed, false);
     visited.push(t);
@@ -113,11 +113,39 @@ test("a target that is not copied (the look-ahead not wanted) is visited before 
     events.push(`ahead ${next.label}`);
     return true;
   };
-  for (const t of announced(lending(["a", "b", "c", "d"], lent), ahead, () => wanted)) {
+  for (const t of announced(lending(["a", "b", "c", "d"], lent), ahead, { wanted: () => wanted })) {
     events.push(`visit ${t.label}`);
     assert.equal(t.netns?.closed, false, "a lent handle is open while visited");
     wanted = t.label === "a";
   }
   // after a, copies are wanted: b and c (b idle) pulled, then c idle too, then d; the walk ends
   assert.deepEqual(events, ["visit a", "ahead b", "ahead c", "ahead d", "visit b", "visit c", "visit d"]);
+});
+
+test("with two walks wanted, two targets after the one visited have theirs in flight", () => {
+  const events: string[] = [];
+  const lent: NetNS[] = [];
+  const idle = new Set(["c"]);
+  const ahead = (next: Target) => {
+    events.push(`ahead ${next.label}`);
+    return idle.has(next.label!);
+  };
+  for (const t of announced(lending(["a", "b", "c", "d", "e"], lent), ahead, { walks: 2 })) {
+    events.push(`visit ${t.label}`);
+    assert.equal(t.netns?.closed, false);
+  }
+  assert.deepEqual(events, [
+    "ahead a",
+    "ahead b",
+    // c holds nothing: it does not count among the two
+    "ahead c",
+    "ahead d",
+    "visit a",
+    "ahead e",
+    "visit b",
+    "visit c",
+    "visit d",
+    "visit e",
+  ]);
+  assert.ok(lent.every((h) => h.closed));
 });
