@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { current, type NetNS, type Target } from "../../src/netns/index.js";
-import { announced } from "../../src/terminator/sources.js";
+import { announced, type LookAhead } from "../../src/terminator/sources.js";
 
 /** A walk of `labels` that lends each handle until it advances, as netns walks do. */
 function* lending(labels: readonly string[], lent: NetNS[]): Generator<Target> {
@@ -71,20 +71,30 @@ test("the caller's own namespace (no handle) is announced and visited like the o
   assert.deepEqual(events, ["ahead (host)", "visit (host)"]);
 });
 
-test("past namespaces with nothing to walk, the next one that has is announced, up to the depth", () => {
+/**
+ * The announcements and visits of a walk of `labels` where those in `idle` hold nothing to walk;
+ * every visited target's handle is checked open while it is visited.
+ */
+function walkOrder(labels: readonly string[], idle: ReadonlySet<string>, options: LookAhead) {
   const events: string[] = [];
   const lent: NetNS[] = [];
-  const idle = new Set(["b", "c", "d"]);
   const visited: Target[] = [];
   const ahead = (next: Target) => {
     events.push(`ahead ${next.label}`);
     return idle.has(next.label!);
   };
-  for (const t of announced(lending(["a", "b", "c", "d", "e", "f"], lent), ahead, { depth: 4 })) {
+  for (const t of announced(lending(labels, lent), ahead, options)) {
     events.push(`visit ${t.label}`);
     assert.equal(t.netns?.closed, false);
     visited.push(t);
   }
+  return { events, lent, visited };
+}
+
+test("past namespaces with nothing to walk, the next one that has is announced, up to the depth", () => {
+  const { events, lent, visited } = walkOrder(["a", "b", "c", "d", "e", "f"], new Set(["b", "c", "d"]), {
+    depth: 4,
+  });
   assert.deepEqual(events, [
     // a's neighbours hold nothing: four are pulled (the depth) before a is visited
     "ahead a",
@@ -123,29 +133,11 @@ test("a target that is not copied (the look-ahead not wanted) is visited before 
 });
 
 test("with two walks wanted, two targets after the one visited have theirs in flight", () => {
-  const events: string[] = [];
-  const lent: NetNS[] = [];
-  const idle = new Set(["c"]);
-  const ahead = (next: Target) => {
-    events.push(`ahead ${next.label}`);
-    return idle.has(next.label!);
-  };
-  for (const t of announced(lending(["a", "b", "c", "d", "e"], lent), ahead, { walks: 2 })) {
-    events.push(`visit ${t.label}`);
-    assert.equal(t.netns?.closed, false);
-  }
-  assert.deepEqual(events, [
-    "ahead a",
-    "ahead b",
-    // c holds nothing: it does not count among the two
-    "ahead c",
-    "ahead d",
-    "visit a",
-    "ahead e",
-    "visit b",
-    "visit c",
-    "visit d",
-    "visit e",
-  ]);
+  const { events, lent } = walkOrder(["a", "b", "c", "d", "e"], new Set(["c"]), { walks: 2 });
+  // c holds nothing: it does not count among the two, so d is announced too before a is visited
+  assert.equal(
+    events.join(", "),
+    "ahead a, ahead b, ahead c, ahead d, visit a, ahead e, visit b, visit c, visit d, visit e",
+  );
   assert.ok(lent.every((h) => h.closed));
 });
