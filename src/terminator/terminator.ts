@@ -40,6 +40,7 @@ import {
   prepareDestroy,
 } from "../sockets/index.js";
 import { type AbortSignalLike, asSockdiagError, SockdiagError } from "../sys/errors.js";
+import { BACKGROUND_SENDS } from "../sys/socket.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
 import { type ConntrackDeleter, ConntrackStep } from "./conntrack-step.js";
@@ -128,10 +129,10 @@ const AHEAD_AFTER_MS = 3;
 
 /**
  * Dumps in flight past the namespace visited, at most, while the look-ahead is on: each is sent
- * from a thread of libuv's pool (UV_THREADPOOL_SIZE, 4 by default) and walks in the kernel there.
- * Two a core, so that the cores keep walking while this thread handles an answer.
+ * from a thread of libuv's pool and walks in the kernel there. Two a core, so that the cores keep
+ * walking while this thread handles an answer.
  */
-const WALKS_AHEAD = Math.min(2 * availableParallelism(), Number(process.env.UV_THREADPOOL_SIZE) || 4);
+const WALKS_AHEAD = Math.min(2 * availableParallelism(), BACKGROUND_SENDS);
 
 const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
   ...SELECTION_KEYS,
@@ -288,14 +289,14 @@ export class BackendTerminator {
     // Worth it where walks are long (a table the namespaces share): while the last namespace with
     // something to walk took as long (one found empty when opened ahead is quick).
     let lastVisitMs = 0;
-    const idle = new WeakSet<Target>();
-    const sentAt = new WeakMap<Target, number>();
+    // Each target sent ahead: when, and whether it had nothing to walk.
+    const sent = new WeakMap<Target, { at: number; idle: boolean }>();
     try {
       const ahead = (target: Target) => {
-        sentAt.set(target, performance.now());
-        const empty = !report.unsupported && (destroyIn.openAhead?.(target) ?? false);
-        if (empty) idle.add(target);
-        return empty;
+        const at = performance.now();
+        const idle = !report.unsupported && (destroyIn.openAhead?.(target) ?? false);
+        sent.set(target, { at, idle });
+        return idle;
       };
       const wanted = () => lastVisitMs >= AHEAD_AFTER_MS;
       const targets = lookAhead
@@ -303,9 +304,10 @@ export class BackendTerminator {
         : walk;
       for (const target of targets) {
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
-        const start = sentAt.get(target) ?? performance.now();
+        const early = sent.get(target);
+        const start = early?.at ?? performance.now();
         this.visit(target, run);
-        if (!idle.has(target)) lastVisitMs = performance.now() - start;
+        if (!early?.idle) lastVisitMs = performance.now() - start;
       }
     } catch (err) {
       if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
