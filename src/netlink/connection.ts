@@ -24,10 +24,10 @@ import {
   SOCK_RAW,
   SOL_SOCKET,
   sendto,
-  sendtoInBackground,
   setsockopt,
   setsockoptInt,
   socket,
+  writeInBackground,
 } from "../sys/socket.js";
 import { NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
 import { NETLINK_CAP_ACK, SOL_NETLINK } from "./message.js";
@@ -200,7 +200,7 @@ export class NetlinkSocket implements NetlinkConnection {
     this.assertOpen();
     this.inBackground = true;
     // A failed write leaves nothing to receive: the receive that waits for its answer times out.
-    sendtoInBackground(this.fd, buf, len, this.kernel);
+    writeInBackground(this.fd, buf, len);
   }
 
   /**

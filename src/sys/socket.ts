@@ -3,6 +3,7 @@
  * SysError on failure. Calls interrupted by a signal (EINTR) are retried.
  */
 
+import { write } from "node:fs";
 import { Errno, SysError } from "./errors.js";
 import { errno, native } from "./libc.js";
 
@@ -108,7 +109,7 @@ export function sendto(fd: number, buf: Buffer, len: number, flags: number, addr
 }
 
 /**
- * How many sendtoInBackground writes run at once: the threads of libuv's pool, UV_THREADPOOL_SIZE
+ * How many writeInBackground writes run at once: the threads of libuv's pool, UV_THREADPOOL_SIZE
  * read as libuv reads it (4 when unset; a value that is not a number means 1; at most 1024).
  */
 export const BACKGROUND_SENDS = libuvThreads(process.env.UV_THREADPOOL_SIZE);
@@ -119,19 +120,22 @@ function libuvThreads(value: string | undefined): number {
 }
 
 /**
- * sendto(2) on a thread of libuv's pool, returning at once: for a request whose work the kernel does
- * inside the call (a netlink dump walks its table there), so that the calling thread can go on
- * meanwhile. `buf` and `addr` must not change until the answer is read. Its result reaches no one
- * (a synchronous caller never lets the event loop run to hear it): a failed write shows as an
- * answer that does not come.
+ * write(2) of bytes [0, len) of `buf` on a thread of libuv's pool, returning at once: for a request
+ * whose work the kernel does inside the call (a netlink dump walks its table there), so that the
+ * calling thread can go on meanwhile. On a netlink socket never connected, a write goes to the
+ * kernel, as sendto(2) to its address does. `buf` must not change until the answer is read (Node
+ * keeps it referenced until the write is over). Its result reaches no one (a synchronous caller
+ * never lets the event loop run to hear it): a failed write shows as an answer that does not come.
+ *
+ * Node's fs.write rather than the FFI's asynchronous call: koffi frees an asynchronous call's
+ * memory (256 KiB) only when the event loop runs its completion, and refuses a 257th before that,
+ * which a synchronous caller over a few hundred namespaces reaches.
  */
-export function sendtoInBackground(fd: number, buf: Buffer, len: number, addr: Buffer): void {
-  // The call reads both buffers on its thread: they stay referenced until it is over.
-  const held: Buffer[] = [buf, addr];
-  native.sendto.async(fd, buf, len, 0, addr, addr.length, () => {
-    held.length = 0;
-  });
+export function writeInBackground(fd: number, buf: Buffer, len: number): void {
+  write(fd, buf, 0, len, null, ignoreResult);
 }
+
+const ignoreResult = () => {};
 
 /**
  * recvfrom(2) into `buf`, with the sender's address written into `addr`. Returns the datagram

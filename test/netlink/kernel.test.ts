@@ -167,6 +167,27 @@ describe("NetlinkSocket, DumpCursor and collectAcks against the kernel", () => {
     );
   });
 
+  test("dumps sent in the background keep coming for a caller that never lets the event loop run", () => {
+    // A synchronous caller (the CLI, a sync terminate over hundreds of namespaces) never runs the
+    // completions of what it handed to another thread: nothing may wait for them to be freed.
+    using c = NetlinkSocket.open(NETLINK_SOCK_DIAG, { receiveTimeoutMs: 2000 });
+    const rounds = 1000;
+    let answered = 0;
+    for (let i = 0; i < rounds; i++) {
+      const seq = c.nextSeq();
+      // No state asked: the kernel walks the table and answers NLMSG_DONE alone.
+      const req = nlmsg(
+        { type: 20, flags: 0x301, seq },
+        pack(INET_DIAG_REQ_V2, { sdiag_family: AF_INET, sdiag_protocol: IPPROTO_UDP, idiag_states: 0 }),
+      );
+      c.sendInBackground(req, req.length);
+      const cursor = new DumpCursor(c, seq, "dump in the background");
+      while (cursor.next()) assert.fail("no socket is in no state");
+      answered++;
+    }
+    assert.equal(answered, rounds);
+  });
+
   test("a closed socket refuses send and receive; close is idempotent", () => {
     const c = NetlinkSocket.open(NETLINK_SOCK_DIAG);
     c.close();
