@@ -5,13 +5,16 @@
  * Ratios are what count; absolute times move from machine to machine.
  */
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { cleanupLeftovers } from "../test/kit/index.js";
 import { benchCodec } from "./codec.js";
 import { benchConntrack } from "./conntrack.js";
 import { benchDestroy } from "./destroy.js";
 import { benchList } from "./list.js";
 import { cleanupBenchLeftovers } from "./many.js";
-import { environmentNote, goalSummary } from "./measure.js";
+import { environmentNote, goalSummary, recordGoal } from "./measure.js";
 import { benchNamespaces } from "./namespaces.js";
 import { benchPromises } from "./promises.js";
 import { benchTerminate } from "./terminate.js";
@@ -19,21 +22,54 @@ import { benchTerminate } from "./terminate.js";
 /**
  * The agent package's bench, as a child process (the library's bench does not import the agent);
  * then its latency section again pinned to one core (`taskset -c 0`), where the terminator's pool
- * has one worker: the single-thread figures the pool's are judged against.
+ * has one worker: the single-thread figures the pool's are judged against (goal: halved).
  */
 function benchAgent(): string[] {
   const script = new URL("../../packages/agent/dist/bench/main.js", import.meta.url).pathname;
-  const run = (command: string, args: string[]) => {
-    const r = spawnSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const dir = mkdtempSync(join(tmpdir(), "sdb-agent-"));
+  const run = (figures: string, command: string, args: string[]) => {
+    const r = spawnSync(command, args, {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, BENCH_FIGURES: join(dir, figures) },
+    });
     if (r.status !== 0) throw new Error(`agent bench exited with ${r.status ?? r.signal}`);
     return r.stdout.trimEnd().split("\n");
   };
-  return [
-    ...run(process.execPath, ["--enable-source-maps", script]),
-    "",
-    "the agent's latency section again, taskset -c 0 (one thread):",
-    ...run("taskset", ["-c", "0", process.execPath, "--enable-source-maps", script, "latency"]),
-  ];
+  try {
+    const lines = [
+      ...run("all.json", process.execPath, ["--enable-source-maps", script]),
+      "",
+      "the agent's latency section again, taskset -c 0 (one thread):",
+      ...run("one.json", "taskset", ["-c", "0", process.execPath, "--enable-source-maps", script, "latency"]),
+    ];
+    recordAgentGoals(readFigures(join(dir, "all.json")), readFigures(join(dir, "one.json")));
+    return lines;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface AgentFigures {
+  cores: number;
+  batches: { label: string; backends: number; ms: number }[];
+}
+
+const readFigures = (path: string) => JSON.parse(readFileSync(path, "utf8")) as AgentFigures;
+
+/** Each one-pass batch's latency on every core over the same batch pinned to one core. */
+function recordAgentGoals(all: AgentFigures, one: AgentFigures): void {
+  for (const b of all.batches) {
+    if (!b.label.startsWith("one pass per batch, ")) continue;
+    const pinned = one.batches.find((o) => o.label === b.label && o.backends === b.backends);
+    if (!pinned) continue;
+    const what = b.label.replace("one pass per batch, ", "").replace(" (--no-conntrack)", "");
+    recordGoal(
+      `agent batch, ${all.cores} cores / 1 (${what}, ${b.backends} backend${b.backends === 1 ? "" : "s"})`,
+      b.ms / pinned.ms,
+      0.5,
+    );
+  }
 }
 
 const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {

@@ -6,10 +6,12 @@
  * against the stand-in API server with --coalesce 0 (the window is a deliberate wait, added on
  * top in production), its real terminator (sockdiag/promises, one pass per batch), over 100
  * namespaces held by the core bench's multi-namespace holder. For comparison, the same removal
- * done with one terminate() pass per backend. Needs root.
+ * done with one terminate() pass per backend. Needs root. With BENCH_FIGURES=FILE, the latency
+ * medians are also written to FILE as JSON ({ cores, batches: [{ label, backends, ms }] }), for the
+ * root bench to set the one-core run beside the run on every core.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -33,7 +35,12 @@ const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 100);
 /** Bound or connected elsewhere: sockets the dumps walk past. */
 const OTHERS_PER_NAMESPACE = 100;
 const PORT = 5353;
-const ROUNDS = 3;
+const ROUNDS = 5;
+/**
+ * Batches run and not timed after the agent's first: the pool's workers compile the termination's
+ * code over their first batches, which would otherwise sit in the first case's median.
+ */
+const WARM_UP = 2;
 const MULTI_HOLDER = new URL("../../../../dist/bench/multi-holder.js", import.meta.url).pathname;
 /** The core bench's machine line (CPU, Node, load average), from its build as MULTI_HOLDER is. */
 const MACHINE = new URL("../../../../dist/bench/machine.js", import.meta.url).href;
@@ -199,6 +206,7 @@ async function latencyBench(): Promise<string[]> {
   const api = await StandInApiServer.start();
   const state = await scratchDir("bench");
   let holding: Holding | undefined;
+  const batches: { label: string; backends: number; ms: number }[] = [];
   const out: string[] = [
     `sockdiag-agent: watch event -> end of the batch that destroyed the sockets (--coalesce 0)`,
     `${NAMESPACES} namespaces, ${OTHERS_PER_NAMESPACE} other UDP sockets in each, 1 client of each backend in each; Node ${process.version}; ` +
@@ -246,15 +254,15 @@ async function latencyBench(): Promise<string[]> {
       try {
         for (const removed of c.removed) {
           // The agent's first batch also starts the pool's other workers: shown apart, not in the median.
-          const first =
-            c === cases[0] && removed === c.removed[0]
-              ? await round(api, agent, all, removed, holding)
-              : undefined;
+          const warming = c === cases[0] && removed === c.removed[0];
+          const first = warming ? await round(api, agent, all, removed, holding) : undefined;
+          for (let i = 0; warming && i < WARM_UP; i++) await round(api, agent, all, removed, holding);
           const figures: Figure[] = [];
           for (let i = 0; i < c.rounds; i++) figures.push(await round(api, agent, all, removed, holding));
           const expected = removed * NAMESPACES;
           const bad = [first, ...figures].find((f) => f && f.destroyed !== expected);
           if (bad) throw new Error(`${c.label}: destroyed ${bad.destroyed} sockets, expected ${expected}`);
+          batches.push({ label: c.label, backends: removed, ms: median(figures.map((f) => f.ms)) });
           out.push(
             `  ${c.label}: ${String(removed).padStart(2)} backend(s), ${String(expected).padStart(4)} sockets: ` +
               `${median(figures.map((f) => f.ms)).toFixed(1)} ms; event-loop max delay ` +
@@ -262,7 +270,7 @@ async function latencyBench(): Promise<string[]> {
               (c.rounds > 1
                 ? ` (median of ${c.rounds}; worst ${Math.max(...figures.map((f) => f.loopMaxMs)).toFixed(1)} ms)`
                 : "") +
-              (first ? `; the agent's first batch ${first.ms.toFixed(1)} ms` : "") +
+              (first ? `; the agent's first batch ${first.ms.toFixed(1)} ms, then ${WARM_UP} untimed` : "") +
               `; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`,
           );
         }
@@ -271,6 +279,8 @@ async function latencyBench(): Promise<string[]> {
       }
     }
     out.push(await aftercareCost(api, state.path, dir, all, holding));
+    const figuresFile = process.env.BENCH_FIGURES;
+    if (figuresFile) writeFileSync(figuresFile, JSON.stringify({ cores: availableParallelism(), batches }));
   } finally {
     await holding?.stop();
     for (const name of names) {
