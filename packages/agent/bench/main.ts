@@ -35,12 +35,12 @@ const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 100);
 /** Bound or connected elsewhere: sockets the dumps walk past. */
 const OTHERS_PER_NAMESPACE = 100;
 const PORT = 5353;
-const ROUNDS = 5;
+const ROUNDS = 9;
 /**
  * Batches run and not timed after the agent's first: the pool's workers compile the termination's
  * code over their first batches, which would otherwise sit in the first case's median.
  */
-const WARM_UP = 2;
+const WARM_UP = 5;
 const MULTI_HOLDER = new URL("../../../../dist/bench/multi-holder.js", import.meta.url).pathname;
 /** The core bench's machine line (CPU, Node, load average), from its build as MULTI_HOLDER is. */
 const MACHINE = new URL("../../../../dist/bench/machine.js", import.meta.url).href;
