@@ -7,8 +7,9 @@
  * top in production), its real terminator (sockdiag/promises, one pass per batch), over 100
  * namespaces held by the core bench's multi-namespace holder. For comparison, the same removal
  * done with one terminate() pass per backend. Needs root. With BENCH_FIGURES=FILE, the latency
- * medians are also written to FILE as JSON ({ cores, batches: [{ label, backends, ms }] }), for the
- * root bench to set the one-core run beside the run on every core.
+ * medians are also written to FILE as JSON ({ cores, batches: [{ label, backends, ms }], kernelRatio }),
+ * for the root bench to set the one-core run beside the run on every core, and both beside the
+ * kernel's own 2-core ratio for the raw dumps of the same namespaces (on more than one core).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -44,6 +45,8 @@ const WARM_UP = 5;
 const MULTI_HOLDER = new URL("../../../../dist/bench/multi-holder.js", import.meta.url).pathname;
 /** The core bench's machine line (CPU, Node, load average), from its build as MULTI_HOLDER is. */
 const MACHINE = new URL("../../../../dist/bench/machine.js", import.meta.url).href;
+/** The core bench's raw-dump ceiling: how far the kernel lets these namespaces' dumps spread over cores. */
+const KERNEL_CEILING = new URL("../../../../dist/bench/kernel-ceiling.js", import.meta.url).href;
 const backendsOf = (n: number, third: number) =>
   Array.from({ length: n }, (_, i) => ({ address: `127.13.${third}.${i + 1}`, port: PORT }));
 
@@ -197,6 +200,28 @@ async function aftercareCost(
   }
 }
 
+interface KernelCeiling {
+  serialMs: number;
+  twoMs: number;
+  pinnedMs: number;
+  sockets: number;
+}
+
+/** The raw dumps of the host and `paths`: one process, two at once, two pinned to one core; their line added to `out`. */
+async function kernelRatioOf(paths: string[], out: string[]): Promise<number> {
+  const { kernelCeiling } = (await import(KERNEL_CEILING)) as {
+    kernelCeiling: (paths: readonly string[]) => Promise<KernelCeiling>;
+  };
+  const raw = await kernelCeiling([`/proc/${process.pid}/ns/net`, ...paths]);
+  const ratio = raw.pinnedMs / raw.twoMs;
+  out.push(
+    `  raw kernel IPv4 UDP dumps, host + ${paths.length} (${raw.sockets} sockets): one process ${raw.serialMs.toFixed(1)} ms, ` +
+      `two at once (every other namespace each) ${raw.twoMs.toFixed(1)} ms, the two pinned to one core ` +
+      `${raw.pinnedMs.toFixed(1)} ms: the kernel's 2-core ratio ${ratio.toFixed(2)} x`,
+  );
+  return ratio;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function latencyBench(): Promise<string[]> {
@@ -279,8 +304,16 @@ async function latencyBench(): Promise<string[]> {
       }
     }
     out.push(await aftercareCost(api, state.path, dir, all, holding));
+    const kernelRatio =
+      availableParallelism() > 1
+        ? await kernelRatioOf(
+            names.map((n) => join(dir, n)),
+            out,
+          )
+        : undefined;
     const figuresFile = process.env.BENCH_FIGURES;
-    if (figuresFile) writeFileSync(figuresFile, JSON.stringify({ cores: availableParallelism(), batches }));
+    if (figuresFile)
+      writeFileSync(figuresFile, JSON.stringify({ cores: availableParallelism(), batches, kernelRatio }));
   } finally {
     await holding?.stop();
     for (const name of names) {
