@@ -120,6 +120,8 @@ export class NetlinkSocket implements NetlinkConnection {
   private closed = false;
   /** A write sent in the background whose answer has not arrived. */
   private inBackground = false;
+  /** Whether any write went in the background (see receive: the kernel's spurious EINVAL). */
+  private wroteInBackground = false;
 
   private constructor(fd: number, options: NetlinkOptions) {
     this.fd = fd;
@@ -199,6 +201,7 @@ export class NetlinkSocket implements NetlinkConnection {
   sendInBackground(buf: Buffer, len: number): void {
     this.assertOpen();
     this.inBackground = true;
+    this.wroteInBackground = true;
     // A failed write leaves nothing to receive: the receive that waits for its answer times out.
     writeInBackground(this.fd, buf, len);
   }
@@ -210,6 +213,7 @@ export class NetlinkSocket implements NetlinkConnection {
    */
   receive(op: string): number {
     this.assertOpen();
+    let spurious = false;
     for (;;) {
       let n: number;
       try {
@@ -217,6 +221,14 @@ export class NetlinkSocket implements NetlinkConnection {
       } catch (err) {
         if (err instanceof SysError && err.errno === Errno.EAGAIN)
           throw new NetlinkTimeoutError(op, this.timeoutMs);
+        // A dump whose last part the background write is still producing: a receive that takes
+        // that part sees the dump running and goes on with it, finds it over once it gets the
+        // dump's lock, and leaves EINVAL as the socket's error (netlink_recvmsg, netlink_dump),
+        // which the next receive returns, and clears, with nothing lost. Read again, once.
+        if (err instanceof SysError && err.errno === Errno.EINVAL && this.wroteInBackground && !spurious) {
+          spurious = true;
+          continue;
+        }
         throw err;
       }
       if (n > this.recvBuf.length) {
