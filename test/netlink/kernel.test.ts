@@ -171,9 +171,9 @@ describe("NetlinkSocket, DumpCursor and collectAcks against the kernel", () => {
     // A synchronous caller (the CLI, a sync terminate over hundreds of namespaces) never runs the
     // completions of what it handed to another thread: nothing may wait for them to be freed.
     using c = NetlinkSocket.open(NETLINK_SOCK_DIAG, { receiveTimeoutMs: 2000 });
-    const rounds = 1000;
-    let answered = 0;
-    for (let i = 0; i < rounds; i++) {
+    // Past koffi's 256 asynchronous calls, and often enough to meet the kernel's spurious EINVAL
+    // (see NetlinkSocket.receive) a few times.
+    for (let i = 0; i < 1000; i++) {
       const seq = c.nextSeq();
       // No state asked: the kernel walks the table and answers NLMSG_DONE alone.
       const req = nlmsg(
@@ -182,10 +182,9 @@ describe("NetlinkSocket, DumpCursor and collectAcks against the kernel", () => {
       );
       c.sendInBackground(req, req.length);
       const cursor = new DumpCursor(c, seq, "dump in the background");
-      while (cursor.next()) assert.fail("no socket is in no state");
-      answered++;
+      // Fails by throwing: koffi's refusal, a receive timing out, the kernel's EINVAL.
+      while (cursor.next()) assert.fail(`dump ${i}: no socket is in no state`);
     }
-    assert.equal(answered, rounds);
   });
 
   test("a closed socket refuses send and receive; close is idempotent", () => {

@@ -7,7 +7,8 @@
  * top in production), its real terminator (sockdiag/promises, one pass per batch), over 100
  * namespaces held by the core bench's multi-namespace holder. For comparison, the same removal
  * done with one terminate() pass per backend. Needs root. With BENCH_FIGURES=FILE, the latency
- * medians are also written to FILE as JSON ({ cores, batches: [{ label, backends, ms }], kernelRatio }),
+ * medians of the one-pass batches are also written to FILE as JSON ({ cores, batches: [{ what,
+ * backends, ms }], kernelRatio }),
  * for the root bench to set the one-core run beside the run on every core, and both beside the
  * kernel's own 2-core ratio for the raw dumps of the same namespaces (on more than one core).
  */
@@ -231,7 +232,7 @@ async function latencyBench(): Promise<string[]> {
   const api = await StandInApiServer.start();
   const state = await scratchDir("bench");
   let holding: Holding | undefined;
-  const batches: { label: string; backends: number; ms: number }[] = [];
+  const batches: { what: string; backends: number; ms: number }[] = [];
   const out: string[] = [
     `sockdiag-agent: watch event -> end of the batch that destroyed the sockets (--coalesce 0)`,
     `${NAMESPACES} namespaces, ${OTHERS_PER_NAMESPACE} other UDP sockets in each, 1 client of each backend in each; Node ${process.version}; ` +
@@ -248,14 +249,23 @@ async function latencyBench(): Promise<string[]> {
     api.apply(udpSlice("bench-a", "bench", PORT, all));
     const cases: {
       label: string;
+      /** A one-pass batch's short name, for the figures file; the comparison has none. */
+      what?: string;
       conntrack: boolean;
       perBackend?: boolean;
       removed: number[];
       rounds: number;
     }[] = [
-      { label: "one pass per batch, sockets + conntrack", conntrack: true, removed: [1, 50], rounds: ROUNDS },
+      {
+        label: "one pass per batch, sockets + conntrack",
+        what: "sockets + conntrack",
+        conntrack: true,
+        removed: [1, 50],
+        rounds: ROUNDS,
+      },
       {
         label: "one pass per batch, sockets only (--no-conntrack)",
+        what: "sockets only",
         conntrack: false,
         removed: [1, 50],
         rounds: ROUNDS,
@@ -281,16 +291,17 @@ async function latencyBench(): Promise<string[]> {
           // The agent's first batch also starts the pool's other workers: shown apart, not in the median.
           const warming = c === cases[0] && removed === c.removed[0];
           const first = warming ? await round(api, agent, all, removed, holding) : undefined;
-          for (let i = 0; warming && i < WARM_UP; i++) await round(api, agent, all, removed, holding);
+          if (warming) for (let i = 0; i < WARM_UP; i++) await round(api, agent, all, removed, holding);
           const figures: Figure[] = [];
           for (let i = 0; i < c.rounds; i++) figures.push(await round(api, agent, all, removed, holding));
           const expected = removed * NAMESPACES;
           const bad = [first, ...figures].find((f) => f && f.destroyed !== expected);
           if (bad) throw new Error(`${c.label}: destroyed ${bad.destroyed} sockets, expected ${expected}`);
-          batches.push({ label: c.label, backends: removed, ms: median(figures.map((f) => f.ms)) });
+          const ms = median(figures.map((f) => f.ms));
+          if (c.what) batches.push({ what: c.what, backends: removed, ms });
           out.push(
             `  ${c.label}: ${String(removed).padStart(2)} backend(s), ${String(expected).padStart(4)} sockets: ` +
-              `${median(figures.map((f) => f.ms)).toFixed(1)} ms; event-loop max delay ` +
+              `${ms.toFixed(1)} ms; event-loop max delay ` +
               `${median(figures.map((f) => f.loopMaxMs)).toFixed(1)} ms` +
               (c.rounds > 1
                 ? ` (median of ${c.rounds}; worst ${Math.max(...figures.map((f) => f.loopMaxMs)).toFixed(1)} ms)`
