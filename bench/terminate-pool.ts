@@ -9,7 +9,7 @@
  */
 import { createInterface } from "node:readline";
 import { BackendTerminator } from "sockdiag/promises";
-import { POOL_SIZE } from "../src/promises/pool.js";
+import { poolSize } from "../src/promises/pool.js";
 
 const [dir, address, port, mode] = process.argv.slice(2);
 const backend = { address: address!, port: Number(port) };
@@ -23,5 +23,5 @@ if (mode !== "once") {
 const t0 = process.hrtime.bigint();
 const report = await terminator.terminate(backend);
 const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-process.stdout.write(`${JSON.stringify({ ms, destroyed: report.total.destroyed, pool: POOL_SIZE })}\n`);
+process.stdout.write(`${JSON.stringify({ ms, destroyed: report.total.destroyed, pool: poolSize() })}\n`);
 process.exit(0);

@@ -17,8 +17,12 @@ import type { CallMap, SentArgs } from "./ops.js";
 /** A terminator's configuration as the caller's thread sends it (its callbacks may be async). */
 type SentConfig = NonNullable<SentArgs<CallMap["terminateManyAt"]["args"]>[0]>;
 
-/** Workers in the pool: one per core the process may use, at most 8. */
-export const POOL_SIZE = Math.min(availableParallelism(), 8);
+/**
+ * Workers a termination spreads over: one per core the process may use now, at most 8. Asked at
+ * each call (sched_getaffinity): a container's CPU set can change while the process runs; workers
+ * started for more cores than there are now stay idle.
+ */
+export const poolSize = () => Math.min(availableParallelism(), 8);
 
 const pool: WorkerClient[] = [client];
 
@@ -32,7 +36,7 @@ function worker(i: number): WorkerClient {
  * (netns "all", the terminator's default) and there is more than one core.
  */
 export function isShared(config: SentConfig): boolean {
-  return POOL_SIZE > 1 && (config.netns === undefined || config.netns === "all");
+  return poolSize() > 1 && (config.netns === undefined || config.netns === "all");
 }
 
 /**
@@ -51,7 +55,7 @@ export async function terminateShared(
     discover: config.discover ?? false,
   };
   const walk = await client.call("listTargets", [selection], signal);
-  const size = Math.min(POOL_SIZE, walk.refs.length);
+  const size = Math.min(poolSize(), walk.refs.length);
   const chunks = chunked(walk.refs.length, size);
   const parts: ReportPart[] = [];
   let taken = 0;

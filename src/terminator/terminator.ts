@@ -132,7 +132,7 @@ const AHEAD_AFTER_MS = 3;
  * from a thread of libuv's pool and walks in the kernel there. Two a core, so that the cores keep
  * walking while this thread handles an answer.
  */
-const WALKS_AHEAD = Math.min(2 * availableParallelism(), BACKGROUND_SENDS);
+const walksAhead = (cores: number) => Math.min(2 * cores, BACKGROUND_SENDS);
 
 const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
   ...SELECTION_KEYS,
@@ -284,8 +284,10 @@ export class BackendTerminator {
     const findings: WalkFindings = { namespaceFailures: [], notes: run.report.notes };
     const walk = guarded(this.targets(findings), broken);
     const { destroyIn, report } = run;
-    // With a core to spare, the next namespace's dump runs on another thread meanwhile.
-    const lookAhead = destroyIn.openAhead !== undefined && availableParallelism() > 1;
+    // With a core to spare, the next namespace's dump runs on another thread meanwhile. Asked at
+    // each call: a container's CPU set can change while the process runs.
+    const cores = availableParallelism();
+    const lookAhead = destroyIn.openAhead !== undefined && cores > 1;
     // Worth it where walks are long (a table the namespaces share): while the last namespace with
     // something to walk took as long (one found empty when opened ahead is quick).
     let lastVisitMs = 0;
@@ -300,7 +302,7 @@ export class BackendTerminator {
       };
       const wanted = () => lastVisitMs >= AHEAD_AFTER_MS;
       const targets = lookAhead
-        ? announced(walk, ahead, { wanted, depth: MAX_AHEAD, walks: WALKS_AHEAD })
+        ? announced(walk, ahead, { wanted, depth: MAX_AHEAD, walks: walksAhead(cores) })
         : walk;
       for (const target of targets) {
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);

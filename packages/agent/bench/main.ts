@@ -6,11 +6,12 @@
  * against the stand-in API server with --coalesce 0 (the window is a deliberate wait, added on
  * top in production), its real terminator (sockdiag/promises, one pass per batch), over 100
  * namespaces held by the core bench's multi-namespace holder. For comparison, the same removal
- * done with one terminate() pass per backend. Needs root. With BENCH_FIGURES=FILE, the latency
- * medians of the one-pass batches are also written to FILE as JSON ({ cores, batches: [{ what,
- * backends, ms }], kernelRatio }),
- * for the root bench to set the one-core run beside the run on every core, and both beside the
- * kernel's own 2-core ratio for the raw dumps of the same namespaces (on more than one core).
+ * done with one terminate() pass per backend. On more than one core, each one-pass batch is also
+ * timed with the whole process pinned to one core, in turns with the rounds on every core (the
+ * same minutes of a machine whose load moves), beside the kernel's own 2-core ratio for the raw
+ * dumps of the same namespaces. Needs root. With BENCH_FIGURES=FILE, the latency medians of the
+ * one-pass batches are also written to FILE as JSON ({ cores, batches: [{ what, backends, ms,
+ * oneCoreMs }], kernelRatio }), for the root bench's goals.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -31,6 +32,7 @@ import {
   udpSlice,
   until,
 } from "../test/kit/index.js";
+import { cpuList, onOneCore } from "./affinity.js";
 import { scaleBench } from "./scale.js";
 
 const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 100);
@@ -232,7 +234,9 @@ async function latencyBench(): Promise<string[]> {
   const api = await StandInApiServer.start();
   const state = await scratchDir("bench");
   let holding: Holding | undefined;
-  const batches: { what: string; backends: number; ms: number }[] = [];
+  const batches: { what: string; backends: number; ms: number; oneCoreMs?: number }[] = [];
+  /** This process's CPUs, where there is more than one to take away. */
+  const cpus = availableParallelism() > 1 ? cpuList() : undefined;
   const out: string[] = [
     `sockdiag-agent: watch event -> end of the batch that destroyed the sockets (--coalesce 0)`,
     `${NAMESPACES} namespaces, ${OTHERS_PER_NAMESPACE} other UDP sockets in each, 1 client of each backend in each; Node ${process.version}; ` +
@@ -293,15 +297,29 @@ async function latencyBench(): Promise<string[]> {
           const first = warming ? await round(api, agent, all, removed, holding) : undefined;
           if (warming) for (let i = 0; i < WARM_UP; i++) await round(api, agent, all, removed, holding);
           const figures: Figure[] = [];
-          for (let i = 0; i < c.rounds; i++) figures.push(await round(api, agent, all, removed, holding));
+          const oneCore: Figure[] = [];
+          const held = holding;
+          const free = () => round(api, agent, all, removed, held);
+          const pinned = c.what === undefined || cpus === undefined ? undefined : () => onOneCore(cpus, free);
+          for (let i = 0; i < c.rounds; i++) {
+            // In turns, so that neither always runs second.
+            if (pinned && i % 2 === 1) oneCore.push(await pinned());
+            figures.push(await free());
+            if (pinned && i % 2 === 0) oneCore.push(await pinned());
+          }
           const expected = removed * NAMESPACES;
-          const bad = [first, ...figures].find((f) => f && f.destroyed !== expected);
+          const bad = [first, ...figures, ...oneCore].find((f) => f && f.destroyed !== expected);
           if (bad) throw new Error(`${c.label}: destroyed ${bad.destroyed} sockets, expected ${expected}`);
           const ms = median(figures.map((f) => f.ms));
-          if (c.what) batches.push({ what: c.what, backends: removed, ms });
+          const oneCoreMs = pinned ? median(oneCore.map((f) => f.ms)) : undefined;
+          if (c.what) batches.push({ what: c.what, backends: removed, ms, oneCoreMs });
           out.push(
             `  ${c.label}: ${String(removed).padStart(2)} backend(s), ${String(expected).padStart(4)} sockets: ` +
-              `${ms.toFixed(1)} ms; event-loop max delay ` +
+              `${ms.toFixed(1)} ms` +
+              (oneCoreMs === undefined
+                ? ""
+                : ` (pinned to one core ${oneCoreMs.toFixed(1)} ms: ${(ms / oneCoreMs).toFixed(2)} x)`) +
+              `; event-loop max delay ` +
               `${median(figures.map((f) => f.loopMaxMs)).toFixed(1)} ms` +
               (c.rounds > 1
                 ? ` (median of ${c.rounds}; worst ${Math.max(...figures.map((f) => f.loopMaxMs)).toFixed(1)} ms)`
