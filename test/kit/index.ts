@@ -3,6 +3,7 @@
  * the `ss` oracle. Integration tests import from here.
  */
 
+export * from "./affinity.js";
 export * from "./conntrack.js";
 export * from "./fake-netlink.js";
 export * from "./fds.js";

@@ -5,12 +5,11 @@
  * beside what the others did.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { test } from "node:test";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
-import { poolSize } from "../../src/promises/pool.js";
-import { describeAsRoot } from "../kit/root.js";
+import { isShared, poolSize } from "../../src/promises/pool.js";
+import { cpuList, describeAsRoot, onOneCore } from "../kit/index.js";
 import { HOST, type Scene, useScene } from "../terminator/scene.js";
 
 const shape = (r: sync.BatchTerminationReport) => ({
@@ -31,24 +30,19 @@ describeAsRoot("a termination shared over the worker pool", () => {
   ];
 
   test("the pool follows the process's CPU set: one worker once moved to one core, every core again after", async () => {
-    const cpus = /:\s*(\S+)\s*$/.exec(
-      execFileSync("taskset", ["-c", "-p", String(process.pid)], { encoding: "utf8" }),
-    )![1]!;
-    const moveTo = (list: string) => execFileSync("taskset", ["-a", "-c", "-p", list, String(process.pid)]);
     const before = poolSize();
     assert.ok(before >= 2, `this test needs two cores (${before})`);
     await open();
     const config = { netnsDirs: [scene.dir], dryRun: true, conntrack: false };
     const viaSync = new sync.BackendTerminator(config).terminateMany(backends());
-    moveTo(/^\d+/.exec(cpus)![0]);
-    try {
+    await onOneCore(cpuList(), async () => {
       assert.equal(poolSize(), 1);
+      assert.equal(isShared(config), false, "on one core, a termination goes to the one worker");
       const onOne = await new promises.BackendTerminator(config).terminateMany(backends());
       assert.deepEqual(shape(onOne), shape(viaSync));
-    } finally {
-      moveTo(cpus);
-    }
+    });
     assert.equal(poolSize(), before);
+    assert.equal(isShared(config), true);
   });
 
   test("the pool's report is the synchronous one: order, counts, per backend, ok", async () => {

@@ -24,7 +24,9 @@ import { BackendTerminator } from "sockdiag/promises";
 import type { AgentBackend } from "../src/backend.js";
 import { emptyOutcome, type Terminator } from "../src/terminator.js";
 import {
+  cpuList,
   metric,
+  onOneCore,
   StandInApiServer,
   scratchDir,
   startTestAgent,
@@ -32,7 +34,6 @@ import {
   udpSlice,
   until,
 } from "../test/kit/index.js";
-import { cpuList, onOneCore } from "./affinity.js";
 import { scaleBench } from "./scale.js";
 
 const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 100);

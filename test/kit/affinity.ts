@@ -1,6 +1,7 @@
 /**
- * This process's CPU affinity, changed for every thread at once (`taskset -a`): the latency bench
- * runs a round pinned to one core between rounds on every core, so that both see the same machine.
+ * This process's CPU affinity, changed for every thread at once (`taskset -a`): for work that must
+ * run on one core in the middle of a process that uses them all (the agent bench's one-core rounds,
+ * in turns with those on every core; the pool's test of a shrunk CPU set).
  */
 import { spawnSync } from "node:child_process";
 
