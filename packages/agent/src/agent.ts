@@ -1,30 +1,26 @@
 /**
- * Agent: EndpointSlices in (raw, from the reflector), removal batches out. Each slice is read into
- * its compact form (untrusted input: whatever names nothing is skipped, logged once per version and
- * counted), merged per backend (EndpointCache), removals coalesced (RemovalTracker), each batch
- * handed to the Terminator in one call — one pass over every namespace for all its backends — then
- * counted, logged and saved.
+ * Agent: EndpointSlices in (compact, from the reflector's store), removal batches out. Slices are
+ * merged per backend (EndpointCache), removals coalesced (RemovalTracker), each batch handed to the
+ * Terminator in one call — one pass over every namespace for all its backends — then counted,
+ * logged and saved.
  *
- * The first sync is all or nothing: a list's pages are staged and applied only once the last page
- * came; until then nothing saved is terminated and nothing is saved, so the file still holds what
+ * The first sync is all or nothing: a list is applied only once it came whole; until then nothing
+ * saved is terminated and nothing is saved, so the file still holds what
  * the agent knew when it last ran, and its difference with the first whole list is what was removed
  * while it was away. A re-list replaces the slices known, as client-go's store does.
  */
-import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { Aftercare } from "./aftercare.js";
-import type { AgentProtocol } from "./backend.js";
 import { type Before, EndpointCache } from "./endpoint-cache.js";
 import type { AgentMetrics } from "./metrics.js";
 import { Passes } from "./passes.js";
 import { type Clock, RemovalTracker, systemClock, type TerminatingPolicy } from "./removals.js";
-import { objectId, readSlice, type Skip, type SliceContent } from "./slice.js";
-import type { SliceWatchEvents } from "./slice-watch.js";
+import type { SliceContent } from "./slice.js";
+import type { SliceSink } from "./slice-store.js";
 import type { StateFile } from "./state-file.js";
 import type { Terminator } from "./terminator.js";
 
 export interface AgentSettings {
-  protocols: readonly AgentProtocol[];
   policy: TerminatingPolicy;
   coalesceMs: number;
   /** How long after its batch a removed backend is watched over (aftercare.ts); 0: not at all. */
@@ -44,34 +40,24 @@ export interface AgentParts {
 
 /** Slices applied between two turns of the event loop. */
 const APPLY_CHUNK = 500;
-/** How many unnamed malformed objects are remembered as logged (then the memory starts again). */
-const MAX_UNNAMED_REMEMBERED = 1000;
-
-export class Agent implements SliceWatchEvents {
+export class Agent implements SliceSink {
   private readonly cache = new EndpointCache();
   private readonly tracker: RemovalTracker;
   private readonly aftercare: Aftercare;
   private readonly passes: Passes;
-  private readonly protocols: ReadonlySet<AgentProtocol>;
   private readonly clock: Clock;
   private saved = new Map<string, string[]>();
-  /** The list in progress, by slice id. */
-  private staged: Map<string, SliceContent> | undefined;
   private synced = false;
   /** A list is being applied. */
   private applying = false;
   private stopping = false;
   private batches: Promise<void> | undefined;
   private saveTimer: unknown;
-  private watchesOpened = 0;
-  /** Digests of the objects without a name that were logged. */
-  private readonly unnamedSeen = new Set<string>();
 
   constructor(
     private readonly settings: AgentSettings,
     private readonly parts: AgentParts,
   ) {
-    this.protocols = new Set(settings.protocols);
     this.clock = parts.clock ?? systemClock;
     this.tracker = new RemovalTracker(this.cache, {
       policy: settings.policy,
@@ -123,29 +109,16 @@ export class Agent implements SliceWatchEvents {
     return this.passes.working;
   }
 
-  listPage(items: readonly unknown[]): void {
-    this.staged ??= new Map();
-    for (const raw of items) {
-      // A re-listed slice at the version already known is not read again.
-      const identity = objectId(raw);
-      const known = identity && this.cache.slice(identity.id);
-      if (known && identity.resourceVersion !== "" && known.resourceVersion === identity.resourceVersion) {
-        this.staged.set(known.id, known);
-        continue;
-      }
-      const content = this.read(raw);
-      if (content) this.staged.set(content.id, content);
-    }
+  slice(id: string): SliceContent | undefined {
+    return this.cache.slice(id);
   }
 
   /**
-   * Apply the staged list: slices gone from it are removed, new and changed ones put, in chunks
+   * Apply a whole list: slices gone from it are removed, new and changed ones put, in chunks
    * with a turn of the event loop between (nothing else changes the cache meanwhile: the watch
    * waits, and removals are looked at only once the whole list is in).
    */
-  async listed(count: number): Promise<void> {
-    const staged = this.staged ?? new Map<string, SliceContent>();
-    this.staged = undefined;
+  async replace(staged: ReadonlyMap<string, SliceContent>, count: number): Promise<void> {
     this.applying = true;
     const touched = new Map<string, Before>();
     const merge = (changes: Map<string, Before>) => {
@@ -190,37 +163,12 @@ export class Agent implements SliceWatchEvents {
     this.saveSoon(0);
   }
 
-  watchOpened(): void {
-    if (this.watchesOpened++ > 0) this.parts.metrics.watchRestarts.inc();
-  }
-
-  listAbandoned(): void {
-    this.staged = undefined;
-  }
-
-  put(raw: unknown): void {
-    const content = this.read(raw);
-    if (!content) return;
-    this.parts.logger.debug({ slice: content.id, backends: content.keys.length }, "slice put");
+  put(content: SliceContent): void {
     this.changed(this.cache.put(content));
   }
 
-  delete(raw: unknown): void {
-    const identity = objectId(raw);
-    if (!identity) {
-      this.skippedObject(raw, [{ reason: "metadata", detail: "a deleted object without metadata" }]);
-      return;
-    }
-    this.parts.logger.debug({ slice: identity.id }, "slice deleted");
-    this.changed(this.cache.remove(identity.id));
-  }
-
-  error(err: unknown, step: "list" | "watch", delayMs: number): void {
-    this.parts.metrics.errors.inc({ where: step });
-    this.parts.logger.warn(
-      { err, retryInMs: delayMs },
-      step === "list" ? "endpointslice list failed" : "endpointslice watch failed",
-    );
+  remove(id: string): void {
+    this.changed(this.cache.remove(id));
   }
 
   /**
@@ -234,35 +182,6 @@ export class Agent implements SliceWatchEvents {
     this.clock.clearTimeout(this.saveTimer);
     await this.batches;
     if (this.synced) await this.save();
-  }
-
-  /** Read a raw slice; log and count what was skipped, once per version of the slice. */
-  private read(raw: unknown): SliceContent | undefined {
-    const { content, skipped } = readSlice(raw, this.protocols);
-    if (skipped.length === 0) return content;
-    if (!content) {
-      this.skippedObject(raw, skipped);
-      return undefined;
-    }
-    // Without a resourceVersion (a real server always sends one), the object's text is its version.
-    if (content.resourceVersion === "") content.resourceVersion = `sha256:${digestOf(raw)}`;
-    if (this.cache.slice(content.id)?.resourceVersion !== content.resourceVersion)
-      this.skippedParts(content.id, skipped);
-    return content;
-  }
-
-  /** An object without a name has no version to remember: it is known by its text. */
-  private skippedObject(raw: unknown, skipped: readonly Skip[]): void {
-    const digest = digestOf(raw);
-    if (this.unnamedSeen.has(digest)) return;
-    if (this.unnamedSeen.size >= MAX_UNNAMED_REMEMBERED) this.unnamedSeen.clear();
-    this.unnamedSeen.add(digest);
-    this.skippedParts("(no metadata)", skipped);
-  }
-
-  private skippedParts(slice: string, skipped: readonly Skip[]): void {
-    for (const s of skipped) this.parts.metrics.skipped.inc({ reason: s.reason });
-    this.parts.logger.warn({ slice, skipped: skipped.map((s) => s.detail) }, "endpointslice parts skipped");
   }
 
   private changed(touched: ReadonlyMap<string, Before>): void {
@@ -327,14 +246,4 @@ export class Agent implements SliceWatchEvents {
       this.parts.logger.error({ err, path: this.parts.state.path }, "state not saved");
     });
   }
-}
-
-/** The digest of an object's text, less the apiVersion and kind that watch events carry and list items do not. */
-function digestOf(raw: unknown): string {
-  const {
-    apiVersion: _a,
-    kind: _k,
-    ...rest
-  } = (typeof raw === "object" && raw !== null ? raw : { raw }) as Record<string, unknown>;
-  return createHash("sha256").update(JSON.stringify(rest)).digest("base64");
 }

@@ -15,6 +15,7 @@ import type { Agent as HttpAgent, IncomingMessage } from "node:http";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { ListAnswer, ListRequest, ListWatchSource, WatchRequest } from "./reflector.js";
 
 /** The cluster-wide list/watch path of EndpointSlices. */
 export const ENDPOINTSLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices";
@@ -47,20 +48,13 @@ export class BrokenAnswerError extends Error {
   override readonly name = "BrokenAnswerError";
 }
 
-/** A page of a list: raw items, the list's resourceVersion, and the token of the next page. */
-export interface ListPage {
-  items: unknown[];
-  resourceVersion: string;
-  continue: string | undefined;
-}
-
 /** One watch event as sent: `type` (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) and the raw object. */
 export interface WatchEvent {
   type: string;
   object: unknown;
 }
 
-export class EndpointSliceApi {
+export class EndpointSliceApi implements ListWatchSource {
   constructor(private readonly kubeConfig: KubeConfig) {}
 
   /** The server's URL, for logs. */
@@ -69,11 +63,22 @@ export class EndpointSliceApi {
   }
 
   /**
-   * One page of the list (`limit` items at most, from the page `continueToken` names).
-   * Rejects with ApiStatusError for an error status, or the request's error (abort included).
+   * One page of the list, each item to `onItem`. Rejects with ApiStatusError for an error status,
+   * or the request's error (abort included).
    */
-  async listPage(limit: number, continueToken: string | undefined, signal: AbortSignal): Promise<ListPage> {
-    const res = await this.get({ limit: String(limit), continue: continueToken }, signal);
+  async list(
+    request: ListRequest,
+    signal: AbortSignal,
+    onItem: (item: unknown) => void,
+  ): Promise<ListAnswer> {
+    const res = await this.get(
+      {
+        resourceVersion: request.resourceVersion,
+        limit: request.limit === undefined ? undefined : String(request.limit),
+        continue: request.continue,
+      },
+      signal,
+    );
     const body = await readBody(res, signal);
     const list = parseJson(body, "list") as {
       metadata?: { resourceVersion?: unknown; continue?: unknown };
@@ -85,8 +90,8 @@ export class EndpointSliceApi {
     if (typeof rv !== "string" || rv === "")
       throw new BrokenAnswerError("the list answer has no resourceVersion");
     const next = list.metadata?.continue;
+    for (const item of list.items) onItem(item);
     return {
-      items: list.items,
       resourceVersion: rv,
       continue: typeof next === "string" && next ? next : undefined,
     };
@@ -99,8 +104,7 @@ export class EndpointSliceApi {
    * (abort included). `onOpen` is called once the server has answered 200.
    */
   async watch(
-    resourceVersion: string,
-    timeoutSeconds: number,
+    request: WatchRequest,
     signal: AbortSignal,
     onEvent: (event: WatchEvent) => void,
     onOpen?: () => void,
@@ -108,9 +112,9 @@ export class EndpointSliceApi {
     const res = await this.get(
       {
         watch: "true",
-        resourceVersion,
+        resourceVersion: request.resourceVersion,
         allowWatchBookmarks: "true",
-        timeoutSeconds: String(timeoutSeconds),
+        timeoutSeconds: String(request.timeoutSeconds),
       },
       signal,
     );

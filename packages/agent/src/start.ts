@@ -5,12 +5,15 @@
  */
 import { type DestinationStream, type Logger, pino } from "pino";
 import { Agent } from "./agent.js";
+import { type BackoffOptions, ExponentialBackoff } from "./backoff.js";
 import { AgentHttpServer, type ListenAddress } from "./http-server.js";
 import { EndpointSliceApi } from "./kube-api.js";
 import { loadKubeConfig } from "./kubeconfig.js";
 import { AgentMetrics } from "./metrics.js";
 import type { AgentOptions } from "./options.js";
-import { SliceWatch, type SliceWatchOptions } from "./slice-watch.js";
+import { Reflector, type ReflectorOptions } from "./reflector.js";
+import { reflectorLog } from "./reflector-log.js";
+import { SliceStore } from "./slice-store.js";
 import { StateFile } from "./state-file.js";
 import { libraryTerminator, type Terminator } from "./terminator.js";
 
@@ -20,8 +23,10 @@ export interface StartParts {
   logger?: Logger;
   /** Where the JSON log lines go when no logger is given; default stdout. */
   logStream?: DestinationStream;
-  /** Reflector settings beyond the watch timeout (tests: quicker back-off). */
-  watch?: Omit<SliceWatchOptions, "watchTimeoutMs">;
+  /** Reflector settings beyond the watch timeout. */
+  watch?: Omit<ReflectorOptions, "watchTimeoutMs">;
+  /** The reflector's back-off (tests: quicker). */
+  backoff?: BackoffOptions;
   /** The environment KUBECONFIG and KUBERNETES_SERVICE_HOST are read from; default process.env. */
   env?: NodeJS.ProcessEnv;
   /** Called when the terminator failed fatally (the default: exit status 1 after stopping). */
@@ -59,7 +64,6 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
   let stopping: Promise<void> | undefined;
   const agent = new Agent(
     {
-      protocols: options.protocols,
       policy: options.onTerminating,
       coalesceMs: options.coalesceMs,
       aftercareMs: options.aftercareMs,
@@ -74,10 +78,13 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
     },
   );
   await agent.load();
-  const watch = new SliceWatch(new EndpointSliceApi(kubeConfig), agent, {
-    ...parts.watch,
-    watchTimeoutMs: options.watchTimeoutMs,
-  });
+  const watch = new Reflector(
+    new EndpointSliceApi(kubeConfig),
+    new SliceStore(agent, options.protocols, metrics, logger),
+    reflectorLog(metrics, logger),
+    new ExponentialBackoff(parts.backoff),
+    { ...parts.watch, watchTimeoutMs: options.watchTimeoutMs },
+  );
   const live = () => agent.isWorking();
   const ready = () => agent.isSynced() && watch.healthy();
   const http = new AgentHttpServer(metrics.registry, { live, ready });

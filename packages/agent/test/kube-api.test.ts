@@ -39,7 +39,11 @@ describe("EndpointSliceApi", () => {
         currentContext: "x",
       });
       const events: WatchEvent[] = [];
-      await new EndpointSliceApi(kc).watch("1", 1, new AbortController().signal, (e) => events.push(e));
+      await new EndpointSliceApi(kc).watch(
+        { resourceVersion: "1", timeoutSeconds: 1 },
+        new AbortController().signal,
+        (e) => events.push(e),
+      );
       assert.deepEqual(
         events.map((e) => (e.object as { metadata: { name: string } }).metadata.name),
         ["café-ü", "café-ü"],

@@ -163,8 +163,8 @@ describe("the API server fails; the agent stays calm", () => {
     const svc = freshService();
     api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.24.0.1", "10.24.0.2"]));
     const terminator = new RecordingTerminator();
-    const backoff = { backoffMs: 40, maxBackoffMs: 640 };
-    await agent({ stateDir: await stateDir(), terminator, watch: backoff });
+    const backoff = { initialMs: 40, maxMs: 640 };
+    await agent({ stateDir: await stateDir(), terminator, backoff });
     const from = api.requests.length;
     api.expireEveryWatch(true);
     api.apply(udpSlice(`${svc}-a`, svc, 53, ["10.24.0.2"]));
@@ -177,7 +177,7 @@ describe("the API server fails; the agent stays calm", () => {
     const lists = api.requests.slice(from).filter((r) => r.kind === "list");
     // Each list follows an expired watch after a back-off of at least half its ceiling (40·2^n ms, capped).
     for (let n = 1; n < 6; n++) {
-      const floor = Math.min(backoff.maxBackoffMs, backoff.backoffMs * 2 ** n) / 2;
+      const floor = Math.min(backoff.maxMs, backoff.initialMs * 2 ** n) / 2;
       assert.ok(
         lists[n]!.at - lists[n - 1]!.at >= floor,
         `list ${n} came ${lists[n]!.at - lists[n - 1]!.at} ms after the one before, under ${floor}`,

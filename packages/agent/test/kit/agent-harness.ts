@@ -25,8 +25,10 @@ export interface TestAgent {
 export interface TestAgentOptions extends Partial<AgentOptions> {
   stateDir: string;
   terminator?: Terminator;
-  /** Reflector settings (default: back-off 50 ms, capped at 200 ms). */
+  /** Reflector settings. */
   watch?: StartParts["watch"];
+  /** The reflector's back-off (default: 50 ms, capped at 200 ms). */
+  backoff?: StartParts["backoff"];
   /** Resolve as soon as the agent started, not once it is ready. */
   unready?: boolean;
 }
@@ -61,7 +63,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
     new Promise<Record<string, unknown>>((resolve) => {
       waiters.push({ msg, resolve });
     });
-  const { terminator, watch, unready: _, ...rest } = options;
+  const { terminator, watch, backoff, unready: _, ...rest } = options;
   const agent = await startAgent(
     {
       kubeconfig,
@@ -81,7 +83,8 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
     {
       ...(terminator ? { terminator } : {}),
       logStream,
-      watch: { backoffMs: 50, maxBackoffMs: 200, ...watch },
+      ...(watch ? { watch } : {}),
+      backoff: { initialMs: 50, maxMs: 200, ...backoff },
       onFatal: (err) => logs.push({ fatal: String(err) }),
     },
   );

@@ -1,51 +1,99 @@
 /**
- * SliceWatch: the agent's reflector for EndpointSlices, modelled on client-go's: list (in pages,
- * each page handed over as it comes, the whole applied only once the last page came), then watch
- * from the list's resourceVersion with bookmarks; a watch that ends is started again from the last
- * resourceVersion seen; "410 Gone" lists again. It keeps no objects: the consumer reads each one.
+ * Reflector: client-go's reflector (tools/cache/reflector.go) for one resource, its seams injected —
+ * a list/watch source, a store, an observer, a clock and a back-off. It lists (in pages, each item
+ * handed to the store's replacement as it comes, the whole applied only once the last page came),
+ * then watches from the list's resourceVersion with bookmarks; a watch that ends is started again
+ * from the last resourceVersion seen; "410 Gone" lists again. It keeps no objects.
  *
  * Every request can fail, hang or go silent, so:
- * - every retry, list or watch, whatever the error, waits an exponential back-off with jitter,
- *   capped; the back-off resets only once a watch has delivered an event or a bookmark;
+ * - every retry, list or watch, whatever the error, waits for the back-off;
  * - each watch asks the server to end it (`timeoutSeconds` drawn between the watch timeout and twice
  *   it, as client-go draws 5 to 10 minutes), and is given up when it has sent nothing for longer
  *   than that plus a margin (a stuck proxy keeps a connection open and silent);
  * - each list page is given up after the list timeout.
  */
-import { setTimeout as sleep } from "node:timers/promises";
-import { ApiStatusError, type EndpointSliceApi } from "./kube-api.js";
+import { ApiStatusError, type WatchEvent } from "./kube-api.js";
+import { type Clock, systemClock } from "./removals.js";
 
-export interface SliceWatchEvents {
-  /** One page of a list in progress: read and stage its items, apply nothing yet. */
-  listPage(items: readonly unknown[]): void;
-  /** The list in progress came whole: apply what was staged (replacing what was known); the watch waits for it. */
-  listed(count: number): Promise<void>;
-  /** The list in progress was given up: drop what was staged. */
-  listAbandoned(): void;
+/** What a list asks: `resourceVersion` absent for "most recent"; `limit` absent for all at once. */
+export interface ListRequest {
+  resourceVersion?: string;
+  limit?: number;
+  continue?: string;
+}
+
+/** A list answer's metadata; its items went to `onItem` as they came. */
+export interface ListAnswer {
+  resourceVersion: string;
+  continue: string | undefined;
+}
+
+export interface WatchRequest {
+  resourceVersion: string;
+  timeoutSeconds: number;
+}
+
+/** The API server, as the reflector uses it (kube-api.ts; a fake in unit tests). */
+export interface ListWatchSource {
+  /** One list page: each item to `onItem` as it is read. Rejects on any error (abort included). */
+  list(request: ListRequest, signal: AbortSignal, onItem: (item: unknown) => void): Promise<ListAnswer>;
+  /**
+   * A watch with bookmarks: `onOpen` once the server answered 200, each event to `onEvent` as it
+   * comes (an ERROR event rejects instead). Resolves when the server ends the stream.
+   */
+  watch(
+    request: WatchRequest,
+    signal: AbortSignal,
+    onEvent: (event: WatchEvent) => void,
+    onOpen: () => void,
+  ): Promise<void>;
+}
+
+/** A whole new state being read: nothing is applied until `commit`. */
+export interface Replacement {
+  add(object: unknown): void;
+  /** The state came whole: replace what was known with it (the watch waits for it). */
+  commit(count: number): Promise<void>;
+  /** The state in progress was given up: drop what was staged. */
+  abandon(): void;
+}
+
+/** Where the reflector puts what it reads (client-go's Store). */
+export interface ReflectorStore {
+  /** Start reading a whole new state (a list). */
+  replacement(): Replacement;
   /** ADDED or MODIFIED by watch. */
   put(object: unknown): void;
   /** DELETED by watch. */
   delete(object: unknown): void;
+}
+
+/** Told of the reflector's requests, for metrics and logs. */
+export interface ReflectorObserver {
   /** A watch was answered 200: events follow. */
   watchOpened(): void;
   /** A failed list or watch; the next attempt starts after `delayMs`. */
-  error(err: unknown, step: "list" | "watch", delayMs: number): void;
+  failed(err: unknown, step: "list" | "watch", delayMs: number): void;
 }
 
-export interface SliceWatchOptions {
+/** How long to wait before the next attempt after a failure. */
+export interface Backoff {
+  next(): number;
+  /** The requests work again. */
+  reset(): void;
+}
+
+export interface ReflectorOptions {
   /** Items per list page. Default 500, as client-go's pager. */
   pageSize?: number;
   /** The watch timeout T: each watch asks for T to 2T, and is given up after its ask plus a margin. Default 300,000. */
   watchTimeoutMs?: number;
   /** A list page that has not come in this long is given up. Default min(60,000, watchTimeoutMs). */
   listTimeoutMs?: number;
-  /** First back-off; doubles up to `maxBackoffMs`. Default 500. */
-  backoffMs?: number;
-  /** Default 30,000. */
-  maxBackoffMs?: number;
   /** How long the watch still counts as healthy after its last sign of life while it fails. Default 60,000. */
   staleAfterMs?: number;
-  /** For tests: the random source of jitter and of `timeoutSeconds`. */
+  clock?: Clock;
+  /** The random source of `timeoutSeconds`. */
   random?: () => number;
 }
 
@@ -57,32 +105,31 @@ export class GivenUpError extends Error {
   override readonly name = "GivenUpError";
 }
 
-export class SliceWatch {
+export class Reflector {
   private readonly pageSize: number;
   private readonly watchTimeoutMs: number;
   private readonly listTimeoutMs: number;
-  private readonly backoffMs: number;
-  private readonly maxBackoffMs: number;
   private readonly staleAfterMs: number;
+  private readonly clock: Clock;
   private readonly random: () => number;
   private readonly stopper = new AbortController();
   private running: Promise<void> | undefined;
   private rv = "";
-  private attempt = 0;
   private failing = false;
   private lastSignOfLife = Number.NEGATIVE_INFINITY;
 
   constructor(
-    private readonly api: EndpointSliceApi,
-    private readonly events: SliceWatchEvents,
-    options: SliceWatchOptions = {},
+    private readonly source: ListWatchSource,
+    private readonly store: ReflectorStore,
+    private readonly observer: ReflectorObserver,
+    private readonly backoff: Backoff,
+    options: ReflectorOptions = {},
   ) {
     this.pageSize = options.pageSize ?? 500;
     this.watchTimeoutMs = options.watchTimeoutMs ?? 300_000;
     this.listTimeoutMs = options.listTimeoutMs ?? Math.min(60_000, this.watchTimeoutMs);
-    this.backoffMs = options.backoffMs ?? 500;
-    this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
     this.staleAfterMs = options.staleAfterMs ?? 60_000;
+    this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
   }
 
@@ -91,7 +138,7 @@ export class SliceWatch {
     this.running ??= this.run();
   }
 
-  /** Stop: the request in flight is given up; no event is reported after this resolves. */
+  /** Stop: the request in flight is given up; nothing reaches the store after this resolves. */
   async stop(): Promise<void> {
     this.stopper.abort();
     await this.running;
@@ -108,7 +155,7 @@ export class SliceWatch {
    */
   healthy(): boolean {
     if (this.stopper.signal.aborted) return false;
-    return !this.failing || performance.now() - this.lastSignOfLife < this.staleAfterMs;
+    return !this.failing || this.clock.now() - this.lastSignOfLife < this.staleAfterMs;
   }
 
   private async run(): Promise<void> {
@@ -128,35 +175,39 @@ export class SliceWatch {
         if (stopped.aborted) return;
         if (err instanceof ApiStatusError && err.expired) needList = true;
         this.failing = true;
-        const delayMs = this.nextBackoff();
-        this.events.error(err, step, delayMs);
-        await sleep(delayMs, undefined, { signal: stopped }).catch(() => undefined);
+        const delayMs = this.backoff.next();
+        this.observer.failed(err, step, delayMs);
+        await this.sleep(delayMs);
       }
     }
   }
 
-  /** One whole list, page by page; the consumer applies it only once every page came. */
+  /** One whole list, page by page; the store applies it only once every page came. */
   private async list(): Promise<void> {
+    const replacement = this.store.replacement();
     let token: string | undefined;
     let count = 0;
     let rv = "";
+    const onItem = (item: unknown) => {
+      replacement.add(item);
+      count++;
+    };
     try {
       do {
-        const page = await this.limited(this.listTimeoutMs, "a list page", (signal) =>
-          this.api.listPage(this.pageSize, token, signal),
+        const request: ListRequest = { limit: this.pageSize, ...(token ? { continue: token } : {}) };
+        const answer = await this.limited(this.listTimeoutMs, "a list page", (signal) =>
+          this.source.list(request, signal, onItem),
         );
-        this.events.listPage(page.items);
-        count += page.items.length;
-        rv = page.resourceVersion;
-        token = page.continue;
+        rv = answer.resourceVersion;
+        token = answer.continue;
         // Let the event loop serve others between pages.
         await new Promise((resolve) => setImmediate(resolve));
       } while (token !== undefined);
     } catch (err) {
-      this.events.listAbandoned();
+      replacement.abandon();
       throw err;
     }
-    await this.events.listed(count);
+    await replacement.commit(count);
     this.rv = rv;
     this.signOfLife();
   }
@@ -167,51 +218,57 @@ export class SliceWatch {
    * nothing; rejects on every error, and when it went silent.
    */
   private async watchOnce(): Promise<boolean> {
-    const askSeconds = Math.round((this.watchTimeoutMs / 1000) * (1 + this.random()));
+    const askSeconds = Math.max(1, Math.round((this.watchTimeoutMs / 1000) * (1 + this.random())));
     const silenceMs = askSeconds * 1000 + Math.max(1000, this.watchTimeoutMs / 10);
-    const started = performance.now();
+    const started = this.clock.now();
     let delivered = false;
     await this.limited(silenceMs, "a silent watch", (signal, rearm) =>
-      this.api.watch(
-        this.rv,
-        Math.max(1, askSeconds),
+      this.source.watch(
+        { resourceVersion: this.rv, timeoutSeconds: askSeconds },
         signal,
         (event) => {
           rearm();
-          this.onEvent(event.type, event.object);
+          this.onEvent(event);
           delivered = true;
         },
-        () => this.events.watchOpened(),
+        () => this.observer.watchOpened(),
       ),
     );
-    return delivered || performance.now() - started >= SHORT_WATCH_MS;
+    return delivered || this.clock.now() - started >= SHORT_WATCH_MS;
   }
 
-  private onEvent(type: string, object: unknown): void {
-    if (type === "ADDED" || type === "MODIFIED") this.events.put(object);
-    else if (type === "DELETED") this.events.delete(object);
+  private onEvent({ type, object }: WatchEvent): void {
+    if (type === "ADDED" || type === "MODIFIED") this.store.put(object);
+    else if (type === "DELETED") this.store.delete(object);
     else if (type !== "BOOKMARK") return;
     const rv = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
     if (typeof rv === "string" && rv !== "") this.rv = rv;
     this.signOfLife();
-    this.attempt = 0;
+    this.backoff.reset();
   }
 
   private signOfLife(): void {
     this.failing = false;
-    this.lastSignOfLife = performance.now();
+    this.lastSignOfLife = this.clock.now();
   }
 
-  /** The next back-off: base·2^n capped, drawn between half of it and all of it ("equal jitter"). */
-  private nextBackoff(): number {
-    const ceiling = Math.min(this.maxBackoffMs, this.backoffMs * 2 ** this.attempt);
-    this.attempt = Math.min(this.attempt + 1, 30);
-    return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+  /** Wait `ms` on the clock, or less if the reflector stops. */
+  private sleep(ms: number): Promise<void> {
+    const stopped = this.stopper.signal;
+    return new Promise((resolve) => {
+      const done = () => {
+        this.clock.clearTimeout(timer);
+        stopped.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = this.clock.setTimeout(done, ms);
+      stopped.addEventListener("abort", done, { once: true });
+    });
   }
 
   /**
-   * Run `request` with a signal that aborts when the agent stops or when `limitMs` passes without
-   * `rearm()` being called; a request given up for time rejects with GivenUpError.
+   * Run `request` with a signal that aborts when the reflector stops or when `limitMs` passes
+   * without `rearm()` being called; a request given up for time rejects with GivenUpError.
    */
   private async limited<T>(
     limitMs: number,
@@ -221,11 +278,11 @@ export class SliceWatch {
     const controller = new AbortController();
     const onStop = () => controller.abort(this.stopper.signal.reason);
     this.stopper.signal.addEventListener("abort", onStop, { once: true });
-    let timer: NodeJS.Timeout | undefined;
+    let timer: unknown;
     let timedOut = false;
     const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
+      this.clock.clearTimeout(timer);
+      timer = this.clock.setTimeout(() => {
         timedOut = true;
         controller.abort();
       }, limitMs);
@@ -237,7 +294,7 @@ export class SliceWatch {
       if (timedOut) throw new GivenUpError(`${what}: nothing came for ${limitMs / 1000} s; given up`);
       throw err;
     } finally {
-      clearTimeout(timer);
+      this.clock.clearTimeout(timer);
       this.stopper.signal.removeEventListener("abort", onStop);
     }
   }

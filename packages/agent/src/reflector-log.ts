@@ -1,0 +1,20 @@
+/** The reflector's requests in the agent's metrics and logs. */
+import type { Logger } from "pino";
+import type { AgentMetrics } from "./metrics.js";
+import type { ReflectorObserver } from "./reflector.js";
+
+export function reflectorLog(metrics: AgentMetrics, logger: Logger): ReflectorObserver {
+  let watchesOpened = 0;
+  return {
+    watchOpened() {
+      if (watchesOpened++ > 0) metrics.watchRestarts.inc();
+    },
+    failed(err, step, delayMs) {
+      metrics.errors.inc({ where: step });
+      logger.warn(
+        { err, retryInMs: delayMs },
+        step === "list" ? "endpointslice list failed" : "endpointslice watch failed",
+      );
+    },
+  };
+}
