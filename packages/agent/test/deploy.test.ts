@@ -19,6 +19,14 @@ import {
   type V1ServiceAccount,
 } from "@kubernetes/client-node";
 import { DEFAULT_NETNS_DIRS, parseOptions } from "../src/options.js";
+import {
+  type HttpCall,
+  RecordingTerminator,
+  StandInApiServer,
+  scratchDir,
+  startTestAgent,
+  udpSlice,
+} from "./kit/index.js";
 
 const DEPLOY = fileURLToPath(new URL("../../../../deploy/", import.meta.url));
 const read = (name: string) => readFileSync(join(DEPLOY, name), "utf8");
@@ -37,6 +45,54 @@ function kustomize(dir: string): Rendered[] {
   if (r.error) throw new Error(`kubectl (Debian package kubernetes-client) is needed: ${r.error.message}`);
   assert.equal(r.status, 0, r.stderr);
   return loadAllYaml(r.stdout) as Rendered[];
+}
+
+/**
+ * What an agent asks of the API server through a start, a removal, a dropped watch and a watch
+ * answered 410 (then a list again), as RBAC names it: "VERB GROUP/RESOURCE", each once.
+ */
+async function requestsOfAnAgent(): Promise<Set<string>> {
+  const api = await StandInApiServer.start();
+  const dir = await scratchDir("rbac");
+  try {
+    api.apply(udpSlice("dns-a", "dns", 53, ["10.9.0.1", "10.9.0.2"]));
+    const terminator = new RecordingTerminator();
+    const t = await startTestAgent(api, { stateDir: dir.path, terminator });
+    try {
+      api.apply(udpSlice("dns-a", "dns", 53, ["10.9.0.2"]));
+      await terminator.waitForBatches(1);
+      const resumed = api.next("watch");
+      api.dropConnections();
+      await resumed;
+      const relisted = api.next("list");
+      api.compact();
+      api.expireWatches();
+      await relisted;
+      await api.next("watch");
+    } finally {
+      await t.stop();
+    }
+    return new Set(api.calls.map(rbacRequest));
+  } finally {
+    await api.close();
+    await dir.remove();
+  }
+}
+
+/** A request as RBAC sees it (kube-apiserver's RequestInfo): "VERB GROUP/RESOURCE". */
+function rbacRequest({ method, url }: HttpCall): string {
+  const parts = url.pathname.split("/").filter((p) => p !== "");
+  const [group, rest] = parts[0] === "api" ? ["", parts.slice(2)] : [parts[1]!, parts.slice(3)];
+  const [resource, name] = rest[0] === "namespaces" && rest.length > 2 ? rest.slice(2) : rest;
+  const watch = ["true", "1"].includes(url.searchParams.get("watch") ?? "");
+  const verbs: Record<string, string> = {
+    GET: name !== undefined ? "get" : watch ? "watch" : "list",
+    POST: "create",
+    PUT: "update",
+    PATCH: "patch",
+    DELETE: name !== undefined ? "delete" : "deletecollection",
+  };
+  return `${verbs[method] ?? method} ${group}/${resource}`;
 }
 
 const haveKubectl = spawnSync("kubectl", ["version", "--client"]).error === undefined;
@@ -151,19 +207,17 @@ if (!haveKubectl && process.env.CI !== "true")
     assert.equal(limits.cpu, undefined, "no CPU limit: a throttled agent is a late one");
   });
 
-  test("RBAC: the service account may get, list and watch EndpointSlices, nothing more", () => {
+  test("RBAC: the service account may do what the agent asks of the API server, nothing more", async () => {
     const sa = one<V1ServiceAccount>("ServiceAccount");
     const role = one<V1ClusterRole>("ClusterRole");
     const binding = one<V1ClusterRoleBinding>("ClusterRoleBinding");
     assert.equal(pod().serviceAccountName, sa.metadata!.name);
-    assert.deepEqual(
-      role.rules!.map((r) => ({
-        apiGroups: r.apiGroups,
-        resources: r.resources,
-        verbs: [...r.verbs].sort(),
-      })),
-      [{ apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] }],
+    const granted = role.rules!.flatMap((r) =>
+      r.apiGroups!.flatMap((group) =>
+        r.resources!.flatMap((resource) => r.verbs.map((verb) => `${verb} ${group}/${resource}`)),
+      ),
     );
+    assert.deepEqual([...granted].sort(), [...(await requestsOfAnAgent())].sort());
     assert.deepEqual(plain(binding.roleRef), {
       apiGroup: "rbac.authorization.k8s.io",
       kind: "ClusterRole",

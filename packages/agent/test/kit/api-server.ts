@@ -73,6 +73,12 @@ export interface RequestSeen {
   expired?: true;
 }
 
+/** An HTTP request as it reached the server: its method and URL. */
+export interface HttpCall {
+  method: string;
+  url: URL;
+}
+
 /** An error Status to answer with ({@link StandInApiServer.fail}). */
 export interface StatusFailure {
   /** The HTTP status, e.g. 500, 503, 429. */
@@ -155,6 +161,8 @@ export class StandInApiServer extends EventEmitter {
    * 410; `refused`: connections reset by a partition.
    */
   readonly counts = { list: 0, watch: 0, expired: 0, refused: 0 };
+  /** Every HTTP request that reached the server, whatever it asked and however it was answered. */
+  readonly calls: HttpCall[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -432,6 +440,7 @@ export class StandInApiServer extends EventEmitter {
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
     const at = performance.now();
     const url = new URL(req.url ?? "/", "https://127.0.0.1");
+    this.calls.push({ method: req.method ?? "", url });
     const m = LIST_PATH.exec(url.pathname);
     const asked = m && req.method === "GET" ? askedOf(url, m[1], at) : undefined;
     if (req.headers.authorization !== `Bearer ${this.token}`) {
