@@ -2,7 +2,7 @@
  * The errors a destroy or delete run throws whatever it destroys: the caller's signal, the caller's
  * predicate, and a selection that would match everything.
  */
-import { QueryError } from "../options/index.js";
+import { describe, QueryError } from "../options/index.js";
 import { type AbortSignalLike, sockdiagError } from "../sys/errors.js";
 
 export type { AbortSignalLike };
@@ -26,30 +26,35 @@ export function throwIfAborted(signal: AbortSignalLike | undefined): void {
 }
 
 /**
- * PredicateError: the caller's predicate threw (`cause`), which ends a destroy (or conntrack
- * delete) run. `report` holds what was done before, balanced: what was queued but not sent is
- * `skipped` (a socket destroy's stops say ECANCELED).
+ * PredicateError: the caller's predicate threw (`cause`), or answered something else than true or
+ * false (`cause` a QueryError saying what), which ends a destroy (or conntrack delete) run.
+ * `report` holds what was done before, balanced: what was queued but not sent is `skipped` (a
+ * socket destroy's stops say ECANCELED).
  */
 export class PredicateError<Report = unknown> extends sockdiagError(
   "PredicateError",
   "ERR_SOCKDIAG_PREDICATE",
 ) {
   declare readonly report: Report;
-  /** `run`: what the predicate was asked about, "destroy" or "delete". */
-  constructor(report: Report, cause: unknown, run = "destroy") {
-    super(`the ${run} predicate threw: ${messageOf(cause)}`, { report }, cause);
+  /** `run`: what the predicate was asked about, "destroy" or "delete"; `what` it did, as PredicateThrew says. */
+  constructor(report: Report, cause: unknown, run = "destroy", what = `threw: ${messageOf(cause)}`) {
+    super(`the ${run} predicate ${what}`, { report }, cause);
   }
 }
 
 /**
- * The predicate's exception on its way out of one namespace's run, marked so that it is never
- * taken for the namespace's own failure.
+ * The predicate's exception (or wrong answer) on its way out of one namespace's run, marked so
+ * that it is never taken for the namespace's own failure.
  */
 export class PredicateThrew {
-  /** The exception's message, for reports. */
+  /** What the predicate did, for reports: "threw: <message>", or "answered <value>, not true or false". */
   readonly message: string;
-  constructor(readonly cause: unknown) {
-    this.message = messageOf(cause);
+  constructor(
+    readonly cause: unknown,
+    answered?: string,
+  ) {
+    this.message =
+      answered === undefined ? `threw: ${messageOf(cause)}` : `answered ${answered}, not true or false`;
   }
 }
 
@@ -57,12 +62,41 @@ function messageOf(cause: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
-/** Ask `predicate` about `item`; what it throws comes out as PredicateThrew. */
-export function approves<T>(predicate: (item: T) => boolean, item: T): boolean {
+/**
+ * Ask `predicate` about `item`. It answers true or false; what it throws, or any other answer (a
+ * Promise, "false", 1), comes out as PredicateThrew: nothing is destroyed on an answer that is not
+ * a plain yes.
+ */
+export function approves<T>(predicate: (item: T) => unknown, item: T): boolean {
+  let answer: unknown;
   try {
-    return predicate(item);
+    answer = predicate(item);
   } catch (err) {
     throw new PredicateThrew(err);
+  }
+  if (typeof answer === "boolean") return answer;
+  const shown = answerText(answer);
+  const thenable = shown === "a Promise";
+  const detail = thenable
+    ? "a synchronous call's predicate must answer true or false at once (sockdiag/promises awaits one)"
+    : "expected true or false";
+  throw new PredicateThrew(new QueryError("predicate", shown, detail), shown);
+}
+
+/** A predicate's answer as a message names it; a Promise's own rejection is silenced here. */
+function answerText(answer: unknown): string {
+  try {
+    if (typeof answer === "bigint") return `${answer}n`;
+    if (typeof answer === "string") return JSON.stringify(answer);
+    if ((typeof answer === "object" || typeof answer === "function") && answer !== null) {
+      if (typeof (answer as { then?: unknown }).then !== "function") return describe(answer);
+      if (answer instanceof Promise) answer.catch(() => {});
+      return "a Promise";
+    }
+    return String(answer);
+  } catch {
+    // A getter or a Promise subclass of the caller's that throws: the answer is refused all the same.
+    return "(an object)";
   }
 }
 

@@ -35,9 +35,10 @@ import type { RunItem, RunReport, Tally } from "./report.js";
 /** What every destroy and delete takes besides its selection of items. */
 export interface RunOptions<T extends RunItem> extends NamespaceSelection {
   /**
-   * Called with each candidate the kernel and the query selected; return false to keep it. Must be
-   * synchronous. An exception it throws ends the run: it is rethrown as PredicateError, which
-   * carries the report of what was done before (what was queued but not sent counted as skipped).
+   * Called with each candidate the kernel and the query selected; answers true to destroy (or
+   * delete) it, false to keep it. Must be synchronous. An exception it throws, or any other answer
+   * (a Promise, "false", 1), ends the run: it is thrown as PredicateError, which carries the report
+   * of what was done before (what was queued but not sent counted as skipped); that item is kept.
    */
   predicate?: (item: T) => boolean;
   /**
@@ -165,7 +166,7 @@ export function* runInSteps<
         using scan = kind.open(target);
         yield* runIn(kind, scan, options, total);
       } catch (err) {
-        if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause, kind.verb);
+        if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause, kind.verb, err.message);
         // From opening the namespace, or what runIn could not record (not the namespace's own).
         const note = kind.noteOf?.(err, target);
         if (note) total.notes.push(note);
@@ -240,7 +241,7 @@ function* runIn<
     batcher?.finish(scan.conn);
   } catch (err) {
     if (err instanceof PredicateThrew) {
-      batcher?.stop(`the predicate threw: ${err.message}`);
+      batcher?.stop(`the predicate ${err.message}`);
       throw err;
     }
     if (err instanceof AbortError) throw err;

@@ -89,7 +89,11 @@ export interface Logger {
 export interface TerminatorConfig extends NamespaceSelection {
   /** Protocol when terminate() is not told one. Default "udp". */
   protocol?: BackendProtocol;
-  /** Veto per socket: return false to keep it (Cilium checks its socket-LB map by cookie here). */
+  /**
+   * Veto per socket: answer false to keep it, true to destroy it; any other answer is handled as a
+   * throw (PredicateError in that namespace, the socket kept). Cilium checks its socket-LB map by
+   * cookie here.
+   */
   predicate?: (socket: InetSocket) => boolean;
   /** Count and report, destroy nothing. */
   dryRun?: boolean;

@@ -179,4 +179,25 @@ describeAsRoot("deleteConntrack input checked whole", () => {
     );
     assert.equal(count(), 20);
   });
+
+  test("a predicate answering anything but true or false ends the run as one that threw: nothing deleted", () => {
+    for (const answer of [Promise.resolve(false), "false", 1n, {}, 1]) {
+      refuses(
+        () => deleteConntrack({ netns: ns.name, all: true, predicate: () => answer as boolean }),
+        PredicateError,
+      );
+      assert.throws(
+        () => deleteConntrack({ netns: ns.name, all: true, predicate: () => answer as boolean }),
+        (err: unknown) => {
+          assert.ok(err instanceof PredicateError, String(err));
+          assert.ok(err.cause instanceof QueryError);
+          assert.match(err.message, /the delete predicate answered .*, not true or false/);
+          const r = err.report as ReturnType<typeof deleteConntrack>;
+          assert.deepEqual([r.matched, r.deleted, r.gone, r.failed.length, r.skipped], [0, 0, 0, 0, 0]);
+          return true;
+        },
+      );
+    }
+    assert.equal(count(), 20);
+  });
 });
