@@ -440,19 +440,19 @@ export class BackendTerminator {
         const total = report.backends[i]!.conntrack;
         if (total) addTally(total, t);
       });
-      if (step.error) this.logger.warn("conntrack failed", { netns: name, error: step.error.message });
-      if (step.tally.matched > 0)
-        this.logger.info("deleted conntrack entries", {
-          netns: name,
-          deleted: step.tally.deleted,
-          failed: step.tally.failed.length,
-        });
     } catch (err) {
       if (isFatalNetnsError(err)) throw err;
       result.conntrack = emptyTally("deleted");
       result.conntrackError = asSockdiagError(err);
-      this.logger.warn("conntrack failed", { netns: name, error: result.conntrackError.message });
     }
+    if (result.conntrackError)
+      this.log(report, "warn", "conntrack failed", { netns: name, error: result.conntrackError.message });
+    else if (result.conntrack.matched > 0)
+      this.log(report, "info", "deleted conntrack entries", {
+        netns: name,
+        deleted: result.conntrack.deleted,
+        failed: result.conntrack.failed.length,
+      });
   }
 }
 
