@@ -13,12 +13,19 @@ import { MisuseError } from "../sys/errors.js";
 import type { CallMap, CallName, SentArgs, StreamMap, StreamName } from "./ops.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
+import { isCloneError, unsendableAnswer, unsendableArgument } from "./sendable.js";
 import { readChunk, type SocketChunk, type StreamItem, yieldTurn } from "./wire.js";
 
 type Fn = (...args: unknown[]) => unknown;
 
+/** A caller's function the worker may call, and its name in the call's arguments ("predicate"). */
+interface Callback {
+  fn: Fn;
+  name: string;
+}
+
 interface Pending {
-  fns: Fn[];
+  callbacks: Callback[];
   /** Stops telling the worker about the caller's signal. */
   release?: () => void;
   signal?: AbortSignal | undefined;
@@ -56,8 +63,8 @@ export class WorkerClient {
       if (signal?.aborted) return reject(new AbortError(signal));
       // Packed before anything is registered: arguments that cannot go reject the call, and leave
       // no pending call behind to keep the worker referenced.
-      const fns: Fn[] = [];
-      const packed = this.#pack(args, fns);
+      const callbacks: Callback[] = [];
+      const packed = this.#pack(args, callbacks);
       const id = this.#next++;
       const [abort, release] = abortFlag(signal);
       this.#activate(1);
@@ -67,7 +74,7 @@ export class WorkerClient {
         this.#activate(-1);
       };
       this.#pending.set(id, {
-        fns,
+        callbacks,
         signal,
         onChunk: onChunk ?? (() => {}),
         resolve: (v) => {
@@ -81,7 +88,7 @@ export class WorkerClient {
         },
       });
       try {
-        this.#send({ t: "call", id, op, args: packed, abort }, args);
+        this.#send({ t: "call", id, op, args: packed, abort });
       } catch (err) {
         this.#pending.get(id)?.reject(err);
       }
@@ -102,16 +109,16 @@ export class WorkerClient {
     op: StreamName,
     args: unknown[],
     signal: AbortSignal | undefined,
-    pending: Omit<Pending, "fns">,
+    pending: Omit<Pending, "callbacks">,
   ): number {
-    const fns: Fn[] = [];
-    const packed = this.#pack(args, fns);
+    const callbacks: Callback[] = [];
+    const packed = this.#pack(args, callbacks);
     const id = this.#next++;
     const [abort, release] = abortFlag(signal);
-    this.#pending.set(id, { ...pending, fns, release, signal });
+    this.#pending.set(id, { ...pending, callbacks, release, signal });
     this.#activate(1);
     try {
-      this.#send({ t: "open", id, op, args: packed, abort }, args);
+      this.#send({ t: "open", id, op, args: packed, abort });
     } catch (err) {
       this.#pending.delete(id);
       release();
@@ -142,16 +149,28 @@ export class WorkerClient {
     this.#worker?.postMessage({ t: "close", id } satisfies ToWorker);
   }
 
-  #pack(args: unknown[], fns: Fn[]): Packed {
+  #pack(args: unknown[], callbacks: Callback[]): Packed {
     return pack(args, {
-      fn: (f) => fns.push(f as Fn) - 1,
+      // Named by its place in its argument ("logger.info"), not by the argument's index.
+      fn: (fn, path) => callbacks.push({ fn, name: path.replace(/^\d+\.?/, "") || "callback" }) - 1,
       netns: (v) =>
         v instanceof NetNS ? { fd: v.fd, dev: v.dev, ino: v.ino, name: v.name, label: v.label } : undefined,
     });
   }
 
-  #send(message: ToWorker & { args: Packed }, _args: unknown[]): void {
-    this.#start().postMessage(message, transferOf(message.args));
+  /** Post a call; an argument that cannot go (see sendable.ts) is a QueryError naming it. */
+  #send(message: ToWorker & { args: Packed }): void {
+    try {
+      this.#start().postMessage(message, transferOf(message.args));
+    } catch (err) {
+      if (!isCloneError(err)) throw err;
+      const args = message.args.value as unknown[];
+      for (const [i, arg] of args.entries()) {
+        const refusal = unsendableArgument(arg, `argument ${i + 1}`);
+        if (refusal) throw refusal;
+      }
+      throw err;
+    }
   }
 
   #activate(delta: number): void {
@@ -200,7 +219,7 @@ export class WorkerClient {
       return;
     }
     if (!p) return;
-    const hooks = { fn: (n: number) => p.fns[n]! };
+    const hooks = { fn: (n: number) => p.callbacks[n]!.fn };
     if (m.t === "chunk") {
       if (m.done) {
         this.#pending.delete(m.id);
@@ -222,18 +241,32 @@ export class WorkerClient {
 
   /** Run a caller's function the worker called, and wake the worker with its answer. */
   async #answer(p: Pending | undefined, fn: number, args: Packed): Promise<void> {
-    let reply: Reply;
+    const callback = p?.callbacks[fn];
+    let answer: [what: "returned" | "threw", value: unknown];
     try {
-      const f = p?.fns[fn];
-      if (!f) throw new MisuseError("sockdiag/promises: callback of a finished call");
-      const hooks = { fn: (n: number) => p!.fns[n]! };
-      const result = await f(...(unpack(args, hooks) as unknown[]));
-      reply = { result: pack(result) };
+      if (!callback) throw new MisuseError("sockdiag/promises: callback of a finished call");
+      const hooks = { fn: (n: number) => p!.callbacks[n]!.fn };
+      answer = ["returned", await callback.fn(...(unpack(args, hooks) as unknown[]))];
     } catch (err) {
-      reply = { error: pack(err) };
+      answer = ["threw", err];
     }
-    const packed = reply.result ?? reply.error!;
-    this.#reply?.postMessage(reply, transferOf(packed));
+    this.#wake(callback?.name ?? "callback", ...answer);
+  }
+
+  /**
+   * Send a callback's answer and wake the worker. An answer that cannot go (a function, a Symbol)
+   * is replaced by an error naming the callback: to the worker, the callback threw it.
+   */
+  #wake(name: string, what: "returned" | "threw", value: unknown): void {
+    const packed = pack(value);
+    const reply: Reply = what === "returned" ? { result: packed } : { error: packed };
+    try {
+      this.#reply?.postMessage(reply, transferOf(packed));
+    } catch (err) {
+      if (!isCloneError(err)) throw err;
+      const error = pack(unsendableAnswer(name, what, packed.value));
+      this.#reply?.postMessage({ error } satisfies Reply, transferOf(error));
+    }
     Atomics.store(this.#replied!, 0, 1);
     Atomics.notify(this.#replied!, 0);
   }

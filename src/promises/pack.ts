@@ -15,8 +15,8 @@ const TAG = "$sockdiag";
 
 /** The sides' hooks for values that are not plain data. */
 export interface PackHooks {
-  /** A function to pass to the other side: its id. */
-  fn?(f: (...args: unknown[]) => unknown): number;
+  /** A function to pass to the other side, found at `path` ("logger.info"): its id. */
+  fn?(f: (...args: unknown[]) => unknown, path: string): number;
   /** A handle to pass: what identifies it (descriptor, ids, name). */
   netns?(ns: object): Record<string, unknown> | undefined;
 }
@@ -35,9 +35,13 @@ export interface Packed {
 /** Replace what structured clone cannot carry faithfully. */
 export function pack(value: unknown, hooks: PackHooks = {}): Packed {
   let writer: ChunkWriter | undefined;
-  const walk = (v: unknown, depth: number): unknown => {
+  // Paths are spelt out only for a side that names its functions.
+  const at = hooks.fn
+    ? (path: string, key: string | number) => (path ? `${path}.${key}` : `${key}`)
+    : () => "";
+  const walk = (v: unknown, depth: number, path: string): unknown => {
     if (v === null || typeof v !== "object") {
-      if (typeof v === "function" && hooks.fn) return { [TAG]: "fn", id: hooks.fn(v as () => unknown) };
+      if (typeof v === "function" && hooks.fn) return { [TAG]: "fn", id: hooks.fn(v as () => unknown, path) };
       return v;
     }
     if (depth > 64) return v;
@@ -46,8 +50,8 @@ export function pack(value: unknown, hooks: PackHooks = {}): Packed {
       // revive: an inet socket whose address was changed is refused here as the sync call refuses it.
       return { [TAG]: "socket", index: writer.add(v instanceof InetSocket ? revive(v) : v) };
     }
-    if (v instanceof Error) return packError(v, (x) => walk(x, depth + 1));
-    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
+    if (v instanceof Error) return packError(v, (x) => walk(x, depth + 1, path));
+    if (Array.isArray(v)) return v.map((x, i) => walk(x, depth + 1, at(path, i)));
     const proto = Object.getPrototypeOf(v);
     if (proto !== Object.prototype && proto !== null) {
       const ns = hooks.netns?.(v);
@@ -55,10 +59,10 @@ export function pack(value: unknown, hooks: PackHooks = {}): Packed {
       return v;
     }
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = walk(x, depth + 1);
+    for (const [k, x] of Object.entries(v)) out[k] = walk(x, depth + 1, at(path, k));
     return out;
   };
-  const packed = walk(value, 0);
+  const packed = walk(value, 0, "");
   return writer ? { value: packed, chunk: writer.take() } : { value: packed };
 }
 

@@ -1,0 +1,88 @@
+/**
+ * A caller's callbacks in sockdiag/promises keep the call's contract whatever they do: an answer
+ * that cannot cross to the worker, a predicate that never settles, a logger that needs its `this`.
+ * The call settles with a typed error or a report that balances, nothing is destroyed on a bad
+ * answer, and the next call works. Real sockets in a throwaway namespace.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import * as sync from "sockdiag";
+import * as promises from "sockdiag/promises";
+import { describeAsRoot, type HeldSocket, startUdpScene, type UdpScene } from "../kit/index.js";
+
+type Report = { matched: number; destroyed: number; gone: number; failed: unknown[]; skipped: number };
+
+const balances = (r: Report) => assert.equal(r.matched, r.destroyed + r.gone + r.failed.length + r.skipped);
+
+describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
+  let scene: UdpScene;
+  let clients: HeldSocket[];
+  const query = () => ({
+    netns: scene.ns.name,
+    protocols: ["udp"] as const,
+    filter: `dst 127.0.0.1:${scene.receiver.sport}`,
+  });
+  const connected = () => sync.listSockets({ ...query(), states: ["established"] }).length;
+
+  before(async () => {
+    scene = await startUdpScene("promises-callbacks");
+    clients = await scene.clients(3);
+  });
+
+  after(async () => {
+    await scene?.stop();
+  });
+
+  const unsendable: [string, () => unknown][] = [
+    ["a function", () => () => true],
+    ["a Symbol", () => Symbol("yes")],
+    ["a WeakMap", () => new WeakMap()],
+    ["an object with a method", () => ({ destroy: true, valueOf: () => 1 })],
+  ];
+
+  for (const [what, answer] of unsendable) {
+    test(`a predicate answering ${what} settles the call with PredicateError naming it; nothing destroyed`, async () => {
+      const err = await promises.destroySockets({ ...query(), predicate: () => answer() as boolean }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof sync.errors.PredicateError, `PredicateError: ${err}`);
+      assert.ok(err.cause instanceof sync.errors.ForeignError, `cause: ${err.cause}`);
+      assert.match(err.message, /predicate returned .*cannot be sent to sockdiag's worker thread/);
+      balances(err.report as Report);
+      assert.equal((err.report as Report).destroyed, 0);
+      assert.equal(connected(), clients.length);
+    });
+  }
+
+  test("a predicate that throws what cannot cross is a PredicateError naming it", async () => {
+    const err = await promises
+      .destroySockets({
+        ...query(),
+        predicate: () => {
+          throw Symbol("no");
+        },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    assert.ok(err instanceof sync.errors.PredicateError, `PredicateError: ${err}`);
+    assert.match(err.message, /predicate threw a Symbol/);
+    assert.equal(connected(), clients.length);
+  });
+
+  test("onNamespace answering a function is reported in callbackErrors; the termination goes on", async () => {
+    const report = await new promises.BackendTerminator({
+      netns: scene.ns.name,
+      conntrack: false,
+      dryRun: true,
+      onNamespace: () => (() => {}) as unknown as undefined,
+    }).terminate({ address: "127.0.0.1", port: scene.receiver.sport });
+    assert.equal(report.total.matched, clients.length);
+    assert.deepEqual(
+      report.callbackErrors.map((e) => [e.name, /onNamespace returned a function/.test(e.message)]),
+      [["ForeignError", true]],
+    );
+  });
+});
