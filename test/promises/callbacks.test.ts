@@ -72,6 +72,47 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
     assert.equal(connected(), clients.length);
   });
 
+  test("an async predicate answering false keeps every socket", async () => {
+    const report = await new promises.BackendTerminator({
+      netns: scene.ns.name,
+      conntrack: false,
+      predicate: async () => false,
+    }).terminate({ address: "127.0.0.1", port: scene.receiver.sport });
+    assert.equal(report.total.destroyed, 0);
+    assert.equal(report.ok, true);
+    assert.equal(connected(), clients.length);
+  });
+
+  const notBooleans: [string, () => unknown][] = [
+    ['"false"', async () => "false"],
+    ["1", async () => 1],
+    ["1n", async () => 1n],
+    ["an object", async () => ({})],
+    ['"false" through a thenable', () => ({ then: (resolve: (v: unknown) => void) => resolve("false") })],
+  ];
+
+  for (const [what, predicate] of notBooleans) {
+    test(`a predicate settling to ${what} is a predicate that threw: PredicateError, balanced, nothing destroyed`, async () => {
+      const err = await promises
+        .destroySockets({ ...query(), predicate: predicate as () => Promise<boolean> })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      assert.ok(err instanceof sync.errors.PredicateError, `PredicateError: ${err}`);
+      balances(err.report as Report);
+      assert.equal((err.report as Report).destroyed, 0);
+      const report = await new promises.BackendTerminator({
+        netns: scene.ns.name,
+        conntrack: false,
+        predicate: predicate as () => Promise<boolean>,
+      }).terminate({ address: "127.0.0.1", port: scene.receiver.sport });
+      assert.equal(report.namespaces[0]?.error?.name, "PredicateError");
+      assert.equal(report.total.destroyed, 0);
+      assert.equal(connected(), clients.length);
+    });
+  }
+
   test("onNamespace answering a function is reported in callbackErrors; the termination goes on", async () => {
     const report = await new promises.BackendTerminator({
       netns: scene.ns.name,
