@@ -48,7 +48,7 @@ export async function sockdiag(args: readonly string[], options: CliOptions = {}
   }
 }
 
-/** One socket of `ls -j` / `--ndjson`, with the README's fields (inet) or the unix ones. */
+/** One socket of `ls -j` / `--ndjson`, with the documented fields (inet) or the unix ones. */
 export interface JsonSocket {
   netns: string | null;
   family: "inet" | "inet6" | "unix" | "packet" | "netlink";

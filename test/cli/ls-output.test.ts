@@ -4,7 +4,7 @@ import { cleanupLeftovers, describeAsRoot, parseSs, runSs, type SsRecord } from 
 import { assertAllListed, kernelLacks, keyOf, type ListScene, startScene } from "../sockets/list-scene.js";
 import { type JsonSocket, sockdiag, sockdiagJson } from "./cli.js";
 
-/** The JSON fields of an inet socket (README), in order. */
+/** The JSON fields of an inet socket (docs/cli.md), in order. */
 const INET_FIELDS = [
   "netns",
   "family",
@@ -45,7 +45,7 @@ describeAsRoot("sockdiag ls output formats", () => {
     await scene?.stop();
   });
 
-  test("-j prints one JSON array with the README's fields, the cookie as a decimal string", async () => {
+  test("-j prints one JSON array with the documented fields, the cookie as a decimal string", async () => {
     const r = await sockdiag(["ls", "-N", ns, ...ALL, "-j"]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, "");

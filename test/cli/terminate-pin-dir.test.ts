@@ -1,5 +1,5 @@
 /**
- * `terminate-backend --netns-dir DIR` where DIR does not exist (the README's Cilium example on a
+ * `terminate-backend --netns-dir DIR` where DIR does not exist (the Cilium example of docs/cli.md on a
  * node without Cilium): a directory named on the command line must exist, as the agent's named
  * --netns-dir must — the run still visits every other namespace, names the directory and exits 1,
  * so that a mistyped directory never passes for "no pinned namespaces". The defaults are looked

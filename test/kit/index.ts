@@ -9,6 +9,7 @@ export * from "./fake-netlink.js";
 export * from "./fds.js";
 export * from "./holder.js";
 export type * from "./holder-protocol.js";
+export * from "./markdown.js";
 export * from "./netns.js";
 export * from "./npm.js";
 export * from "./population.js";

@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { npmPack, type Packed, run } from "../kit/index.js";
+import { brokenLinks, npmPack, type Packed, run, withDirectories } from "../kit/index.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
@@ -94,12 +94,14 @@ describe("npm pack: sockdiag's tarball", () => {
       [
         "package.json",
         "README.md",
+        "CHANGELOG.md",
         "LICENSE",
         "src/cli/bin.cjs",
         "src/cli/code-cache.cjs",
         "dist/bundle/sockdiag-cli.cjs",
         "dist/bundle/sockdiag-worker.cjs",
       ].includes(path) ||
+      /^docs\/[^/]+\.md$/.test(path) ||
       (/^dist\/src\/.*\.(js|d\.ts|js\.map|cjs|d\.cts|cjs\.map)$/.test(path) &&
         !path.startsWith("dist/src/cli/"));
     assert.deepEqual(
@@ -142,6 +144,16 @@ describe("npm pack: sockdiag's tarball", () => {
       }
     }
     assert.deepEqual(missing, []);
+  });
+
+  test("the README, the changelog and docs/ are packed, and every relative link in them resolves inside the tarball", () => {
+    for (const file of ["README.md", "CHANGELOG.md", "docs/cli.md", "docs/library.md", "docs/agent.md"])
+      assert.ok(packed.files.includes(file), file);
+    const present = withDirectories(packed.files);
+    const broken = packed.files
+      .filter((file) => file.endsWith(".md"))
+      .flatMap((file) => brokenLinks(ROOT, file, (path) => present.has(path)));
+    assert.deepEqual(broken, []);
   });
 
   test("packing compiles no tests: the build of test/ is left as it was", () => {

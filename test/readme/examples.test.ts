@@ -1,13 +1,13 @@
 /**
- * The README's library examples are tests: every ```ts block is compiled on its own under
+ * The library examples of the README and docs/ are tests: every ```ts block is compiled on its own under
  * `strict`, importing the package by its name ("sockdiag", "sockdiag/promises": the entry points a
  * user imports), and then run as written — as root, in a throwaway network and mount namespace
  * whose /run/netns holds a pinned "pod-a", so that every name an example uses exists and nothing
- * of the host is touched. Whatever examples the README holds are picked up.
+ * of the host is touched. Whatever examples these documents hold are picked up.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -20,10 +20,16 @@ const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 // Inside the package, so that "sockdiag" resolves to this package (self-reference by its exports).
 const DIR = join(ROOT, "dist", "readme-examples");
 
-/** The ```ts blocks of the README, in order. */
+/** The ```ts blocks of the README, then of each document in docs/, in order. */
 function examples(): string[] {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  return [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+  const docs = readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`);
+  return ["README.md", ...docs].flatMap((file) => {
+    const text = readFileSync(join(ROOT, file), "utf8");
+    return [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+  });
 }
 
 const OPTIONS: ts.CompilerOptions = {
@@ -52,11 +58,11 @@ function compile(files: string[]): string[] {
     });
 }
 
-test("the README has library examples", () => {
-  assert.ok(examples().length >= 1);
+test("the README and docs/ have library examples", () => {
+  assert.ok(examples().length >= 2);
 });
 
-test("every README example type-checks under strict against the package entry points", () => {
+test("every example type-checks under strict against the package entry points", () => {
   rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
   const files = examples().map((code, i) => {
@@ -67,7 +73,7 @@ test("every README example type-checks under strict against the package entry po
   assert.deepEqual(compile(files), []);
 });
 
-test("every README example runs as written, in a throwaway namespace with pod-a pinned", async (t) => {
+test("every example runs as written, in a throwaway namespace with pod-a pinned", async (t) => {
   if (!requireRoot(t)) return;
   const blocks = examples();
   for (let i = 1; i <= blocks.length; i++) {

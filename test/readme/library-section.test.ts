@@ -1,5 +1,5 @@
 /**
- * The README's Library section is what the package is: its code blocks are the example files
+ * docs/library.md is what the package is: its code blocks are the example files
  * (which the build type-checks), its export lists are the entry points' runtime exports, and each
  * example runs to completion against `sockdiag` and `sockdiag/promises` in a throwaway network and
  * mount namespace holding a pinned namespace "pod-a".
@@ -12,11 +12,7 @@ import { fileURLToPath } from "node:url";
 import { describeAsRoot } from "../kit/index.js";
 
 const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
-const readme = readFileSync(root("README.md"), "utf8");
-const library = readme.slice(
-  readme.indexOf("## Library\n"),
-  readme.indexOf("\n## ", readme.indexOf("## Library\n") + 1),
-);
+const library = readFileSync(root("docs/library.md"), "utf8");
 
 const blocks = [...library.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
 const exportsListed = (entry: string) => {
@@ -25,7 +21,7 @@ const exportsListed = (entry: string) => {
   return [...paragraph.slice(paragraph.indexOf(":")).matchAll(/`([A-Za-z]+)`/g)].map((m) => m[1]).sort();
 };
 
-test("the README's code blocks are the example files", () => {
+test("docs/library.md's code blocks are the example files", () => {
   assert.deepEqual(blocks, [
     readFileSync(root("examples/library.ts"), "utf8"),
     readFileSync(root("examples/conntrack.ts"), "utf8"),
@@ -33,12 +29,12 @@ test("the README's code blocks are the example files", () => {
   ]);
 });
 
-test("the README lists exactly the runtime exports of each entry point", async () => {
+test("docs/library.md lists exactly the runtime exports of each entry point", async () => {
   assert.deepEqual(exportsListed("sockdiag"), Object.keys(await import("sockdiag")).sort());
   assert.deepEqual(exportsListed("sockdiag/promises"), Object.keys(await import("sockdiag/promises")).sort());
 });
 
-test("the README says the package is ES modules only, and how CommonJS loads it on each Node line", () => {
+test("docs/library.md says the package is ES modules only, and how CommonJS loads it on each Node line", () => {
   const paragraph = library.slice(library.indexOf("**ES modules only.**"));
   assert.notEqual(library.indexOf("**ES modules only.**"), -1);
   for (const words of [
@@ -53,7 +49,7 @@ test("the README says the package is ES modules only, and how CommonJS loads it 
     assert.ok(paragraph.slice(0, paragraph.indexOf("\n\n")).includes(words), words);
 });
 
-describeAsRoot("the README's examples run", () => {
+describeAsRoot("docs/library.md's examples run", () => {
   for (const example of ["library", "conntrack", "promises"]) {
     test(`examples/${example}.ts`, () => {
       const script = [

@@ -6,12 +6,21 @@
  * come from the npm registry or npm's cache.
  */
 import assert from "node:assert/strict";
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { npmPack as pack, run } from "sockdiag-test-kit";
+import { brokenLinks, npmPack as pack, run, withDirectories } from "sockdiag-test-kit";
 
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 const version = (dir: string) =>
@@ -55,6 +64,19 @@ describe("npm pack: both tarballs installed alone into a new project", () => {
       agent.files.filter((f) => !/^(bin|dist\/bundle)\//.test(f)),
       ["LICENSE", "README.md", "package.json"].sort(),
     );
+  });
+
+  test("the agent's README links only inside its tarball; the reference it names is installed with sockdiag", () => {
+    const present = withDirectories(agent.files);
+    assert.deepEqual(
+      brokenLinks(agentDir, "README.md", (path) => present.has(path)),
+      [],
+    );
+    assert.match(
+      readFileSync(join(agentDir, "README.md"), "utf8"),
+      /node_modules\/sockdiag\/docs\/agent\.md/,
+    );
+    assert.ok(existsSync(join(project, "node_modules/sockdiag/docs/agent.md")));
   });
 
   test("packing the agent compiles no tests: the build of its test/ is left as it was", () => {
