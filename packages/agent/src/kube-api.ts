@@ -33,6 +33,8 @@ export class ApiStatusError extends Error {
     readonly code: number,
     readonly reason: string,
     message: string,
+    /** The server does not have the resourceVersion asked for yet (504 with cause ResourceVersionTooLarge). */
+    readonly resourceVersionTooLarge = false,
   ) {
     super(message);
   }
@@ -99,14 +101,17 @@ export class EndpointSliceApi implements ListWatchSource {
 
   /**
    * Watch from `resourceVersion`, asking the server to end the watch after `timeoutSeconds` and to
-   * send bookmarks. `onEvent` gets each event as it arrives (ERROR events too). Resolves when the
-   * server ends the stream; rejects on an error status, a broken line, or the request's error
-   * (abort included). `onOpen` is called once the server has answered 200.
+   * send bookmarks; with `sendInitialEvents`, a streaming list (KEP-3157): the state not older than
+   * `resourceVersion` first, as ADDED events, up to a bookmark annotated `k8s.io/initial-events-end`.
+   * `onEvent` gets each event as it arrives; the stream waits for the promise it may return. An
+   * ERROR event rejects. Resolves when the server ends the stream; rejects on an error status, a
+   * broken line, or the request's error (abort included). `onOpen` is called once the server has
+   * answered 200.
    */
   async watch(
     request: WatchRequest,
     signal: AbortSignal,
-    onEvent: (event: WatchEvent) => void,
+    onEvent: (event: WatchEvent) => void | Promise<void>,
     onOpen?: () => void,
   ): Promise<void> {
     const res = await this.get(
@@ -115,6 +120,9 @@ export class EndpointSliceApi implements ListWatchSource {
         resourceVersion: request.resourceVersion,
         allowWatchBookmarks: "true",
         timeoutSeconds: String(request.timeoutSeconds),
+        ...(request.sendInitialEvents
+          ? { sendInitialEvents: "true", resourceVersionMatch: "NotOlderThan" }
+          : {}),
       },
       signal,
     );
@@ -128,8 +136,10 @@ export class EndpointSliceApi implements ListWatchSource {
       while (newline >= 0) {
         const line = text.slice(0, newline);
         text = text.slice(newline + 1);
-        if (line.trim() !== "") onEvent(eventOf(line));
         newline = text.indexOf("\n");
+        if (line.trim() === "") continue;
+        const applying = onEvent(eventOf(line));
+        if (applying) await applying;
       }
       if (text.length > MAX_LINE_BYTES)
         throw new BrokenAnswerError(`a watch line over ${MAX_LINE_BYTES} bytes`);
@@ -213,5 +223,10 @@ function statusOf(status: unknown, httpCode: number): ApiStatusError {
   const code = typeof s.code === "number" ? s.code : httpCode;
   const reason = typeof s.reason === "string" ? s.reason : "";
   const message = typeof s.message === "string" ? s.message : `HTTP ${code}`;
-  return new ApiStatusError(code, reason, `${code}${reason ? ` ${reason}` : ""}: ${message}`);
+  const causes = (s.details as { causes?: unknown } | undefined)?.causes;
+  const tooLarge =
+    (Array.isArray(causes) &&
+      causes.some((c) => (c as { reason?: unknown } | null)?.reason === "ResourceVersionTooLarge")) ||
+    message.includes("Too large resource version");
+  return new ApiStatusError(code, reason, `${code}${reason ? ` ${reason}` : ""}: ${message}`, tooLarge);
 }

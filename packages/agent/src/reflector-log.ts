@@ -16,5 +16,8 @@ export function reflectorLog(metrics: AgentMetrics, logger: Logger): ReflectorOb
         step === "list" ? "endpointslice list failed" : "endpointslice watch failed",
       );
     },
+    streamingRefused(err) {
+      logger.info({ err }, "streaming lists refused; listing instead");
+    },
   };
 }

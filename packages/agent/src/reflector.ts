@@ -1,9 +1,21 @@
 /**
  * Reflector: client-go's reflector (tools/cache/reflector.go) for one resource, its seams injected —
- * a list/watch source, a store, an observer, a clock and a back-off. It lists (in pages, each item
- * handed to the store's replacement as it comes, the whole applied only once the last page came),
- * then watches from the list's resourceVersion with bookmarks; a watch that ends is started again
- * from the last resourceVersion seen; "410 Gone" lists again. It keeps no objects.
+ * a list/watch source, a store, an observer, a clock and a back-off. It reads the whole state (each
+ * item handed to the store's replacement as it comes, the whole applied only once it all came),
+ * then watches from its resourceVersion with bookmarks; a watch that ends is started again from the
+ * last resourceVersion seen; "410 Gone" reads the whole state again. It keeps no objects.
+ *
+ * The whole state comes, as client-go's reflector asks for it, from the API server's watch cache
+ * wherever it can, not from etcd:
+ * - by a streaming list where the server offers it (KEP-3157): a watch that sends the state first
+ *   and marks its end with a bookmark annotated `k8s.io/initial-events-end`, then goes on; a server
+ *   that refuses it (an error status other than 410, 429 and 5xx) or ends the stream before the
+ *   bookmark is listed instead from then on;
+ * - else by a list: the first at resourceVersion "0" (any version: the watch cache answers it
+ *   whole, ignoring the limit), a relist at the last version synced (not older than it: also the
+ *   cache, asked unpaged since the cache ignores paging there); only when the server answers 410
+ *   (or "too large resource version") to that, a consistent list (no resourceVersion: etcd,
+ *   paged), at once.
  *
  * Every request can fail, hang or go silent, so:
  * - every retry, list or watch, whatever the error, waits for the back-off;
@@ -31,6 +43,8 @@ export interface ListAnswer {
 export interface WatchRequest {
   resourceVersion: string;
   timeoutSeconds: number;
+  /** A streaming list: the state not older than `resourceVersion` first, up to the bookmark that ends it. */
+  sendInitialEvents?: boolean;
 }
 
 /** The API server, as the reflector uses it (kube-api.ts; a fake in unit tests). */
@@ -39,12 +53,13 @@ export interface ListWatchSource {
   list(request: ListRequest, signal: AbortSignal, onItem: (item: unknown) => void): Promise<ListAnswer>;
   /**
    * A watch with bookmarks: `onOpen` once the server answered 200, each event to `onEvent` as it
-   * comes (an ERROR event rejects instead). Resolves when the server ends the stream.
+   * comes, the next one after the promise it may return (an ERROR event rejects instead).
+   * Resolves when the server ends the stream.
    */
   watch(
     request: WatchRequest,
     signal: AbortSignal,
-    onEvent: (event: WatchEvent) => void,
+    onEvent: (event: WatchEvent) => void | Promise<void>,
     onOpen: () => void,
   ): Promise<void>;
 }
@@ -74,6 +89,8 @@ export interface ReflectorObserver {
   watchOpened(): void;
   /** A failed list or watch; the next attempt starts after `delayMs`. */
   failed(err: unknown, step: "list" | "watch", delayMs: number): void;
+  /** The server refused a streaming list, or ended it before the state was whole: lists from now on. */
+  streamingRefused(err: unknown): void;
 }
 
 /** How long to wait before the next attempt after a failure. */
@@ -95,14 +112,24 @@ export interface ReflectorOptions {
   clock?: Clock;
   /** The random source of `timeoutSeconds`. */
   random?: () => number;
+  /** Ask for streaming lists (they fall back to lists when refused). Default true. */
+  streamingLists?: boolean;
 }
 
 /** A watch that ends cleanly sooner than this with nothing delivered counts as a failure (client-go). */
 const SHORT_WATCH_MS = 1000;
 
+/** The annotation of the bookmark that ends a streaming list's state. */
+export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+
 /** A watch or list given up by the agent, with why. */
 export class GivenUpError extends Error {
   override readonly name = "GivenUpError";
+}
+
+/** A streaming list the server ended before the bookmark that makes its state whole. */
+export class StreamEndedEarlyError extends Error {
+  override readonly name = "StreamEndedEarlyError";
 }
 
 export class Reflector {
@@ -115,6 +142,12 @@ export class Reflector {
   private readonly stopper = new AbortController();
   private running: Promise<void> | undefined;
   private rv = "";
+  /** The last version synced is not available (a list at it was answered 410): list consistently. */
+  private rvUnavailable = false;
+  /** A list at "0" came in pages: the server has no watch cache here, so relists are paged too. */
+  private paginated = false;
+  private streaming: boolean;
+  private needList = true;
   private failing = false;
   private lastSignOfLife = Number.NEGATIVE_INFINITY;
 
@@ -131,6 +164,7 @@ export class Reflector {
     this.staleAfterMs = options.staleAfterMs ?? 60_000;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
+    this.streaming = options.streamingLists ?? true;
   }
 
   /** Start listing and watching in the background; returns at once. */
@@ -160,20 +194,18 @@ export class Reflector {
 
   private async run(): Promise<void> {
     const stopped = this.stopper.signal;
-    let needList = true;
     while (!stopped.aborted) {
-      let step: "list" | "watch" = needList ? "list" : "watch";
       try {
-        if (needList) {
-          await this.list();
-          needList = false;
-        }
-        step = "watch";
-        if (await this.watchOnce()) continue;
+        let watched: boolean | undefined;
+        if (this.needList && this.streaming) watched = await this.streamingList();
+        if (this.needList) await this.list();
+        watched ??= await this.watchOnce(false);
+        if (watched) continue;
         throw new GivenUpError("the watch ended at once with nothing delivered");
       } catch (err) {
         if (stopped.aborted) return;
-        if (err instanceof ApiStatusError && err.expired) needList = true;
+        const step = this.needList ? "list" : "watch";
+        if (err instanceof ApiStatusError && err.expired) this.needList = true;
         this.failing = true;
         const delayMs = this.backoff.next();
         this.observer.failed(err, step, delayMs);
@@ -182,67 +214,141 @@ export class Reflector {
     }
   }
 
-  /** One whole list, page by page; the store applies it only once every page came. */
+  /** client-go's relistResourceVersion: "" for a consistent list, "0" for any, else the last synced. */
+  private relistResourceVersion(): string {
+    if (this.rvUnavailable) return "";
+    return this.rv === "" ? "0" : this.rv;
+  }
+
+  /** The whole state by list; at once again consistently if the version asked is not available. */
   private async list(): Promise<void> {
+    const from = this.relistResourceVersion();
+    try {
+      await this.listFrom(from);
+    } catch (err) {
+      if (from === "" || !unavailable(err)) throw err;
+      this.rvUnavailable = true;
+      await this.listFrom("");
+    }
+  }
+
+  /** One whole list at `from`, page by page; the store applies it only once every page came. */
+  private async listFrom(from: string): Promise<void> {
     const replacement = this.store.replacement();
-    let token: string | undefined;
+    // The watch cache ignores the limit at "0" and serves "not older than" lists only without one.
+    const limit = from === "" || from === "0" || this.paginated ? this.pageSize : undefined;
+    let request: ListRequest = { ...(from ? { resourceVersion: from } : {}), ...(limit ? { limit } : {}) };
     let count = 0;
-    let rv = "";
+    let pages = 0;
+    let answer: ListAnswer;
     const onItem = (item: unknown) => {
       replacement.add(item);
       count++;
     };
     try {
-      do {
-        const request: ListRequest = { limit: this.pageSize, ...(token ? { continue: token } : {}) };
-        const answer = await this.limited(this.listTimeoutMs, "a list page", (signal) =>
-          this.source.list(request, signal, onItem),
+      for (;;) {
+        const asked = request;
+        answer = await this.limited(this.listTimeoutMs, "a list page", (signal) =>
+          this.source.list(asked, signal, onItem),
         );
-        rv = answer.resourceVersion;
-        token = answer.continue;
+        pages++;
+        if (answer.continue === undefined) break;
+        request = { limit: limit ?? this.pageSize, continue: answer.continue };
         // Let the event loop serve others between pages.
         await new Promise((resolve) => setImmediate(resolve));
-      } while (token !== undefined);
+      }
     } catch (err) {
       replacement.abandon();
       throw err;
     }
+    if (from === "0" && pages > 1) this.paginated = true;
     await replacement.commit(count);
-    this.rv = rv;
-    this.signOfLife();
+    this.synced(answer.resourceVersion);
   }
 
   /**
-   * One watch from the current resourceVersion. Resolves true when the server ended it after it
-   * delivered something or lasted a while (watch again at once), false when it ended at once with
-   * nothing; rejects on every error, and when it went silent.
+   * The whole state by a streaming list, then its watch on. Resolves as watchOnce does once the
+   * state came whole; with `undefined` when the server refused it (`needList` stays: list instead).
    */
-  private async watchOnce(): Promise<boolean> {
+  private async streamingList(): Promise<boolean | undefined> {
+    try {
+      return await this.watchOnce(true);
+    } catch (err) {
+      if (!this.needList) throw err;
+      if (unavailable(err) && !this.rvUnavailable) {
+        this.rvUnavailable = true;
+        return await this.streamingList();
+      }
+      if (!refusal(err)) throw err;
+      this.streaming = false;
+      this.observer.streamingRefused(err);
+      return undefined;
+    }
+  }
+
+  /**
+   * One watch from the current resourceVersion (`initial`: a streaming list, its state first).
+   * Resolves true when the server ended it after it delivered something or lasted a while (watch
+   * again at once), false when it ended at once with nothing; rejects on every error, and when it
+   * went silent.
+   */
+  private async watchOnce(initial: boolean): Promise<boolean> {
     const askSeconds = Math.max(1, Math.round((this.watchTimeoutMs / 1000) * (1 + this.random())));
     const silenceMs = askSeconds * 1000 + Math.max(1000, this.watchTimeoutMs / 10);
     const started = this.clock.now();
+    const replacement = initial ? this.store.replacement() : undefined;
+    let count = 0;
     let delivered = false;
-    await this.limited(silenceMs, "a silent watch", (signal, rearm) =>
-      this.source.watch(
-        { resourceVersion: this.rv, timeoutSeconds: askSeconds },
-        signal,
-        (event) => {
-          rearm();
-          this.onEvent(event);
-          delivered = true;
-        },
-        () => this.observer.watchOpened(),
-      ),
-    );
+    const onEvent = (event: WatchEvent, rearm: () => void): Promise<void> | undefined => {
+      rearm();
+      delivered = true;
+      if (!replacement || !this.needList) return this.onEvent(event);
+      if (event.type !== "BOOKMARK") {
+        if (event.type !== "DELETED") replacement.add(event.object);
+        count++;
+        return undefined;
+      }
+      const end = annotationOf(event.object, INITIAL_EVENTS_END) === "true";
+      return end ? replacement.commit(count).then(() => this.synced(versionOf(event.object))) : undefined;
+    };
+    try {
+      await this.limited(silenceMs, "a silent watch", (signal, rearm) =>
+        this.source.watch(
+          {
+            resourceVersion: initial ? (this.rvUnavailable ? "" : this.rv) : this.rv,
+            timeoutSeconds: askSeconds,
+            ...(initial ? { sendInitialEvents: true } : {}),
+          },
+          signal,
+          (event) => onEvent(event, rearm),
+          () => this.observer.watchOpened(),
+        ),
+      );
+    } catch (err) {
+      if (replacement && this.needList) replacement.abandon();
+      throw err;
+    }
+    if (replacement && this.needList) {
+      replacement.abandon();
+      throw new StreamEndedEarlyError("the streaming list ended before the bookmark that ends its state");
+    }
     return delivered || this.clock.now() - started >= SHORT_WATCH_MS;
   }
 
-  private onEvent({ type, object }: WatchEvent): void {
+  /** The whole state came at `rv`. */
+  private synced(rv: string): void {
+    if (rv !== "") this.rv = rv;
+    this.rvUnavailable = false;
+    this.needList = false;
+    this.signOfLife();
+  }
+
+  private onEvent({ type, object }: WatchEvent): undefined {
     if (type === "ADDED" || type === "MODIFIED") this.store.put(object);
     else if (type === "DELETED") this.store.delete(object);
     else if (type !== "BOOKMARK") return;
-    const rv = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
-    if (typeof rv === "string" && rv !== "") this.rv = rv;
+    const rv = versionOf(object);
+    if (rv !== "") this.rv = rv;
     this.signOfLife();
     this.backoff.reset();
   }
@@ -298,4 +404,27 @@ export class Reflector {
       this.stopper.signal.removeEventListener("abort", onStop);
     }
   }
+}
+
+/** The version asked for is not (or not yet) the server's: read the whole state consistently. */
+function unavailable(err: unknown): boolean {
+  return err instanceof ApiStatusError && (err.expired || err.resourceVersionTooLarge);
+}
+
+/** The server does not do streaming lists: it refused one, or ended it before its state was whole. */
+function refusal(err: unknown): boolean {
+  if (err instanceof StreamEndedEarlyError) return true;
+  if (!(err instanceof ApiStatusError)) return false;
+  return err.code >= 400 && err.code < 500 && err.code !== 410 && err.code !== 429;
+}
+
+function versionOf(object: unknown): string {
+  const rv = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+  return typeof rv === "string" ? rv : "";
+}
+
+function annotationOf(object: unknown, name: string): unknown {
+  return (object as { metadata?: { annotations?: Record<string, unknown> } } | null)?.metadata?.annotations?.[
+    name
+  ];
 }

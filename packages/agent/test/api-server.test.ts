@@ -255,6 +255,45 @@ describe("stand-in API server", () => {
     assert.equal(r.answer, "ok");
   });
 
+  test("a streaming list: refused (422) unless on; then the state in key order, the bookmark that ends it, and changes", async () => {
+    const ns = freshNamespace();
+    fill(ns, 2);
+    const query =
+      "watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan";
+    const refused = await get(slicesIn(ns, query));
+    assert.equal(refused.status, 422);
+    assert.match(JSON.parse(refused.body).message, /WatchList feature gate/);
+    api.streamingLists = true;
+    try {
+      const seen = api.next("watch");
+      const w = new Exchange(slicesIn(ns, `${query}&resourceVersion=1`));
+      assert.equal((await w.response).status, 200);
+      await w.until((x) => x.events.length >= 3);
+      const r = await seen;
+      assert.equal(r.sendInitialEvents, true);
+      assert.equal(r.resourceVersionMatch, "NotOlderThan");
+      assert.deepEqual(
+        w.events.map((e) => [e.type, e.object.metadata?.name]),
+        [
+          ["ADDED", "a"],
+          ["ADDED", "b"],
+          ["BOOKMARK", undefined],
+        ],
+      );
+      const end = w.events[2]!.object.metadata as { resourceVersion: string; annotations: object };
+      assert.deepEqual(end.annotations, { "k8s.io/initial-events-end": "true" });
+      assert.equal(end.resourceVersion, api.resourceVersion);
+      api.remove(ns, "a");
+      await w.until((x) => x.events.length >= 4);
+      assert.deepEqual([w.events[3]!.type, w.events[3]!.object.metadata?.name], ["DELETED", "a"]);
+      w.abort();
+      const unmatched = await get(slicesIn(ns, "watch=true&sendInitialEvents=true&allowWatchBookmarks=true"));
+      assert.equal(unmatched.status, 422);
+    } finally {
+      api.streamingLists = false;
+    }
+  });
+
   test("the request log: every list and watch, with its parameters and answer, failed ones included", async () => {
     const ns = freshNamespace();
     api.touch();
@@ -280,6 +319,8 @@ describe("stand-in API server", () => {
           continue: undefined,
           timeoutSeconds: 30,
           allowWatchBookmarks: false,
+          sendInitialEvents: false,
+          resourceVersionMatch: undefined,
           answer: "ok",
         },
         {
@@ -290,6 +331,8 @@ describe("stand-in API server", () => {
           continue: undefined,
           timeoutSeconds: undefined,
           allowWatchBookmarks: false,
+          sendInitialEvents: false,
+          resourceVersionMatch: undefined,
           answer: "status 401",
         },
         {
@@ -300,6 +343,8 @@ describe("stand-in API server", () => {
           continue: undefined,
           timeoutSeconds: undefined,
           allowWatchBookmarks: false,
+          sendInitialEvents: false,
+          resourceVersionMatch: undefined,
           answer: "expired",
           expired: true,
         },

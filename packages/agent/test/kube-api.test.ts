@@ -42,7 +42,9 @@ describe("EndpointSliceApi", () => {
       await new EndpointSliceApi(kc).watch(
         { resourceVersion: "1", timeoutSeconds: 1 },
         new AbortController().signal,
-        (e) => events.push(e),
+        (e) => {
+          events.push(e);
+        },
       );
       assert.deepEqual(
         events.map((e) => (e.object as { metadata: { name: string } }).metadata.name),

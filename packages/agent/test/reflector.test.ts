@@ -28,6 +28,7 @@ function reflector(options: ReflectorOptions = {}) {
     clock,
     random: () => 0.5,
     watchTimeoutMs: 10_000,
+    streamingLists: false,
     ...options,
   });
   r.start();
@@ -40,8 +41,8 @@ describe("Reflector", () => {
     const first = await source.nextList();
     first.answer([named("a", "5"), named("b", "6")], "7", "token-1");
     const second = await source.nextList();
-    assert.equal(second.request.continue, "token-1");
-    assert.equal(second.request.limit, 2);
+    assert.deepEqual(first.request, { resourceVersion: "0", limit: 2 });
+    assert.deepEqual(second.request, { continue: "token-1", limit: 2 });
     assert.deepEqual(
       store.ops.map((o) => o[0]),
       ["replace", "add", "add"],
@@ -155,5 +156,129 @@ describe("Reflector", () => {
     assert.ok(watch.signal.aborted);
     assert.equal(r.healthy(), false);
     assert.equal(observer.failures.length, 1, "the stop is no failure");
+  });
+
+  test("lists as client-go: at 0 first, at the last version synced after a watch's 410 (unpaged), consistently (paged) at once after a list's 410", async () => {
+    const { r, source, observer, clock } = reflector({ pageSize: 2 });
+    const first = await source.nextList();
+    assert.deepEqual(first.request, { resourceVersion: "0", limit: 2 });
+    first.answer([named("a", "5"), named("b", "6"), named("c", "7")], "7");
+    const watch = await source.nextWatch();
+    watch.send({ type: "BOOKMARK", object: { metadata: { resourceVersion: "9" } } });
+    watch.fail(expired());
+    await observer.waitForFailures(1);
+    clock.advance(800);
+    const relist = await source.nextList();
+    assert.deepEqual(
+      relist.request,
+      { resourceVersion: "9" },
+      "not older than the last version seen, from the cache",
+    );
+    relist.fail(expired());
+    const consistent = await source.nextList();
+    assert.deepEqual(consistent.request, { limit: 2 }, "at once, no resourceVersion, paged");
+    assert.equal(
+      observer.failures.length,
+      1,
+      "the list's 410 is no failure: the consistent list follows at once",
+    );
+    consistent.answer([named("a", "5"), named("b", "6")], "12", "t");
+    const next = await source.nextList();
+    assert.deepEqual(next.request, { limit: 2, continue: "t" });
+    next.answer([], "12");
+    (await source.nextWatch()).fail(expired());
+    await observer.waitForFailures(2);
+    clock.advance(800);
+    assert.deepEqual((await source.nextList()).request, { resourceVersion: "12" }, "back to the cache");
+    assert.equal(r.resourceVersion(), "12");
+    await r.stop();
+  });
+
+  test("a consistent list answered 410 too (a continue token expired) backs off; a 504 too large resource version counts as 410", async () => {
+    const { r, source, observer, clock } = reflector();
+    (await source.nextList()).fail(
+      new ApiStatusError(504, "Timeout", "Too large resource version: 9, current: 8", true),
+    );
+    const consistent = await source.nextList();
+    assert.deepEqual(consistent.request, { limit: 500 });
+    consistent.fail(expired());
+    await observer.waitForFailures(1);
+    clock.advance(800);
+    assert.deepEqual((await source.nextList()).request, { limit: 500 }, "still consistent");
+    await r.stop();
+  });
+
+  test("a list at 0 answered in pages (no watch cache): relists are paged too", async () => {
+    const { r, source, observer, clock } = reflector({ pageSize: 1 });
+    (await source.nextList()).answer([named("a", "1")], "3", "t");
+    (await source.nextList()).answer([named("b", "2")], "3");
+    (await source.nextWatch()).fail(expired());
+    await observer.waitForFailures(1);
+    clock.advance(800);
+    assert.deepEqual((await source.nextList()).request, { resourceVersion: "3", limit: 1 });
+    await r.stop();
+  });
+
+  test("a streaming list: its events are staged, applied whole at the bookmark that ends them only; the same watch goes on", async () => {
+    const { r, source, store, observer } = reflector({ streamingLists: true });
+    const stream = await source.nextWatch();
+    assert.deepEqual(stream.request, { resourceVersion: "", timeoutSeconds: 15, sendInitialEvents: true });
+    stream.open();
+    stream.send({ type: "ADDED", object: named("a", "4") });
+    stream.send({ type: "ADDED", object: named("b", "5") });
+    stream.send({ type: "BOOKMARK", object: { metadata: { resourceVersion: "6" } } });
+    assert.deepEqual(
+      store.ops.map((o) => o[0]),
+      ["replace", "add", "add"],
+      "a plain bookmark ends nothing",
+    );
+    assert.equal(r.resourceVersion(), "", "not synced yet");
+    stream.send({
+      type: "BOOKMARK",
+      object: { metadata: { resourceVersion: "7", annotations: { "k8s.io/initial-events-end": "true" } } },
+    });
+    await settle();
+    assert.deepEqual(store.ops.at(-1), ["commit", 2]);
+    assert.equal(r.resourceVersion(), "7");
+    stream.send({ type: "DELETED", object: named("a", "8") });
+    assert.deepEqual(store.ops.at(-1), ["delete", named("a", "8")]);
+    stream.fail(expired());
+    await observer.waitForFailures(1);
+    assert.equal(observer.failures[0]!.step, "watch");
+    assert.equal(source.calls.filter((c) => c.kind === "list").length, 0, "never a list");
+    await r.stop();
+  });
+
+  test("a streaming list refused (422) or ended before its bookmark: a list at 0 at once, and lists from then on; a 503 is no refusal", async () => {
+    const refused = new ApiStatusError(422, "Invalid", "422 Invalid: sendInitialEvents is forbidden");
+    const { r, source, observer, store, clock } = reflector({ streamingLists: true });
+    (await source.nextWatch()).fail(new ApiStatusError(503, "ServiceUnavailable", "503"));
+    await observer.waitForFailures(1);
+    clock.advance(800);
+    const stream = await source.nextWatch();
+    assert.equal(stream.request.sendInitialEvents, true, "streams again after a 503");
+    stream.fail(refused);
+    const list = await source.nextList();
+    assert.deepEqual(list.request, { resourceVersion: "0", limit: 500 });
+    assert.deepEqual(observer.refusals, [refused]);
+    list.answer([], "5");
+    (await source.nextWatch()).fail(expired());
+    await observer.waitForFailures(2);
+    clock.advance(800);
+    assert.deepEqual((await source.nextList()).request, { resourceVersion: "5" }, "no stream asked again");
+    await r.stop();
+
+    const early = reflector({ streamingLists: true });
+    const cut = await early.source.nextWatch();
+    cut.send({ type: "ADDED", object: named("a", "4") });
+    cut.end();
+    assert.deepEqual((await early.source.nextList()).request, { resourceVersion: "0", limit: 500 });
+    assert.deepEqual(
+      early.store.ops.map((o) => o[0]),
+      ["replace", "add", "abandon", "replace"],
+    );
+    assert.equal(early.observer.refusals.length, 1);
+    await early.r.stop();
+    assert.equal(store.ops.filter((o) => o[0] === "commit").length, 1);
   });
 });

@@ -120,6 +120,8 @@ describe("objects from the API server are untrusted input", () => {
     saved.push(["10.22.0.99:53/udp", svc]);
     const terminator = new RecordingTerminator();
     const from = api.requests.length;
+    // The list at "0" answered 410: the consistent lists that follow are paged.
+    api.fail("list", { code: 410, times: 1 });
     api.cut("list");
     // The second page of the second attempt fails: the third attempt must start again.
     const secondAttempt = api.next("list", (r) => r.answer === "ok" && r.continue === undefined);
@@ -129,13 +131,14 @@ describe("objects from the API server are untrusted input", () => {
     assert.deepEqual(
       lists.map((r) => [r.answer, r.continue === undefined]),
       [
+        ["expired", true],
         ["cut", true],
         ["ok", true],
         ["status 500", false],
-        ...lists.slice(3).map((r) => [r.answer, r.continue === undefined]),
+        ...lists.slice(4).map((r) => [r.answer, r.continue === undefined]),
       ],
     );
-    assert.equal(lists[3]!.continue, undefined, "the third attempt started again from the first page");
+    assert.equal(lists[4]!.continue, undefined, "the third attempt started again from the first page");
     assert.equal(logged(t, "endpointslices synced")[0]!.removedWhileAway, 1);
     await terminator.waitForBatches(1);
     assert.deepEqual(terminator.batches, [["10.22.0.99:53/udp"]]);

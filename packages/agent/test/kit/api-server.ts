@@ -8,6 +8,9 @@
  *   ADDED/MODIFIED/DELETED lines; "" or "0" starts with synthetic ADDED events for every object;
  *   BOOKMARK events only when the client asked for them (allowWatchBookmarks=true); the stream ends
  *   cleanly after `timeoutSeconds`;
+ * - a streaming list (sendInitialEvents=true, KEP-3157) is refused with 422 as by a server without
+ *   the WatchList feature, unless {@link StandInApiServer.streamingLists} is on: then it sends the
+ *   current state as ADDED events, a BOOKMARK annotated `k8s.io/initial-events-end`, and goes on;
  * - an RV older than the compacted history answers an ERROR event with a 410 "Expired" Status, and
  *   the stream ends, as after etcd compaction;
  * - a bearer token is required (401 otherwise), and every watch response carries `Connection:
@@ -68,6 +71,8 @@ export interface RequestSeen {
   /** The `timeoutSeconds` asked (NaN when not a number); lists ignore it. */
   timeoutSeconds: number | undefined;
   allowWatchBookmarks: boolean;
+  sendInitialEvents: boolean;
+  resourceVersionMatch: string | undefined;
   answer: Answer;
   /** True when answered 410 Expired (answer "expired"); absent otherwise. */
   expired?: true;
@@ -163,6 +168,8 @@ export class StandInApiServer extends EventEmitter {
   readonly counts = { list: 0, watch: 0, expired: 0, refused: 0 };
   /** Every HTTP request that reached the server, whatever it asked and however it was answered. */
   readonly calls: HttpCall[] = [];
+  /** Serve streaming lists (KEP-3157), as a server with the WatchList feature does; off: 422. */
+  streamingLists = false;
 
   private constructor(
     private readonly server: Server,
@@ -598,8 +605,16 @@ export class StandInApiServer extends EventEmitter {
 
   private watch(asked: Asked, res: ServerResponse): Answer {
     const { namespace, resourceVersion } = asked;
+    if (asked.sendInitialEvents) {
+      const refused = this.streamingRefusal(asked);
+      if (refused) return sendStatus(res, refused);
+    }
+    // A streaming list starts from the current state, which is never older than what was asked.
     const from =
-      resourceVersion === undefined || resourceVersion === "" || resourceVersion === "0"
+      asked.sendInitialEvents ||
+      resourceVersion === undefined ||
+      resourceVersion === "" ||
+      resourceVersion === "0"
         ? undefined
         : Number(resourceVersion);
     startStream(res);
@@ -620,14 +635,37 @@ export class StandInApiServer extends EventEmitter {
     });
     if (asked.timeoutSeconds) w.timer = setTimeout(() => this.endWatch(w), asked.timeoutSeconds * 1000);
     for (const line of this.replay(namespace, from)) if (!this.send(w, line)) return "cut";
+    if (asked.sendInitialEvents && !this.send(w, initialEventsEnd(this.resourceVersion))) return "cut";
     return "ok";
+  }
+
+  /** Why a streaming list is refused (422, as kube-apiserver validates it), or undefined. */
+  private streamingRefusal(asked: Asked): Status | undefined {
+    const invalid = (message: string): Status => ({
+      code: 422,
+      reason: "Invalid",
+      message: `ListOptions.meta.k8s.io "" is invalid: ${message}`,
+    });
+    if (!this.streamingLists)
+      return invalid(
+        "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+      );
+    if (asked.resourceVersionMatch !== "NotOlderThan")
+      return invalid(
+        "resourceVersionMatch: Forbidden: sendInitialEvents requires resourceVersionMatch=NotOlderThan",
+      );
+    if (!asked.allowWatchBookmarks)
+      return invalid(
+        "allowWatchBookmarks: Required value: sendInitialEvents requires allowWatchBookmarks=true",
+      );
+    return undefined;
   }
 
   /** The events a watch from `from` starts with: synthetic ADDED for all, or the history after it. */
   private *replay(namespace: string | undefined, from: number | undefined): Generator<string> {
     const inScope = (ns: string) => namespace === undefined || ns === namespace;
     if (from === undefined) {
-      for (const e of this.objects.values()) if (inScope(e.namespace)) yield event("ADDED", e.object);
+      for (const e of this.current(namespace)) yield event("ADDED", e.object);
       return;
     }
     for (const c of this.history) if (c.rv > from && inScope(c.namespace)) yield event(c.type, c.object);
@@ -725,6 +763,8 @@ function askedOf(url: URL, namespace: string | undefined, at: number): Asked {
     continue: q.get("continue") ?? undefined,
     timeoutSeconds: number("timeoutSeconds"),
     allowWatchBookmarks: q.get("allowWatchBookmarks") === "true",
+    sendInitialEvents: q.get("sendInitialEvents") === "true",
+    resourceVersionMatch: q.get("resourceVersionMatch") ?? undefined,
   };
 }
 
@@ -757,6 +797,15 @@ function deletedSlice(old: V1EndpointSlice, rv: number): V1EndpointSlice {
 
 function event(type: EventType | "BOOKMARK", object: unknown): string {
   return `${JSON.stringify({ type, object })}\n`;
+}
+
+/** The bookmark that ends a streaming list's state. */
+function initialEventsEnd(rv: string): string {
+  return event("BOOKMARK", {
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: { resourceVersion: rv, annotations: { "k8s.io/initial-events-end": "true" } },
+  });
 }
 
 function expiredEvent(current: string, asked?: string): string {

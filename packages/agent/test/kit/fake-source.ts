@@ -163,6 +163,7 @@ export class RecordingStore implements ReflectorStore {
 
 export class RecordingObserver implements ReflectorObserver {
   opened = 0;
+  readonly refusals: unknown[] = [];
   readonly failures: { err: unknown; step: "list" | "watch"; delayMs: number }[] = [];
   private waiters: (() => void)[] = [];
 
@@ -173,6 +174,10 @@ export class RecordingObserver implements ReflectorObserver {
   failed(err: unknown, step: "list" | "watch", delayMs: number): void {
     this.failures.push({ err, step, delayMs });
     for (const w of this.waiters.splice(0)) w();
+  }
+
+  streamingRefused(err: unknown): void {
+    this.refusals.push(err);
   }
 
   /** Resolves once `count` failures were reported. */
