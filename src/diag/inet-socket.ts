@@ -231,21 +231,44 @@ export function writeSockId(
   view.setBigUint64(o + COOKIE, s.cookie, true);
 }
 
-/** What an address field of a socket holds that is not an address of the socket's family. */
-export interface AddressFault {
-  field: "src" | "dst";
+/** What a field of a socket's id holds that cannot name a socket of its family. */
+export interface IdFault {
+  field: "src" | "dst" | "sport" | "dport" | "cookie";
   text: string;
   /** E.g. "not an IPv4 address". */
   reason: string;
 }
 
-/** The first address field of `s` that is not an address of its family, if one is not. */
-export function addressFault(s: Pick<InetSocketInit, "family" | "src" | "dst">): AddressFault | undefined {
+/** The largest cookie the kernel gives: 2^64-1 (both words INET_DIAG_NOCOOKIE) tells it to check none. */
+const MAX_COOKIE = (1n << 64n) - 2n;
+
+/**
+ * The first field of `s`'s id that a destroy request could not carry as it is — an address not of
+ * its family, a port outside 0-65535, a cookie the kernel never gives (the id's fields would be
+ * cut to their width, and a cookie of all ones, -1n so cut, skips the kernel's cookie check:
+ * another socket on the same 4-tuple would be hit) — if one is such.
+ */
+export function idFault(
+  s: Pick<InetSocketInit, "family" | "src" | "dst" | "sport" | "dport" | "cookie">,
+): IdFault | undefined {
   for (const field of ["src", "dst"] as const) {
     const text = s[field];
     if (typeof text !== "string" || !addressWords(text, s.family === "inet6"))
       return { field, text: String(text), reason: `not ${ADDRESS_OF[s.family]}` };
   }
+  for (const field of ["sport", "dport"] as const) {
+    const port = s[field];
+    if (!Number.isInteger(port) || port < 0 || port > 0xffff)
+      return { field, text: String(port), reason: "not a port from 0 to 65535" };
+  }
+  const { cookie } = s;
+  if (typeof cookie !== "bigint" || cookie < 0n || cookie > MAX_COOKIE)
+    return {
+      field: "cookie",
+      text: typeof cookie === "bigint" ? `${cookie}n` : String(cookie),
+      reason:
+        "not a cookie the kernel gives: a bigint from 0 to 2^64-2 (2^64-1, or -1n, is INET_DIAG_NOCOOKIE, which would skip the kernel's cookie check)",
+    };
   return undefined;
 }
 

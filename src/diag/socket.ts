@@ -15,11 +15,11 @@ import { XdpSocket } from "./xdp-socket.js";
 
 export type { FamilyProtocol } from "./family-request.js";
 export {
-  type AddressFault,
-  addressFault,
+  type IdFault,
   INET_DIAG_MSG_LEN,
   InetSocket,
   type InetSocketInit,
+  idFault,
   writeInetDiagMsg,
 } from "./inet-socket.js";
 export { NetlinkSocket } from "./netlink-socket.js";

@@ -17,7 +17,7 @@
 
 import { INET_PROTOCOLS, isInetProtocol } from "../diag/constants.js";
 import { writeDestroyRequest } from "../diag/inet.js";
-import { addressFault, type InetSocket, isInetSocket, type Protocol, type Socket } from "../diag/socket.js";
+import { type InetSocket, idFault, isInetSocket, type Protocol, type Socket } from "../diag/socket.js";
 import { type BatchOptions, batchErrno, ErrorsOnlyBatch, type NetlinkConnection } from "../netlink/index.js";
 import { AbortError, type DestroyFailure, type Outcome } from "../run/index.js";
 import { describeErrno, Errno, errnoName } from "../sys/errors.js";
@@ -79,7 +79,7 @@ export class Destroyer {
       this.fail(socket, Errno.EOPNOTSUPP);
       return;
     }
-    const fault = addressFault(socket);
+    const fault = idFault(socket);
     if (fault) {
       // A predicate or listener changed the socket after it was listed: no id to send for it.
       this.fail(socket, Errno.EINVAL, `not sent: its ${fault.field} "${fault.text}" is ${fault.reason}`);

@@ -4,7 +4,7 @@
  * exactly the id it was listed with.
  */
 
-import { addressFault, InetSocket, isListedSocket, type Socket } from "../diag/socket.js";
+import { InetSocket, idFault, isListedSocket, type Socket } from "../diag/socket.js";
 import { QueryError } from "../options/index.js";
 
 /** The fields of an inet socket that name it: what a plain copy ({...s}, a clone) must keep. */
@@ -17,7 +17,8 @@ const INET = new Set(["tcp", "udp", "udplite", "raw", "mptcp", "sctp"]);
 
 /**
  * `socket` itself when it is a listed socket, else an InetSocket built from its fields. Throws
- * QueryError naming a missing field or an address that is not one of the socket's family.
+ * QueryError naming a missing field, or a field of its id that no socket of its family has (see
+ * idFault: an address of the other family, a port past 65535, a cookie the kernel never gives).
  */
 export function revive(socket: Socket | InetSocketFields): Socket {
   // A listed socket of another family passes whole: the Destroyer says why it cannot destroy it.
@@ -27,10 +28,7 @@ export function revive(socket: Socket | InetSocketFields): Socket {
     (f.family !== "inet" && f.family !== "inet6") ||
     !INET.has(f.protocol as string) ||
     typeof f.src !== "string" ||
-    typeof f.dst !== "string" ||
-    typeof f.sport !== "number" ||
-    typeof f.dport !== "number" ||
-    typeof f.cookie !== "bigint"
+    typeof f.dst !== "string"
   )
     throw new QueryError(
       "socket",
@@ -38,7 +36,7 @@ export function revive(socket: Socket | InetSocketFields): Socket {
       "expected a socket as listSockets or iterateSockets returned it, or a copy with its fields",
     );
   const s = socket as InetSocketFields;
-  const fault = addressFault(s);
+  const fault = idFault(s);
   if (fault) throw new QueryError(fault.field, fault.text, fault.reason);
   if (socket instanceof InetSocket) return socket;
   return InetSocket.build({
