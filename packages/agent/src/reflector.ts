@@ -18,7 +18,8 @@
  *   paged), at once.
  *
  * Every request can fail, hang or go silent, so:
- * - every retry, list or watch, whatever the error, waits for the back-off;
+ * - every retry, list or watch, whatever the error, waits for the back-off (a watch the server
+ *   ended, or a consistent list after a 410, follows at once);
  * - each watch asks the server to end it (`timeoutSeconds` drawn between the watch timeout and twice
  *   it, as client-go draws 5 to 10 minutes), and is given up when it has sent nothing for longer
  *   than that plus a margin (a stuck proxy keeps a connection open and silent);
@@ -96,8 +97,6 @@ export interface ReflectorObserver {
 /** How long to wait before the next attempt after a failure. */
 export interface Backoff {
   next(): number;
-  /** The requests work again. */
-  reset(): void;
 }
 
 export interface ReflectorOptions {
@@ -350,7 +349,6 @@ export class Reflector {
     const rv = versionOf(object);
     if (rv !== "") this.rv = rv;
     this.signOfLife();
-    this.backoff.reset();
   }
 
   private signOfLife(): void {

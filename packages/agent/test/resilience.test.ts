@@ -178,9 +178,9 @@ describe("the API server fails; the agent stays calm", () => {
     );
     api.expireEveryWatch(false);
     const lists = api.requests.slice(from).filter((r) => r.kind === "list");
-    // Each list follows an expired watch after a back-off of at least half its ceiling (40·2^n ms, capped).
+    // Each list follows an expired watch after a back-off of at least 40·2^n ms, capped.
     for (let n = 1; n < 6; n++) {
-      const floor = Math.min(backoff.maxMs, backoff.initialMs * 2 ** n) / 2;
+      const floor = Math.min(backoff.maxMs, backoff.initialMs * 2 ** n);
       assert.ok(
         lists[n]!.at - lists[n - 1]!.at >= floor,
         `list ${n} came ${lists[n]!.at - lists[n - 1]!.at} ms after the one before, under ${floor}`,

@@ -189,14 +189,10 @@ export class RecordingObserver implements ReflectorObserver {
 /** A back-off that answers `delayMs` each time and counts its calls. */
 export class FixedBackoff implements Backoff {
   calls = 0;
-  resets = 0;
   constructor(readonly delayMs: number) {}
   next(): number {
     this.calls++;
     return this.delayMs;
-  }
-  reset(): void {
-    this.resets++;
   }
 }
 
