@@ -12,6 +12,7 @@ import { cleanupLeftovers } from "../test/kit/index.js";
 import { benchCodec } from "./codec.js";
 import { benchConntrack } from "./conntrack.js";
 import { benchDestroy } from "./destroy.js";
+import { benchDiscovery } from "./discover.js";
 import { benchList } from "./list.js";
 import { cleanupBenchLeftovers } from "./many.js";
 import { environmentNote, goalSummary, recordGoal } from "./measure.js";
@@ -72,7 +73,7 @@ const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
   codec: benchCodec,
   list: benchList,
   destroy: benchDestroy,
-  netns: benchNamespaces,
+  netns: async () => [...(await benchNamespaces()), "", ...(await benchDiscovery())],
   terminate: benchTerminate,
   promises: benchPromises,
   conntrack: benchConntrack,

@@ -173,6 +173,7 @@ async function measure(): Promise<string[]> {
       `${BACKEND.address}:${BACKEND.port}`,
       "--netns-dir",
       config.netnsDirs[0]!,
+      "--no-discover",
     ];
     out.push(
       row("BackendTerminator.terminate, sync (warm, nothing left to destroy)", fmt.ms(syncMs)),
@@ -210,14 +211,14 @@ async function measure(): Promise<string[]> {
  */
 async function inManyNamespaces(
   childHash: number | undefined,
-  fn: (many: ManyScene, config: { netnsDirs: string[] }) => Promise<void>,
+  fn: (many: ManyScene, config: { netnsDirs: string[]; discover: false }) => Promise<void>,
 ): Promise<void> {
   const many = await withChildHash(childHash, () =>
     manyNamespaces("promises", NAMESPACES, 1000, 10, BACKEND),
   );
   const pins = pinDir(many);
   try {
-    await fn(many, { netnsDirs: [pins.dir] });
+    await fn(many, { netnsDirs: [pins.dir], discover: false });
   } finally {
     pins.remove();
     await many.stop();
@@ -227,7 +228,7 @@ async function inManyNamespaces(
 /** ROUNDS promises terminations, each after the scene's clients are opened again. */
 async function terminateRounds(
   many: ManyScene,
-  config: { netnsDirs: string[] },
+  config: { netnsDirs: string[]; discover: false },
 ): Promise<{ viaWorker: Rounds; destroyed: number }> {
   await many.refill();
   await new promises.BackendTerminator(config).terminate(BACKEND); // warm-up

@@ -13,7 +13,7 @@ import { poolSize } from "../src/promises/pool.js";
 
 const [dir, address, port, mode] = process.argv.slice(2);
 const backend = { address: address!, port: Number(port) };
-const terminator = new BackendTerminator({ netnsDirs: [dir!] });
+const terminator = new BackendTerminator({ netnsDirs: [dir!], discover: false });
 if (mode !== "once") {
   await terminator.terminate(backend);
   const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();

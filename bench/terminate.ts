@@ -141,7 +141,10 @@ async function oneRound(
   const pinned = await pooled(scene, true);
   await scene.refill();
   const total = (json: unknown) => (json as { total: { destroyed: number } }).total.destroyed;
-  const cli = wholeProcess([CLI, "terminate-backend", DST, "--netns-dir", scene.dir, "-j"], total);
+  const cli = wholeProcess(
+    [CLI, "terminate-backend", DST, "--netns-dir", scene.dir, "--no-discover", "-j"],
+    total,
+  );
   await scene.refill();
   const poolProcess = wholeProcess(
     [POOL_SCRIPT, scene.dir, BACKEND.address, String(BACKEND.port), "once"],

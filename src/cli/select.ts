@@ -6,7 +6,7 @@ import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { isInetProtocol } from "../diag/constants.js";
 import type { Extension, Protocol } from "../diag/socket.js";
 import { ALL_STATES } from "../diag/states.js";
-import { type NamespaceSelection, validateNetnsName } from "../netns/index.js";
+import { DEFAULT_NETNS_DIRS, type NamespaceSelection, validateNetnsName } from "../netns/index.js";
 import { type NamespacedQuery, statesFromWords } from "../sockets/index.js";
 import { CgroupPaths } from "./cgroup.js";
 import type { OptionSpec, Parsed, ParsedValues } from "./options.js";
@@ -18,7 +18,13 @@ export const NETNS_DIR_OPTION: OptionSpec = {
   name: "netns-dir",
   value: "DIR",
   multiple: true,
-  help: "pin directory to search (default /run/netns); repeatable",
+  help: `pin directory to search instead of the defaults (${DEFAULT_NETNS_DIRS.join(", ")}, each where it exists); repeatable`,
+};
+
+/** --no-discover: every namespace means the pinned ones only. */
+export const NO_DISCOVER_OPTION: OptionSpec = {
+  name: "no-discover",
+  help: "every namespace means the pinned ones only: none found through /proc/PID/ns/net",
 };
 
 /** The namespace options of ls, kill and terminate-backend: -N, --netns, --pid, --all-netns. */
@@ -87,6 +93,7 @@ const SELECT_OPTIONS: readonly OptionSpec[] = [
   ...NETNS_OPTIONS,
   { name: "all-netns", help: "in this namespace and every pinned or discovered one (adds a netns column)" },
   NETNS_DIR_OPTION,
+  NO_DISCOVER_OPTION,
 ];
 
 /** ss -Z/-z show SELinux contexts (misc/ss.c refuses them too when SELinux is off). */
@@ -283,17 +290,24 @@ function readFilterFile(path: string): string {
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * -N / --netns / --pid / --all-netns: at most one of them. --netns-dir goes with --all-netns,
- * unless `dirsAlone` (terminate-backend walks the pin directories by default).
+ * -N / --netns / --pid / --all-netns (and terminate-backend's --host-only): at most one of them.
+ * --netns-dir and --no-discover go with every namespace: --all-netns, or no namespace option where
+ * that is the default (`everyByDefault`, as terminate-backend).
  */
-export function namespaceFromArgs(values: ParsedValues, dirsAlone = false): NamespaceSelection {
-  const given = (["net", "netns", "pid", "all-netns"] as const).filter((k) => values[k] !== undefined);
+export function namespaceFromArgs(values: ParsedValues, everyByDefault = false): NamespaceSelection {
+  const given = (["net", "netns", "pid", "all-netns", "host-only"] as const).filter(
+    (k) => values[k] !== undefined,
+  );
   if (given.length > 1) throw new UsageError(`choose one of ${given.map((k) => `--${k}`).join(", ")}`);
+  const every = values["all-netns"] === true || (everyByDefault && given.length === 0);
   const dirs = values["netns-dir"] as string[] | undefined;
-  if (dirs && !values["all-netns"] && !(dirsAlone && given.length === 0))
-    throw new UsageError(`--netns-dir goes with --all-netns${dirsAlone ? " or no namespace option" : ""}`);
-  if (dirs && given.length === 0) return { netnsDirs: dirs };
-  if (values["all-netns"]) return dirs ? { netns: "all", netnsDirs: dirs } : { netns: "all" };
+  const noDiscover = values["no-discover"] === true;
+  if ((dirs || noDiscover) && !every)
+    throw new UsageError(
+      `${dirs ? "--netns-dir" : "--no-discover"} goes with --all-netns${everyByDefault ? " or no namespace option" : ""}`,
+    );
+  if (every)
+    return { netns: "all", ...(dirs ? { netnsDirs: dirs } : {}), ...(noDiscover ? { discover: false } : {}) };
   if (typeof values.net === "string") {
     try {
       validateNetnsName(values.net);

@@ -23,7 +23,15 @@ export {
 } from "./errors.js";
 export { NetNS } from "./handle.js";
 export { current, fromPath, fromPid } from "./open.js";
-export { add, fromName, NETNS_RUN_DIR, type PinOptions, remove, validateNetnsName } from "./pinned.js";
+export {
+  add,
+  DEFAULT_NETNS_DIRS,
+  fromName,
+  NETNS_RUN_DIR,
+  type PinOptions,
+  remove,
+  validateNetnsName,
+} from "./pinned.js";
 export { readProcNet } from "./proc-net.js";
 export {
   type LocatedNetns,

@@ -21,6 +21,16 @@ import { NetNS } from "./handle.js";
 /** The directory `ip netns` pins namespaces in (/var/run/netns is the same: /var/run -> /run). */
 export const NETNS_RUN_DIR = "/run/netns";
 
+/**
+ * The pin directories a walk over every namespace searches unless told others, each where it
+ * exists: ip netns's, then Cilium's and Docker's.
+ */
+export const DEFAULT_NETNS_DIRS: readonly string[] = [
+  NETNS_RUN_DIR,
+  "/var/run/cilium/netns",
+  "/var/run/docker/netns",
+];
+
 /** Where a pinned name lives. */
 export interface PinOptions {
   /** The pin directory. Default NETNS_RUN_DIR. */

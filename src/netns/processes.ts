@@ -8,7 +8,7 @@
 import type { Stats } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { fsError, type NetnsError, NetnsNotFoundError } from "./errors.js";
-import { NETNS_RUN_DIR } from "./pinned.js";
+import { DEFAULT_NETNS_DIRS } from "./pinned.js";
 import { HOST_NETNS_NAME } from "./walk.js";
 
 /** A namespace's identity: st_dev and st_ino of its nsfs file (as NetNS and NetnsRef carry them). */
@@ -25,7 +25,7 @@ export interface ProcOptions {
 
 /** Where a label is looked for. */
 export interface LocateOptions extends ProcOptions {
-  /** Pin directories, searched in order, as the walk that gave the label did. Default [NETNS_RUN_DIR]. */
+  /** Pin directories, searched in order, as the walk that gave the label did. Default DEFAULT_NETNS_DIRS. */
   netnsDirs?: readonly string[];
 }
 
@@ -59,7 +59,7 @@ export async function locateNetns(
     return host && { dev: host.dev, ino: Number(ino), path: undefined };
   }
   if (label.includes("/")) return located(label, label);
-  for (const dir of options.netnsDirs ?? [NETNS_RUN_DIR]) {
+  for (const dir of options.netnsDirs ?? DEFAULT_NETNS_DIRS) {
     // Only a regular file can be a namespace file: the walk passed over anything else.
     const found = await located(label, `${dir}/${label}`, (st) => st.isFile());
     if (found) return found;

@@ -20,10 +20,13 @@ export interface NamespaceSelection {
    * A NetNS handle, a pinned name, a path (anything with "/"), or "all": the caller's own namespace
    * first, then every pinned one and (unless `discover` is false) every one a process is in, each
    * once. A selector naming the caller's own namespace is the caller's own. Default: the caller's
-   * own (the terminator's: "all", without discovery).
+   * own (the terminator's: "all").
    */
   netns?: NetnsSelector | "all";
-  /** Pin directories searched by "all". Default ["/run/netns"]. */
+  /**
+   * Pin directories searched by "all", each of which must exist. Default DEFAULT_NETNS_DIRS
+   * (/run/netns, /var/run/cilium/netns, /var/run/docker/netns), each where it exists.
+   */
   netnsDirs?: readonly string[];
   /** With "all": also the namespaces found only through /proc/PID/ns/net, named "pid:N". Default true. */
   discover?: boolean;
@@ -126,7 +129,7 @@ function isOwn(netns: NetNS): boolean {
 function* allTargets(selection: NamespaceSelection, findings: WalkFindings): Generator<Target> {
   const found = walkNetns({
     netnsDirs: selection.netnsDirs,
-    processes: selection.discover ?? true,
+    discover: selection.discover ?? true,
     host: "first",
   });
   let failures = 0;

@@ -24,7 +24,7 @@ import {
 } from "./errors.js";
 import { lookError, NetNS } from "./handle.js";
 import { current } from "./open.js";
-import { NETNS_RUN_DIR } from "./pinned.js";
+import { DEFAULT_NETNS_DIRS } from "./pinned.js";
 import { type NetnsRef, walkLabel } from "./ref.js";
 
 /**
@@ -103,12 +103,12 @@ export class NetnsIteration<T> implements Iterable<T> {
 /** Where and how to walk. */
 export interface WalkOptions {
   /**
-   * Pin directories, searched in order. Default [NETNS_RUN_DIR] (whose absence means no pins).
-   * Others in use: /var/run/docker/netns, /var/run/cilium/netns.
+   * Pin directories, searched in order; each must exist. Default DEFAULT_NETNS_DIRS, each where
+   * it exists (a default directory's absence means no pins there).
    */
   netnsDirs?: readonly string[];
-  /** Also every namespace a process is in (/proc/PID/ns/net). Default false. */
-  processes?: boolean;
+  /** Also every namespace a process is in (/proc/PID/ns/net). Default true. */
+  discover?: boolean;
   /**
    * The caller's own namespace: "first" yields it before anything else (host: true) and never again;
    * "skip" leaves it out wherever it is found; "found" yields it where it is found, like any other.
@@ -220,7 +220,7 @@ function scan(options: WalkOptions, errors: FailureSink): Map<string, Sighting> 
     s.names.push(name);
     s.paths.push([path, undefined]);
   }
-  if (!options.processes) return seen;
+  if (options.discover === false) return seen;
   for (const pid of processes(errors)) {
     const path = `/proc/${pid}/ns/net`;
     try {
@@ -242,15 +242,15 @@ interface Candidate {
   path: string;
 }
 
-/** The entries of each pin directory (default: NETNS_RUN_DIR); a failure to list one is recorded. */
+/** The entries of each pin directory (default: DEFAULT_NETNS_DIRS); a failure to list one is recorded. */
 function* pinCandidates(dirs: readonly string[] | undefined, errors: FailureSink): Generator<Candidate> {
-  for (const dir of dirs ?? [NETNS_RUN_DIR]) {
+  for (const dir of dirs ?? DEFAULT_NETNS_DIRS) {
     let names: string[];
     try {
       names = readdirSync(dir).sort();
     } catch (err) {
-      // The default directory exists only once something was pinned (ip netns creates it):
-      // its absence means "no pins". A directory the caller named must exist.
+      // A default directory exists only once something was pinned there (ip netns creates its
+      // own): its absence means "no pins". A directory the caller named must exist.
       if (dirs === undefined && (err as NodeJS.ErrnoException).code === "ENOENT") continue;
       const cause = sysErrorOf(err);
       const Failure = cause.code === "ENOENT" ? PinDirectoryNotFoundError : NetnsError;
@@ -321,7 +321,7 @@ export interface PinnedNetns {
  */
 export function allNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<PinnedNetns> {
   return new NetnsIteration(function* (errors) {
-    for (const e of walk({ netnsDirs: options.netnsDirs }, errors))
+    for (const e of walk({ netnsDirs: options.netnsDirs, discover: false }, errors))
       yield { name: e.names[0]!, path: e.path, ref: e.ref, netns: e.netns };
   });
 }
@@ -343,14 +343,14 @@ export interface DiscoveredNetns {
 }
 
 /**
- * discoverNetns finds the namespaces pinned in `options.netnsDirs` (default [NETNS_RUN_DIR]) and those of
+ * discoverNetns finds the namespaces pinned in `options.netnsDirs` (default DEFAULT_NETNS_DIRS) and those of
  * every process in /proc, with the pids in each and its pinned names, each once. Processes that
  * exit meanwhile, or whose namespace may not be inspected (EACCES without CAP_SYS_PTRACE), are
  * passed over on `notes`; other failures (a bad pin) are recorded on `errors` as NamespaceFailures.
  */
 export function discoverNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<DiscoveredNetns> {
   return new NetnsIteration(function* (errors) {
-    for (const e of walk({ netnsDirs: options.netnsDirs, processes: true }, errors))
+    for (const e of walk({ netnsDirs: options.netnsDirs, discover: true }, errors))
       yield { name: e.names[0], names: e.names, pids: e.pids, path: e.path, ref: e.ref, netns: e.netns };
   });
 }

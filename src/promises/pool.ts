@@ -52,7 +52,7 @@ export async function terminateShared(
   const selection = {
     netns: "all" as const,
     netnsDirs: config.netnsDirs,
-    discover: config.discover ?? false,
+    discover: config.discover,
   };
   const walk = await client.call("listTargets", [selection], signal);
   const size = Math.min(poolSize(), walk.refs.length);

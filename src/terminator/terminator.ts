@@ -81,10 +81,10 @@ export interface Logger {
 
 /**
  * BackendTerminator's configuration; every field is optional. Where it runs is a
- * NamespaceSelection with the terminator's own defaults: `netns` "all" — the caller's own
- * namespace, then every pinned one — and `discover` false (true adds every namespace a process is
- * in). A handle, name or path visits that namespace alone; a handle of the caller's own namespace
- * (currentNetns()), only the caller's own.
+ * NamespaceSelection whose `netns` defaults to "all": the caller's own namespace, then every one
+ * pinned in `netnsDirs` (default: each of DEFAULT_NETNS_DIRS that exists), then every one a process
+ * is in (unless `discover` is false). A handle, name or path visits that namespace alone; a handle
+ * of the caller's own namespace (currentNetns()), only the caller's own.
  */
 export interface TerminatorConfig extends NamespaceSelection {
   /** Protocol when terminate() is not told one. Default "udp". */
@@ -191,11 +191,7 @@ export class BackendTerminator {
   constructor(config: TerminatorConfig = {}, seam: TerminatorSeam = {}) {
     checkTerminatorConfig(config);
     this.config = config;
-    const selection: NamespaceSelection = {
-      ...config,
-      netns: config.netns ?? "all",
-      discover: config.discover ?? false,
-    };
+    const selection: NamespaceSelection = { ...config, netns: config.netns ?? "all" };
     this.targets = seam.targets ?? ((findings) => targetsOf(selection, findings));
     this.destroy = seam.destroy;
     this.deleteConntrack = seam.deleteConntrack;
@@ -478,7 +474,7 @@ function isKernelUnsupported(stop: DestroyStop): boolean {
 
 /**
  * One call: destroy every UDP socket connected to `backend` ("10.0.0.5:53", "[fd00::5]:53") in the
- * host and every pinned namespace. Options as TerminatorConfig. Throws AddressError for bad input.
+ * host and every other namespace, pinned or found through /proc. Options as TerminatorConfig. Throws AddressError for bad input.
  */
 export function terminateUDPConnectionsToBackend(
   backend: string,

@@ -48,7 +48,7 @@ describeAsRoot("pin-directory notes in the CLI", () => {
   });
 
   test("terminate-backend notes them, reports ok and exits 0", async () => {
-    const r = await sockdiag(["terminate-backend", "127.0.0.1:9", "--netns-dir", dir, "-j"]);
+    const r = await sockdiag(["terminate-backend", "127.0.0.1:9", "--netns-dir", dir, "--no-discover", "-j"]);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const report = JSON.parse(r.stdout) as {
       ok: boolean;

@@ -79,7 +79,14 @@ describeAsRoot("sockdiag terminate-backend", () => {
 
   test("-j prints a JSON report per namespace with totals and exits 0", async () => {
     const c = await open();
-    const run = await sockdiag("terminate-backend", backendA(), "--netns-dir", scene.dir, "-j");
+    const run = await sockdiag(
+      "terminate-backend",
+      backendA(),
+      "--netns-dir",
+      scene.dir,
+      "--no-discover",
+      "-j",
+    );
 
     assert.equal(run.code, 0);
     const report = json(run);
@@ -97,9 +104,35 @@ describeAsRoot("sockdiag terminate-backend", () => {
     assert.equal(report.ok, true);
   });
 
+  test("without a namespace option every namespace is visited, one that no pin holds too", async () => {
+    const c = await open();
+    const unpinned = scene.pinnedNames[0]!;
+    scene.unpin(unpinned);
+    let run: Run;
+    try {
+      run = await sockdiag("terminate-backend", backendA(), "--no-conntrack", "-j");
+    } finally {
+      scene.repin(unpinned);
+    }
+
+    assert.equal(run.code, 0, run.stderr);
+    await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m");
+    const report = json(run);
+    const hit = report.namespaces.filter((n) => (n.report?.matched ?? 0) > 0);
+    assert.equal(hit.length, 4, "the host and the scene's three namespaces");
+    assert.ok(hit.some((n) => n.netns === `pid:${scene.node(unpinned).holder.pid}`));
+    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: [], skipped: 0 });
+  });
+
   test("the text report of an IPv6 backend names it in brackets and counts per namespace", async () => {
     const c = await open();
-    const run = await sockdiag("terminate-backend", `[::1]:${scene.portB}`, "--netns-dir", scene.dir);
+    const run = await sockdiag(
+      "terminate-backend",
+      `[::1]:${scene.portB}`,
+      "--netns-dir",
+      scene.dir,
+      "--no-discover",
+    );
 
     assert.equal(run.code, 0, run.stderr);
     await scene.expect(c, (_node, kind) => kind === "b6");
@@ -121,6 +154,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
       `[::1]:${scene.portB}`,
       "--netns-dir",
       scene.dir,
+      "--no-discover",
       "-j",
     );
 
@@ -163,7 +197,15 @@ describeAsRoot("sockdiag terminate-backend", () => {
 
   test("--dry-run counts and destroys nothing", async () => {
     const c = await open();
-    const run = await sockdiag("terminate-backend", backendA(), "--netns-dir", scene.dir, "--dry-run", "-j");
+    const run = await sockdiag(
+      "terminate-backend",
+      backendA(),
+      "--netns-dir",
+      scene.dir,
+      "--no-discover",
+      "--dry-run",
+      "-j",
+    );
 
     assert.equal(run.code, 0);
     const report = json(run);
@@ -174,16 +216,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
 
   test("--host-only visits only the host", async () => {
     const c = await open();
-    const run = await sockdiag(
-      "terminate-backend",
-      backendA(),
-      "--netns-dir",
-      scene.dir,
-      "--host-only",
-      "--protocol",
-      "any",
-      "-j",
-    );
+    const run = await sockdiag("terminate-backend", backendA(), "--host-only", "--protocol", "any", "-j");
 
     assert.equal(run.code, 0);
     const report = json(run);
@@ -202,6 +235,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
       missing,
       "--netns-dir",
       scene.dir,
+      "--no-discover",
       "-j",
     );
 
@@ -229,6 +263,8 @@ describeAsRoot("sockdiag terminate-backend", () => {
       [[`127.0.0.1:${a}`, "--pid", "999999999"], /--pid 999999999: no such process/],
       [[`127.0.0.1:${a}`, "-N", "x", "--all-netns"], /choose one of --net, --all-netns/],
       [[`127.0.0.1:${a}`, "-N", "x", "--netns-dir", "/tmp"], /--netns-dir goes with --all-netns/],
+      [[`127.0.0.1:${a}`, "--pid", "1", "--no-discover"], /--no-discover goes with --all-netns/],
+      [[`127.0.0.1:${a}`, "-N", "x", "--host-only"], /choose one of --net, --host-only/],
       [[`[127.0.0.1]:${a}`], /brackets are for IPv6 addresses only/],
       [[`127.0.0.1:${a}`, "--bogus"], /unknown option '--bogus'/],
       [[], /terminate-backend needs a backend IP:PORT/],
@@ -238,7 +274,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
       const run = await sockdiag(
         "terminate-backend",
         ...args,
-        ...(namespaced ? [] : ["--netns-dir", scene.dir]),
+        ...(namespaced ? [] : ["--netns-dir", scene.dir, "--no-discover"]),
       );
       assert.equal(run.code, 2, `exit status for ${args.join(" ")}`);
       assert.match(run.stderr, message);

@@ -28,6 +28,7 @@ describe("terminate-backend --netns-dir: a named pin directory must exist", () =
       "127.0.0.1:9",
       "--netns-dir",
       pins,
+      "--no-discover",
       "--dry-run",
       "--no-conntrack",
       ...flags,

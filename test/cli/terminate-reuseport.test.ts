@@ -67,7 +67,7 @@ describeAsRoot("sockdiag terminate-backend and SO_REUSEPORT groups", () => {
     ];
 
     const terminate = (backend: string) =>
-      sockdiag(["terminate-backend", backend, "--netns-dir", scene.dir, "-j"]);
+      sockdiag(["terminate-backend", backend, "--netns-dir", scene.dir, "--no-discover", "-j"]);
     const r4 = await terminate(`127.0.0.1:${portA}`);
     const r6 = await terminate(`[::1]:${portA}`);
     for (const r of [r4, r6]) assert.equal(r.code, 0, r.stdout + r.stderr);

@@ -114,14 +114,19 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
       using home = current();
       sub.pin("a-host", home);
       sub.pin("b-other", ns[1]!);
-      const first = [...walkNetns({ netnsDirs: [sub.dir], host: "first" })].map((e) => [e.ref.label, e.host]);
+      const first = [...walkNetns({ netnsDirs: [sub.dir], discover: false, host: "first" })].map((e) => [
+        e.ref.label,
+        e.host,
+      ]);
       assert.deepEqual(first, [
         ["(host)", true],
         ["b-other", false],
       ]);
-      const skipped = [...walkNetns({ netnsDirs: [sub.dir], host: "skip" })].map((e) => e.ref.label);
+      const skipped = [...walkNetns({ netnsDirs: [sub.dir], discover: false, host: "skip" })].map(
+        (e) => e.ref.label,
+      );
       assert.deepEqual(skipped, ["b-other"]);
-      const found = [...walkNetns({ netnsDirs: [sub.dir] })].map((e) => e.ref.label);
+      const found = [...walkNetns({ netnsDirs: [sub.dir], discover: false })].map((e) => e.ref.label);
       assert.deepEqual(found, ["a-host", "b-other"]);
     } finally {
       sub.dispose();
@@ -130,7 +135,7 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
 
   test("a ref reopens its namespace, and refuses a pin that now holds another one", () => {
     const path = dir.pin("ref-target", ns[0]!);
-    const [entry] = [...walkNetns({ netnsDirs: [dir.dir] })].map((e) => e.ref);
+    const [entry] = [...walkNetns({ netnsDirs: [dir.dir], discover: false })].map((e) => e.ref);
     assert.deepEqual(entry, {
       label: "ref-target",
       name: "ref-target",

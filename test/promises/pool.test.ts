@@ -33,7 +33,7 @@ describeAsRoot("a termination shared over the worker pool", () => {
     const before = poolSize();
     assert.ok(before >= 2, `this test needs two cores (${before})`);
     await open();
-    const config = { netnsDirs: [scene.dir], dryRun: true, conntrack: false };
+    const config = { netnsDirs: [scene.dir], discover: false, dryRun: true, conntrack: false };
     const viaSync = new sync.BackendTerminator(config).terminateMany(backends());
     await onOneCore(cpuList(), async () => {
       assert.equal(poolSize(), 1);
@@ -48,7 +48,7 @@ describeAsRoot("a termination shared over the worker pool", () => {
   test("the pool's report is the synchronous one: order, counts, per backend, ok", async () => {
     assert.ok(poolSize() >= 2, `this test needs two cores to share namespaces (${poolSize()})`);
     await open();
-    const config = { netnsDirs: [scene.dir], dryRun: true, conntrack: false };
+    const config = { netnsDirs: [scene.dir], discover: false, dryRun: true, conntrack: false };
     const viaSync = new sync.BackendTerminator(config).terminateMany(backends());
     const viaPool = await new promises.BackendTerminator(config).terminateMany(backends());
     assert.deepEqual(shape(viaPool), shape(viaSync));
@@ -74,6 +74,7 @@ describeAsRoot("a termination shared over the worker pool", () => {
     const [, bad] = scene.pinnedNames;
     const report = await new promises.BackendTerminator({
       netnsDirs: [scene.dir],
+      discover: false,
       conntrack: false,
       predicate: (s) => {
         if (s.netns?.label === bad) throw new Error(`veto map of ${bad} unavailable`);

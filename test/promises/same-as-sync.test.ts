@@ -103,7 +103,7 @@ describeAsRoot("sockdiag/promises gives what the sync API gives", () => {
     assert.equal(await promises.destroySocket(listed), "gone");
 
     const backend = { address: "127.0.0.1", port: scene.receiver.sport };
-    const config = { dryRun: true, netnsDirs: ["/run/netns"] };
+    const config = { dryRun: true, netnsDirs: ["/run/netns"], discover: false };
     const mine = (r: sync.TerminationReport) => r.namespaces.find((n) => n.netns === scene.ns.name);
     const viaPromises = await new promises.BackendTerminator(config).terminate(backend);
     const viaSync = new sync.BackendTerminator(config).terminate(backend);

@@ -169,7 +169,9 @@ describeAsRoot("BackendTerminator faults", () => {
     const plain = join(scene.dir, "zz-plain-file");
     writeFileSync(plain, "not a namespace");
     t.after(() => rmSync(plain, { force: true }));
-    const report = new BackendTerminator({ netnsDirs: [missing, scene.dir] }).terminate(backendA());
+    const report = new BackendTerminator({ netnsDirs: [missing, scene.dir], discover: false }).terminate(
+      backendA(),
+    );
 
     await scene.expect(
       c0,
@@ -201,7 +203,9 @@ describeAsRoot("BackendTerminator faults", () => {
       if (nameOf(query) !== b) return destroySockets(query);
       return refusedReport(query, EPERM, "EPERM", { code: "EPERM", reason: "needs CAP_NET_ADMIN" });
     };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir] }, { destroy }).terminate(backendA());
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false }, { destroy }).terminate(
+      backendA(),
+    );
 
     await scene.expect(
       c0,
@@ -240,7 +244,9 @@ describeAsRoot("BackendTerminator faults", () => {
       if (nameOf(query) !== a) return destroySockets(query);
       return refusedReport(query, EOPNOTSUPP, "EOPNOTSUPP", { protocol: "udp", code: "EOPNOTSUPP", reason });
     };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir] }, { destroy }).terminate(backendA());
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false }, { destroy }).terminate(
+      backendA(),
+    );
 
     await scene.expect(
       c0,
@@ -273,9 +279,10 @@ describeAsRoot("BackendTerminator faults", () => {
     };
     const warned: unknown[] = [];
     const logger = { info() {}, warn: (_m: string, f?: Record<string, unknown>) => warned.push(f?.netns) };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], logger }, { destroy }).terminate(
-      backendA(),
-    );
+    const report = new BackendTerminator(
+      { netnsDirs: [scene.dir], discover: false, logger },
+      { destroy },
+    ).terminate(backendA());
 
     await scene.expect(
       c0,
@@ -345,7 +352,8 @@ describeAsRoot("BackendTerminator faults", () => {
       return destroySockets(query);
     };
     assert.throws(
-      () => new BackendTerminator({ netnsDirs: [scene.dir] }, { destroy }).terminate(backendA()),
+      () =>
+        new BackendTerminator({ netnsDirs: [scene.dir], discover: false }, { destroy }).terminate(backendA()),
       NetnsRestoreError,
     );
     await scene.expect(

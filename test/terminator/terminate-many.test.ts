@@ -67,7 +67,10 @@ describeAsRoot("BackendTerminator.terminateMany", () => {
       calls.push(typeof query.netns === "object" ? query.netns.label! : HOST);
       return destroySockets(query);
     };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir] }, { destroy }).terminateMany([
+    const report = new BackendTerminator(
+      { netnsDirs: [scene.dir], discover: false },
+      { destroy },
+    ).terminateMany([
       { address: "127.0.0.1", port: scene.portA },
       { address: "0:0::1", port: scene.portB },
       { address: "127.0.0.1", port: scene.portA }, // the same backend again: one backend
@@ -97,7 +100,7 @@ describeAsRoot("BackendTerminator.terminateMany", () => {
 
   test("each backend keeps its own protocol: a TCP backend's endpoint leaves UDP clients alone", async () => {
     const c = await open();
-    const report = new BackendTerminator({ netnsDirs: [scene.dir] }).terminateMany([
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false }).terminateMany([
       { address: "127.0.0.1", port: scene.portA, protocol: "any" },
       { address: "::1", port: scene.portB, protocol: "tcp" },
     ]);
@@ -115,6 +118,7 @@ describeAsRoot("BackendTerminator.terminateMany", () => {
     const kept = BigInt(c.get(HOST)!.b4[0]!.cookie);
     const report = new BackendTerminator({
       netnsDirs: [scene.dir],
+      discover: false,
       dryRun: true,
       predicate: (s) => s.cookie !== kept,
     }).terminateMany([
@@ -138,7 +142,7 @@ describeAsRoot("BackendTerminator.terminateMany", () => {
 
   test("an empty list visits nothing; a bad backend throws before anything is touched", async () => {
     const c = await open();
-    const terminator = new BackendTerminator({ netnsDirs: [scene.dir] });
+    const terminator = new BackendTerminator({ netnsDirs: [scene.dir], discover: false });
     const empty = terminator.terminateMany([]);
     assert.deepEqual(empty.namespaces, []);
     assert.deepEqual(empty.total, tally(0));

@@ -36,6 +36,7 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
     const logged: string[] = [];
     const terminator = new BackendTerminator({
       netnsDirs: [scene.dir],
+      discover: false,
       onNamespace: (r, i) => seen.push([i, r.netns]),
       logger: { info: (m, f) => logged.push(`${m} ${f?.netns}`), warn: (m) => logged.push(`warn ${m}`) },
     });
@@ -83,7 +84,7 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
   test("a v4-mapped backend [::ffff:127.0.0.1]:PORT is the IPv4 backend: IPv4 and v4-mapped clients", async () => {
     const c = await open();
-    const report = new BackendTerminator({ netnsDirs: [scene.dir] }).terminate({
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false }).terminate({
       address: "::ffff:127.0.0.1",
       port: scene.portB,
     });
@@ -96,7 +97,7 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
   test("a handle of the caller's own namespace aborts the host's clients only and visits no other", async () => {
     const c = await open();
     using own = current();
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], netns: own }).terminate({
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false, netns: own }).terminate({
       address: "127.0.0.1",
       port: scene.portA,
     });
@@ -116,7 +117,7 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
       asked.push(s.cookie);
       return !keptCookies.has(s.cookie);
     };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], predicate }).terminate({
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false, predicate }).terminate({
       address: "127.0.0.1",
       port: scene.portA,
     });
@@ -133,10 +134,12 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
   test("a dry run counts every match and destroys nothing", async () => {
     const c = await open();
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], dryRun: true }).terminate({
-      address: "127.0.0.1",
-      port: scene.portA,
-    });
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false, dryRun: true }).terminate(
+      {
+        address: "127.0.0.1",
+        port: scene.portA,
+      },
+    );
 
     await scene.expect(c, () => false);
     assert.deepEqual(report.total, { matched: 12, destroyed: 0, gone: 0, failed: [], skipped: 0 });
@@ -146,7 +149,7 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
   test("protocol tcp leaves UDP clients of the same backend alone", async () => {
     const c = await open();
-    const report = new BackendTerminator({ netnsDirs: [scene.dir] }).terminate({
+    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false }).terminate({
       address: "127.0.0.1",
       port: scene.portA,
       protocol: "tcp",
@@ -159,9 +162,13 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
   test('terminateUDPConnectionsToBackend("127.0.0.1:PORT") and ("[::1]:PORT") with netnsDirs', async () => {
     const c = await open();
-    const v4 = terminateUDPConnectionsToBackend(`127.0.0.1:${scene.portB}`, { netnsDirs: [scene.dir] });
+    const v4 = terminateUDPConnectionsToBackend(`127.0.0.1:${scene.portB}`, {
+      netnsDirs: [scene.dir],
+      discover: false,
+    });
     const v6 = terminateUDPConnectionsToBackend(`[::1]:${scene.portB}`, {
       netnsDirs: [scene.dir],
+      discover: false,
       protocol: "tcp", // ignored: this function is about UDP
     });
 
@@ -176,7 +183,7 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
   test("a second run finds nothing left to destroy", async () => {
     const c = await open();
-    const terminator = new BackendTerminator({ netnsDirs: [scene.dir] });
+    const terminator = new BackendTerminator({ netnsDirs: [scene.dir], discover: false });
     const first = terminator.terminate({ address: "127.0.0.1", port: scene.portA });
     const second = terminator.terminate({ address: "127.0.0.1", port: scene.portA });
 

@@ -103,7 +103,7 @@ function onePassPerBackend(dir: string): Terminator {
   return {
     async terminate(backends: readonly AgentBackend[]) {
       const outcome = emptyOutcome();
-      const t = new BackendTerminator({ netnsDirs: [dir], conntrack: false });
+      const t = new BackendTerminator({ netnsDirs: [dir], discover: false, conntrack: false });
       for (const b of backends) {
         const r = await t.terminate(b);
         outcome.sockets.destroyed += r.total.destroyed;

@@ -3,12 +3,10 @@
  * every namespace, a summed outcome out. The agent depends on the `Terminator` interface only;
  * `libraryTerminator` is the real one, over sockdiag/promises' BackendTerminator.
  */
-import { existsSync } from "node:fs";
 import type { BatchTerminationReport, ConntrackEntry, TallyCounts } from "sockdiag";
 import { BackendTerminator, probe } from "sockdiag/promises";
 import type { AgentBackend } from "./backend.js";
 import { netnsOwners } from "./netns-owners.js";
-import { DEFAULT_NETNS_DIRS } from "./options.js";
 
 /** How a batch report names the host's own namespace. */
 const HOST = "(host)";
@@ -64,7 +62,7 @@ export interface Terminator {
 
 /** How the real terminator is set up (from the command line). */
 export interface LibraryTerminatorConfig {
-  /** Pin directories; undefined: DEFAULT_NETNS_DIRS, each where it exists at the time of a batch. */
+  /** Pin directories; undefined: the library's defaults (DEFAULT_NETNS_DIRS), each where it exists. */
   netnsDirs: readonly string[] | undefined;
   /** Also visit namespaces found through /proc/PID/ns/net. */
   discover: boolean;
@@ -94,9 +92,9 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
   return {
     async terminate(backends) {
       if (backends.length === 0) return emptyOutcome();
-      const netnsDirs = config.netnsDirs ?? DEFAULT_NETNS_DIRS.filter((d) => existsSync(d));
+      const { netnsDirs } = config;
       const terminator = new BackendTerminator({
-        netnsDirs,
+        ...(netnsDirs ? { netnsDirs } : {}),
         discover: config.discover,
         conntrack: config.conntrack,
         dryRun: config.dryRun,
@@ -130,7 +128,7 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
  */
 async function touchedNamespaces(
   report: BatchTerminationReport,
-  netnsDirs: readonly string[],
+  netnsDirs: readonly string[] | undefined,
   dryRun: boolean,
 ): Promise<TouchedNamespace[]> {
   const touched = report.namespaces
@@ -139,7 +137,7 @@ async function touchedNamespaces(
     .slice(0, MAX_TOUCHED_NAMED);
   const owners = await netnsOwners(
     touched.map((n) => n.netns).filter((netns) => netns !== HOST),
-    { netnsDirs },
+    netnsDirs ? { netnsDirs } : {},
   );
   return touched.map((n) => {
     const found = owners.get(n.netns);

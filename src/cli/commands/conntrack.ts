@@ -15,7 +15,7 @@ import { EmptySelectionError } from "../../run/index.js";
 import { ConntrackOutput } from "../conntrack-output.js";
 import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
 import { namespacesJson, reportNamespaces } from "../report.js";
-import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
+import { NETNS_DIR_OPTION, NETNS_OPTIONS, NO_DISCOVER_OPTION, namespaceFromArgs } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
 
@@ -43,6 +43,7 @@ export const CONNTRACK: CommandSpec = {
     ...NETNS_OPTIONS,
     { name: "all-netns", help: "this namespace and every pinned or discovered one (adds a netns column)" },
     NETNS_DIR_OPTION,
+    NO_DISCOVER_OPTION,
     { name: "json", short: "j", help: "print one JSON array (rm: entries and report)" },
     { name: "ndjson", help: "print one JSON object per line" },
     { name: "dry-run", help: "rm: list what would be deleted, delete nothing" },

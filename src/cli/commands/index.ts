@@ -33,7 +33,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "terminate-backend",
     summary:
-      "Destroy every connected socket whose destination is one of the backends IP:PORT, in the host and every pinned network namespace",
+      "Destroy every connected socket whose destination is one of the backends IP:PORT, in the host and every other network namespace, pinned or in use by a process",
     load: () => import("./terminate-backend.js").then((m) => m.command),
   },
   {

@@ -1,11 +1,11 @@
 /**
  * `sockdiag terminate-backend IP:PORT...`: destroy every socket connected to load-balancer backends
- * that went away, in the host and in every pinned namespace (or the namespaces chosen), in one pass
+ * that went away, in the host and in every other namespace (or the namespaces chosen), in one pass
  * for all the backends, and report per namespace and per backend.
  */
 
 import type { ConntrackEntry } from "../../ctnl/index.js";
-import { current, fromLabel } from "../../netns/index.js";
+import { current, DEFAULT_NETNS_DIRS, fromLabel } from "../../netns/index.js";
 import type { Tally } from "../../run/index.js";
 import {
   type BackendProtocol,
@@ -21,16 +21,16 @@ import { stringifyForOutput } from "../json.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
 import { destroyReportJson } from "../report.js";
-import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
+import { NETNS_DIR_OPTION, NETNS_OPTIONS, NO_DISCOVER_OPTION, namespaceFromArgs } from "../select.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
 
 export const TERMINATE_BACKEND: CommandSpec = {
   name: "terminate-backend",
   usage:
-    "IP:PORT|[IPv6]:PORT... [--protocol udp|tcp|any] [--host-only | -N NAME | --netns PATH | --pid PID | --all-netns] [--netns-dir DIR]... [--no-conntrack] [--dry-run] [-j]",
+    "IP:PORT|[IPv6]:PORT... [--protocol udp|tcp|any] [--host-only | -N NAME | --netns PATH | --pid PID] [--netns-dir DIR]... [--no-discover] [--no-conntrack] [--dry-run] [-j]",
   summary:
-    "Destroy every connected socket whose destination is one of the backends IP:PORT, in the host and every pinned network namespace. Their owners see ECONNABORTED and can reconnect to a live backend.",
+    "Destroy every connected socket whose destination is one of the backends IP:PORT, in the host and every other network namespace, pinned or in use by a process. Their owners see ECONNABORTED and can reconnect to a live backend.",
   options: [
     { name: "protocol", value: "udp|tcp|any", help: "which sockets (default udp)" },
     { name: "host-only", help: "only the host namespace" },
@@ -38,8 +38,12 @@ export const TERMINATE_BACKEND: CommandSpec = {
       ...o,
       help: `only ${o.help.replace(/^in /, "").replace(/, as ss -N$/, "")}`,
     })),
-    { name: "all-netns", help: "the host, every pinned namespace and every one found through /proc" },
+    {
+      name: "all-netns",
+      help: "the default: the host, every pinned namespace and every one found through /proc",
+    },
     NETNS_DIR_OPTION,
+    NO_DISCOVER_OPTION,
     {
       name: "no-conntrack",
       help: "leave conntrack entries alone (default: delete the UDP ones DNATed to the backends)",
@@ -48,6 +52,7 @@ export const TERMINATE_BACKEND: CommandSpec = {
     { name: "json", short: "j", help: "print the report as JSON" },
   ],
   details: [
+    `Without a namespace option every namespace is visited: the host, those pinned in ${DEFAULT_NETNS_DIRS.join(", ")} (each where it exists; --netns-dir names others instead), and every one a process is in, found through /proc/PID/ns/net (unless --no-discover). --host-only, -N, --netns and --pid visit exactly the namespace named.`,
     "Several backends are terminated in one pass: each namespace is entered once and listed once per protocol and family.",
     "An IPv4 backend also matches IPv6 sockets connected to its v4-mapped address (::ffff:a.b.c.d).",
     "For UDP backends, the conntrack entries whose reply source is the backend (flows DNATed to it) are deleted too, in every namespace visited: clients of a virtual IP then reach a live backend with their next datagram.",
@@ -66,8 +71,6 @@ export function runTerminateBackend(argv: readonly string[]): number {
   const backends = positionals.map(parseBackend);
   const protocol = (values.protocol as BackendProtocol | undefined) ?? "udp";
   const chosen = namespaceFromArgs(values, true);
-  if (values["host-only"] && chosen.netns !== undefined)
-    throw new UsageError("--host-only cannot be combined with a namespace option");
   const progress = process.stderr.isTTY;
   // One namespace named on the command line is opened first: a bad name is a usage error (exit 2).
   using one = values["host-only"]
@@ -79,10 +82,8 @@ export function runTerminateBackend(argv: readonly string[]): number {
     protocol,
     dryRun: Boolean(values["dry-run"]),
     conntrack: !values["no-conntrack"],
-    // Without a namespace option: the host and every pinned namespace; --all-netns also discovers.
+    ...chosen,
     netns: one ?? "all",
-    discover: chosen.netns === "all",
-    ...(chosen.netnsDirs ? { netnsDirs: chosen.netnsDirs } : {}),
     onNamespace: (_result, index) => {
       if (progress && index + 1 >= PROGRESS_FROM) process.stderr.write(`\r${index + 1} namespaces done`);
     },
