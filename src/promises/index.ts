@@ -44,6 +44,7 @@ import {
 import { singleReport } from "../terminator/report.js";
 import { client } from "./client.js";
 import { isShared, terminateShared } from "./pool.js";
+import { withLoggerStandIns } from "./sendable.js";
 import {
   type Abortable,
   type AsyncQuery,
@@ -111,12 +112,17 @@ export async function destroySocket(
 
 /**
  * BackendTerminator as in sockdiag, with terminate() returning a Promise. The configuration is
- * sent to the worker with each call: its callbacks (predicate, logger, onNamespace) run on the
- * caller's thread.
+ * sent to the worker with each call: its callbacks (predicate, onNamespace) run on the caller's
+ * thread, and so do its logger's methods (trace, debug, info, warn, error), called on the logger
+ * as the sync terminator calls them. Any other function the configuration holds where the worker
+ * cannot receive it (inside a class instance, a Map) is refused with QueryError naming the field.
  */
 export class BackendTerminator {
-  constructor(private readonly config: AsyncTerminatorConfig = {}) {
+  private readonly config: AsyncTerminatorConfig;
+
+  constructor(config: AsyncTerminatorConfig = {}) {
     checkTerminatorConfig(config);
+    this.config = withLoggerStandIns(config);
   }
 
   /** Terminate `backend` everywhere (see sockdiag's BackendTerminator#terminate). */
@@ -158,7 +164,7 @@ export async function terminateUDPConnectionsToBackend(
   options: AsyncTerminatorConfig & Abortable = {},
 ): Promise<TerminationReport> {
   const [rest, signal] = splitSignal(options);
-  return client.call("terminateUDPConnectionsToBackend", [backend, rest], signal);
+  return client.call("terminateUDPConnectionsToBackend", [backend, withLoggerStandIns(rest)], signal);
 }
 
 /**

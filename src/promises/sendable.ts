@@ -4,7 +4,7 @@
  * DOMException that names no field. Here such a value is found and named, so that a call refuses it
  * with a QueryError and a callback's answer with a ForeignError naming the callback.
  */
-import { QueryError } from "../options/index.js";
+import { isOptionsObject, QueryError } from "../options/index.js";
 import { ForeignError } from "../sys/errors.js";
 
 /** Whether `err` is structured clone's refusal of a value. */
@@ -68,4 +68,24 @@ export function unsendableAnswer(callback: string, what: string, value: unknown)
       `${callback} ${what} ${kindOf(path === undefined ? value : partAt(value, path))}${part}, which cannot be sent to sockdiag's worker thread`,
     ),
   );
+}
+
+/** A logger's methods that are proxied to the caller's thread. */
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error"] as const;
+
+/**
+ * `options` with its logger replaced by stand-ins for the logger's logging methods, each calling
+ * the method on the logger (its `this`, as the sync terminator calls it) on the caller's thread: a
+ * logger of any class (pino's) crosses so, and is looked up at each call (a level changed later
+ * counts). Anything else goes as it is, for the library to take or refuse.
+ */
+export function withLoggerStandIns<T>(options: T): T {
+  if (!isOptionsObject(options)) return options;
+  const logger = (options as { logger?: unknown }).logger;
+  if (logger === null || typeof logger !== "object") return options;
+  const log = logger as Record<string, (...args: unknown[]) => unknown>;
+  const standIns: Record<string, (...args: unknown[]) => unknown> = {};
+  for (const level of LOG_LEVELS)
+    if (typeof log[level] === "function") standIns[level] = (...args) => log[level]!(...args);
+  return { ...options, logger: standIns };
 }

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import pino from "pino";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
 import { describeAsRoot, type HeldSocket, startUdpScene, type UdpScene } from "../kit/index.js";
@@ -116,6 +117,86 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
       assert.equal(connected(), clients.length);
     });
   }
+
+  /** A logger whose methods need their `this`, as a class keeps state. */
+  class Lines {
+    readonly lines: string[] = [];
+    info(message: string) {
+      this.lines.push(`info ${message}`);
+    }
+    warn(message: string) {
+      this.lines.push(`warn ${message}`);
+    }
+  }
+
+  const terminate = (config: promises.AsyncTerminatorConfig) =>
+    new promises.BackendTerminator({
+      netns: scene.ns.name,
+      conntrack: false,
+      dryRun: true,
+      ...config,
+    }).terminate({
+      address: "127.0.0.1",
+      port: scene.receiver.sport,
+    });
+
+  test("a logger's methods are called with the logger as this: a class, a plain object", async () => {
+    const logger = new Lines();
+    const plain = {
+      lines: [] as string[],
+      info(message: string) {
+        this.lines.push(message);
+      },
+      warn(message: string) {
+        this.lines.push(message);
+      },
+    };
+    for (const [of, lines] of [
+      [logger, logger.lines],
+      [plain, plain.lines],
+    ] as const) {
+      const report = await terminate({ logger: of });
+      assert.deepEqual(report.callbackErrors, []);
+      assert.ok(
+        lines.some((l) => l.includes("terminated sockets")),
+        lines.join("; "),
+      );
+    }
+    const viaUdp = new Lines();
+    await promises.terminateUDPConnectionsToBackend(`127.0.0.1:${scene.receiver.sport}`, {
+      netns: scene.ns.name,
+      conntrack: false,
+      dryRun: true,
+      logger: viaUdp,
+    });
+    assert.ok(
+      viaUdp.lines.some((l) => l.includes("terminated sockets")),
+      viaUdp.lines.join("; "),
+    );
+  });
+
+  test("a pino logger logs through sockdiag/promises", async () => {
+    const written: string[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => void written.push(line) });
+    const report = await terminate({ logger });
+    assert.deepEqual(report.callbackErrors, []);
+    const messages = written.map((l) => (JSON.parse(l) as { msg: string }).msg);
+    assert.ok(messages.includes("terminated sockets"), messages.join("; "));
+  });
+
+  test("a function the worker cannot receive in a configuration is a QueryError naming the field", async () => {
+    class Protocol {
+      toString = () => "udp";
+    }
+    const err = await terminate({ protocol: new Protocol() as unknown as "udp" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof sync.errors.QueryError, `QueryError: ${err}`);
+    assert.equal(err.field, "protocol");
+    assert.equal(err.value, "a Protocol");
+    assert.equal(connected(), clients.length);
+  });
 
   test("onNamespace answering a function is reported in callbackErrors; the termination goes on", async () => {
     const report = await new promises.BackendTerminator({
