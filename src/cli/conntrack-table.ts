@@ -3,7 +3,9 @@
  * and number, seconds left, TCP state, the original tuple, [UNREPLIED], the reply tuple, [ASSURED],
  * mark, zone, use — with the namespace first when several were listed.
  */
+
 import type { ConntrackEntry, ConntrackTuple } from "../conntrack/index.js";
+import { escapeText } from "./escape.js";
 
 function tuple(t: ConntrackTuple): string {
   let s = `src=${t.src} dst=${t.dst}`;
@@ -16,7 +18,7 @@ function tuple(t: ConntrackTuple): string {
 /** One entry's line, without newline. */
 export function conntrackLine(e: ConntrackEntry, netnsColumn: boolean): string {
   const parts: string[] = [];
-  if (netnsColumn) parts.push((e.netns ?? "(host)").padEnd(16));
+  if (netnsColumn) parts.push(escapeText(e.netns ?? "(host)").padEnd(16));
   parts.push(e.protocol.padEnd(8), String(e.protocolNumber), String(e.timeout));
   if (e.state) parts.push(e.state);
   parts.push(tuple(e.original));

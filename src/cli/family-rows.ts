@@ -14,6 +14,7 @@ import type {
   XdpSocket,
 } from "../diag/socket.js";
 import { VMADDR_ANY } from "../diag/socket.js";
+import { escapeText } from "./escape.js";
 import type { Display } from "./select.js";
 
 const NETIDS = {
@@ -54,10 +55,10 @@ export function netid(s: Socket): string {
 export function endpointCells(s: Exclude<Socket, InetSocket>): [local: string, peer: string] {
   switch (s.family) {
     case "unix":
-      return [`${s.name ?? "*"} ${s.inode}`, `* ${s.peer ?? 0}`];
+      return [`${s.name === undefined ? "*" : escapeText(s.name)} ${s.inode}`, `* ${s.peer ?? 0}`];
     case "packet": {
       const proto = s.ethertype === ETH_P_ALL ? "*" : `[${s.ethertype}]`;
-      return [`${proto}:${s.ifindex === 0 ? "*" : s.interface}`, "*"];
+      return [`${proto}:${s.ifindex === 0 ? "*" : escapeText(s.interface ?? "")}`, "*"];
     }
     case "netlink":
       return [

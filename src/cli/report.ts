@@ -1,7 +1,9 @@
 /** Human-readable reports on stderr: namespace failures and destroy outcomes. */
+
 import { isInetSocket } from "../diag/socket.js";
 import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
 import type { DestroyReport } from "../sockets/index.js";
+import { escapeText } from "./escape.js";
 
 /**
  * One line per namespace passed over (a note), then one per namespace that failed. process.stderr
@@ -49,7 +51,9 @@ export function formatDestroyReport(report: DestroyReport): string {
     const why = report.stops.some((stop) => stop.code === f.code && stop.reason === f.message)
       ? " (see stopped above)"
       : `: ${f.message}`;
-    lines.push(`  failed: ${where}${s.netns ? ` [netns ${s.netns.label}]` : ""}: ${f.code}${why}`);
+    lines.push(
+      `  failed: ${where}${s.netns ? ` [netns ${escapeText(s.netns.label)}]` : ""}: ${f.code}${why}`,
+    );
   }
   if (report.failed.length > shown.length)
     lines.push(`  ... and ${report.failed.length - shown.length} more failures`);

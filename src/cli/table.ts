@@ -9,6 +9,7 @@ import { HOST_NETNS_NAME } from "../netns/index.js";
 import type { SocketOwner } from "../sockets/index.js";
 import { AsciiWriter, digits, Span } from "./ascii.js";
 import type { CgroupPaths } from "./cgroup.js";
+import { escapeText } from "./escape.js";
 import {
   endpointCells,
   familyDetails,
@@ -127,7 +128,7 @@ export class TableWriter {
     }
     const lengths = this.lengths;
     const r = this.rows * STRIDE;
-    const label = this.options.netnsColumn ? (s.netns?.label ?? HOST_NETNS_NAME) : "";
+    const label = this.options.netnsColumn ? escapeText(s.netns?.label ?? HOST_NETNS_NAME) : "";
     const id = netid(s);
     const state = STATE_LABELS.get(s.state)!;
     lengths[r] = byteLength(label);
@@ -169,7 +170,7 @@ export class TableWriter {
       s.wqueue === p.wqueue &&
       s.state === p.state &&
       id === netid(p) &&
-      (!this.options.netnsColumn || label === (p.netns?.label ?? HOST_NETNS_NAME))
+      (!this.options.netnsColumn || label === escapeText(p.netns?.label ?? HOST_NETNS_NAME))
     )
       out.repeat(spans.head);
     else {
@@ -359,7 +360,9 @@ function details(s: Socket, options: TableOptions): string {
   const owners = options.owners?.get(s.inode);
   if (d.processes && owners) {
     const tid = (o: SocketOwner) => (o.tid === undefined ? "" : `,tid=${o.tid}`);
-    parts.push(`users:(${owners.map((o) => `("${o.command}",pid=${o.pid}${tid(o)},fd=${o.fd})`).join(",")})`);
+    parts.push(
+      `users:(${owners.map((o) => `("${escapeText(o.command)}",pid=${o.pid}${tid(o)},fd=${o.fd})`).join(",")})`,
+    );
   }
   const inet = s.family === "inet" || s.family === "inet6";
   if (d.options && inet) {
@@ -381,7 +384,7 @@ function details(s: Socket, options: TableOptions): string {
     if (s.family === "packet") more.push(...packetDetails(s));
   }
   if ((d.extended || d.cgroup) && inet && s.cgroupId !== undefined && options.cgroups)
-    parts.push(`cgroup:${options.cgroups.path(s.cgroupId)}`);
+    parts.push(`cgroup:${escapeText(options.cgroups.path(s.cgroupId))}`);
   if (d.memory && s.skmem) more.push(skmemText(s.skmem));
   if (d.info && inet) more.push(...tcpDetails(s));
   const line = spaced(parts);

@@ -19,6 +19,11 @@ export class UnixSocket implements SocketBase {
   wqueue = 0;
   /** Bound path, or "@name" for an abstract name (leading NUL shown as "@", as ss does); undefined when unnamed. */
   declare name?: string;
+  /**
+   * The name's bytes as the kernel gave them (an abstract name's leading NUL included), where
+   * `name` does not say them: they are not UTF-8, or an abstract name holds a NUL. JSON: base64.
+   */
+  declare nameBytes?: Buffer;
   /** Inode of the peer socket (UNIX_DIAG_PEER). */
   declare peer?: number;
   /** Device and inode of the bound file (UNIX_DIAG_VFS). */
@@ -40,6 +45,7 @@ export class UnixSocket implements SocketBase {
     const out: Record<string, unknown> = {
       ...jsonHead(this),
       name: this.name ?? null,
+      ...(this.nameBytes && { nameBytes: this.nameBytes.toString("base64") }),
       peer: this.peer ?? null,
       cookie: this.cookie.toString(),
       inode: this.inode,

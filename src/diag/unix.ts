@@ -2,6 +2,7 @@
  * unix_diag wire formats (/usr/include/linux/unix_diag.h): struct unix_diag_req, and
  * struct unix_diag_msg with its attributes decoded into a UnixSocket.
  */
+import { isUtf8 } from "node:buffer";
 import {
   DecodeError,
   DecodeScratch,
@@ -73,7 +74,7 @@ export function decodeUnixDiagMsg(
   while (a.next()) {
     switch (a.type) {
       case UNIX_DIAG_NAME:
-        s.name = decodeName(buf, a.offset, a.length);
+        decodeName(s, buf, a.offset, a.length);
         break;
       case UNIX_DIAG_VFS:
         // struct unix_diag_vfs { __u32 udiag_vfs_ino; __u32 udiag_vfs_dev; }
@@ -111,11 +112,18 @@ export function decodeUnixDiagMsg(
 }
 
 /**
- * A sun_path as ss prints it: an abstract name (leading NUL) as "@" + the rest, with embedded NULs
- * also shown as "@"; a path name up to its terminating NUL.
+ * A sun_path as ss prints it, as UTF-8 text: an abstract name (leading NUL) as "@" + the rest,
+ * with embedded NULs also shown as "@"; a path name up to its terminating NUL. Where that text
+ * does not say the bytes (they are not UTF-8, or an abstract name holds a NUL), `nameBytes` keeps
+ * them as the kernel gave them.
  */
-function decodeName(buf: Buffer, o: number, len: number): string {
-  if (len > 0 && buf[o] === 0) return `@${buf.toString("latin1", o + 1, o + len).replaceAll("\0", "@")}`;
-  const nul = buf.indexOf(0, o);
-  return buf.toString("utf8", o, nul >= 0 && nul < o + len ? nul : o + len);
+function decodeName(s: UnixSocket, buf: Buffer, o: number, len: number): void {
+  const abstract = len > 0 && buf[o] === 0;
+  const nul = abstract ? -1 : buf.indexOf(0, o);
+  const end = nul >= 0 && nul < o + len ? nul : o + len;
+  const text = buf.toString("utf8", abstract ? o + 1 : o, end);
+  if (!abstract) s.name = text;
+  else s.name = `@${text.includes("\0") ? text.replaceAll("\0", "@") : text}`;
+  if ((abstract && text.includes("\0")) || (text.includes("\uFFFD") && !isUtf8(buf.subarray(o, end))))
+    s.nameBytes = Buffer.from(buf.subarray(o, end));
 }

@@ -71,7 +71,9 @@ function socketInode(path: string): number | undefined {
 
 function readComm(dir: string): string {
   try {
-    return readFileSync(`${dir}/comm`, "utf8").trimEnd();
+    const text = readFileSync(`${dir}/comm`, "utf8");
+    // The kernel ends the name with a newline; whatever the name itself holds is kept.
+    return text.endsWith("\n") ? text.slice(0, -1) : text;
   } catch {
     return "?";
   }

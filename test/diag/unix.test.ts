@@ -129,6 +129,20 @@ describe("decodeUnixDiagMsg", () => {
     assert.deepEqual(decode(msg(nlattr(U.ICONS, Buffer.alloc(0)))).icons, []);
   });
 
+  test("names are UTF-8; where the text cannot say the bytes, nameBytes keeps them", () => {
+    const bytesOf = (name: Buffer) => decode(msg(nlattr(U.NAME, name)));
+    for (const name of ["/run/é ✓", "\0é", "/run/\uFFFD"])
+      assert.equal(bytesOf(Buffer.from(name)).nameBytes, undefined);
+    assert.equal(bytesOf(Buffer.from("\0é")).name, "@é");
+    const invalid = Buffer.from([0x2f, 0x61, 0xff, 0x62]);
+    const s = bytesOf(invalid);
+    assert.equal(s.name, "/a\uFFFDb");
+    assert.deepEqual(s.nameBytes, invalid);
+    assert.deepEqual(JSON.parse(JSON.stringify(s)).nameBytes, invalid.toString("base64"));
+    const inner = Buffer.from("\0a\0b");
+    assert.deepEqual(bytesOf(inner).nameBytes, inner);
+  });
+
   test("a path name does not read past its attribute", () => {
     const s = decode(msg(nlattr(U.NAME, Buffer.from("/ab")), nlattr(U.PEER, u32(1))));
     assert.equal(s.name, "/ab");

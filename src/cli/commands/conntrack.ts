@@ -13,6 +13,7 @@ import {
 } from "../../conntrack/index.js";
 import { EmptySelectionError } from "../../run/index.js";
 import { ConntrackOutput } from "../conntrack-output.js";
+import { escapeText } from "../escape.js";
 import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
 import { namespacesJson, reportNamespaces } from "../report.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, NO_DISCOVER_OPTION, namespaceFromArgs } from "../select.js";
@@ -123,7 +124,7 @@ function formatReport(r: ConntrackDeleteReport): string {
   if (r.namespaces.length > 1)
     for (const n of r.namespaces)
       lines.push(
-        `  ${n.netns.padEnd(24)} matched ${n.matched}  deleted ${n.deleted}  gone ${n.gone}  failed ${n.failed.length}`,
+        `  ${escapeText(n.netns).padEnd(24)} matched ${n.matched}  deleted ${n.deleted}  gone ${n.gone}  failed ${n.failed.length}`,
       );
   for (const f of r.failed.slice(0, 20))
     lines.push(

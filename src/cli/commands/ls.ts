@@ -3,6 +3,7 @@
 import type { Socket } from "../../diag/socket.js";
 import { HOST_NETNS_NAME, type NamespaceSelection } from "../../netns/index.js";
 import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
+import { escapeText } from "../escape.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import {
   type Format,
@@ -141,7 +142,9 @@ function printSummaries(selection: NamespaceSelection, format: Format): number {
     const lines = format === "ndjson" ? summaries : [all ? summaries : summaries[0]];
     writeOut(lines.map((x) => `${JSON.stringify(x)}\n`).join(""));
   } else {
-    writeOut(summaries.map((s) => (all ? `Netns: ${s.netns}\n` : "") + formatSummary(s)).join(""));
+    writeOut(
+      summaries.map((s) => (all ? `Netns: ${escapeText(s.netns)}\n` : "") + formatSummary(s)).join(""),
+    );
   }
   reportNamespaces(failures, notes);
   return failures.length > 0 ? EXIT_FAILED : EXIT_OK;

@@ -2,6 +2,7 @@
 
 import { current, discoverNetns, HOST_NETNS_NAME } from "../../netns/index.js";
 import { iterateSockets, PROTOCOL_NAMES } from "../../sockets/index.js";
+import { escapeText } from "../escape.js";
 
 const COUNTED = PROTOCOL_NAMES.filter((p) => p !== "netlink");
 
@@ -73,8 +74,8 @@ export function runNetns(argv: readonly string[]): number {
     writeOut(`${JSON.stringify(rows, null, 2)}\n`);
   } else {
     const table = rows.map((r) => [
-      r.name ?? "-",
-      r.path,
+      r.name === null ? "-" : escapeText(r.name),
+      escapeText(r.path),
       String(r.inode),
       r.pids.slice(0, 8).join(",") + (r.pids.length > 8 ? ",..." : ""),
       r.sockets === null ? `error: ${r.error}` : String(r.sockets),

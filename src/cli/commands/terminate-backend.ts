@@ -17,6 +17,7 @@ import {
   parseBackend,
   type TerminatorConfig,
 } from "../../terminator/index.js";
+import { escapeText } from "../escape.js";
 import { stringifyForOutput } from "../json.js";
 import { type CommandSpec, parseCommand } from "../options.js";
 import { writeOut } from "../output.js";
@@ -114,7 +115,8 @@ function formatReport(report: BatchTerminationReport): string {
     `${backends.length === 1 ? "backend" : "backends"} ${backends.map((b) => backendText(b.backend)).join(", ")}${dry ? " — dry run" : ""}`,
   ];
   const quiet = report.namespaces.filter((n) => isQuiet(n));
-  for (const n of report.namespaces) if (!isQuiet(n)) lines.push(`  ${n.netns.padEnd(24)} ${describe(n)}`);
+  for (const n of report.namespaces)
+    if (!isQuiet(n)) lines.push(`  ${escapeText(n.netns).padEnd(24)} ${describe(n)}`);
   if (quiet.length > 0)
     lines.push(`  (${quiet.length} namespace${quiet.length === 1 ? "" : "s"} without matching sockets)`);
   if (report.unsupported) lines.push(`  stopped: ${report.unsupported}`);
