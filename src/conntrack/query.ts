@@ -16,7 +16,7 @@ import {
 } from "../ctnl/index.js";
 import { formatIPv6, parseDottedQuad, parseIPv6 } from "../diag/address.js";
 import { SELECTION_KEYS as NAMESPACE_KEYS, type NamespaceSelection } from "../netns/index.js";
-import { checkBoolean, checkOptions, type KnownKeys, QueryError } from "../options/index.js";
+import { checkBoolean, checkOptions, describe, type KnownKeys, QueryError } from "../options/index.js";
 import { ConntrackQueryError } from "./errors.js";
 
 /** Fields of one tuple to select by: exact addresses and ports. */
@@ -41,6 +41,7 @@ export interface ConntrackSelection {
    * Entries whose mark, ANDed with markMask (default 0xffffffff), equals mark — as conntrack's
    * `--mark MARK/MASK` and the kernel's CTA_MARK/CTA_MARK_MASK mean it: the mark is not masked, so
    * a mark with bits outside the mask matches nothing. A zero mask selects every entry: no selection.
+   * A mask without a mark is refused (QueryError).
    */
   mark?: number;
   markMask?: number;
@@ -175,9 +176,15 @@ function compile(s: ConntrackSelection, prefix: string): Compiled {
   out.original = compileTuple(s.original, `${prefix}original`, out);
   out.reply = compileTuple(s.reply, `${prefix}reply`, out);
   if (s.zone !== undefined) out.zone = uint(s.zone, 0xffff, `${prefix}zone`);
-  if (s.mark !== undefined || s.markMask !== undefined) {
+  if (s.markMask !== undefined && s.mark === undefined)
+    throw new QueryError(
+      `${prefix}markMask`,
+      describe(s.markMask),
+      "a mask without a mark selects nothing by itself: give mark too (mark 0 for entries whose masked mark is 0)",
+    );
+  if (s.mark !== undefined) {
     const mask = s.markMask === undefined ? 0xffffffff : uint(s.markMask, 0xffffffff, `${prefix}markMask`);
-    out.mark = { value: uint(s.mark ?? 0, 0xffffffff, `${prefix}mark`), mask };
+    out.mark = { value: uint(s.mark, 0xffffffff, `${prefix}mark`), mask };
   }
   return out;
 }

@@ -263,3 +263,33 @@ class AddressTable {
     return text;
   }
 }
+
+/**
+ * Why `text` (an IPv4 or IPv6 address) cannot be a peer's address, if it cannot: the unspecified
+ * address (0.0.0.0, ::) or IPv4's limited broadcast (255.255.255.255), also v4-mapped. Where a
+ * caller names the one end a flow went to, either can only be a typo.
+ */
+export function noPeerAddress(text: string): string | undefined {
+  const v4 = parseDottedQuad(text);
+  const words = v4 === undefined ? parseIPv6(text) : undefined;
+  if (words && words[0] === 0 && words[1] === 0 && words[2] === 0 && words[3] === 0)
+    return "the unspecified address (any address), never a peer's";
+  const word = v4 ?? (words && isV4Mapped(words[0], words[1], words[2]) ? words[3] : undefined);
+  if (word === undefined) return undefined;
+  if (word === 0) return "the unspecified address (any address), never a peer's";
+  if (word >>> 0 === 0xffffffff) return "the broadcast address, never a peer's";
+  return undefined;
+}
+
+/**
+ * Why a port's decimal text is refused, if it is: a leading zero where reading it as octal (as
+ * ss's filters do, strtoul base 0) would give another port or none — "066" is 54 in a filter, 66
+ * read as decimal. "0" and "00"-"07" read the same both ways.
+ */
+export function ambiguousPort(text: string): string | undefined {
+  if (!/^0\d+$/.test(text)) return undefined;
+  const octal = /^[0-7]+$/.test(text) ? Number.parseInt(text, 8) : undefined;
+  if (octal === Number.parseInt(text, 10)) return undefined;
+  const filter = octal === undefined ? "is no number" : `is port ${octal}`;
+  return `port "${text}" has a leading zero: read as decimal it is ${Number.parseInt(text, 10)}, in an ss filter (octal) it ${filter}; write it without the zero`;
+}

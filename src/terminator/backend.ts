@@ -3,7 +3,15 @@
  * "[fd00::5]:53").
  */
 
-import { formatIPv4, formatIPv6, isV4Mapped, parseDottedQuad, parseIPv6 } from "../diag/address.js";
+import {
+  ambiguousPort,
+  formatIPv4,
+  formatIPv6,
+  isV4Mapped,
+  noPeerAddress,
+  parseDottedQuad,
+  parseIPv6,
+} from "../diag/address.js";
 import { AddressError } from "./errors.js";
 import type { BackendProtocol } from "./report.js";
 
@@ -29,7 +37,8 @@ export interface ParsedBackend {
  * its canonical text (IPv6 as RFC 5952 prints it: "fd00:0::05" is "fd00::5"). A v4-mapped IPv6 address
  * (::ffff:a.b.c.d) is the IPv4 backend a.b.c.d: the same endpoint on the wire, reached by IPv4
  * sockets and by IPv6 sockets through the mapped form alike. A zone ("fe80::1%eth0") is refused:
- * sock_diag matches addresses, not interfaces.
+ * sock_diag matches addresses, not interfaces; so are the unspecified and broadcast addresses
+ * (0.0.0.0, ::, 255.255.255.255), which no backend has.
  */
 export function checkBackend(
   address: string,
@@ -44,6 +53,8 @@ export function checkBackend(
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new AddressError(input, `port ${port} is out of range (1-65535)`);
   }
+  const notPeer = noPeerAddress(address);
+  if (notPeer) throw new AddressError(input, `"${address}" is ${notPeer}`);
   if (parseDottedQuad(address) !== undefined) return { family: "inet", address, port };
   const words = parseIPv6(address);
   if (words === undefined) {
@@ -86,7 +97,10 @@ export function checkBackendObject(backend: unknown): Backend {
   return backend as Backend;
 }
 
-/** Parse "IP:PORT" or "[IPv6]:PORT"; throws AddressError. */
+/**
+ * Parse "IP:PORT" or "[IPv6]:PORT"; throws AddressError, also for a port with a leading zero that
+ * an ss filter would read as another port (see ambiguousPort).
+ */
 export function parseBackend(text: string): ParsedBackend {
   if (typeof text !== "string")
     throw new AddressError(shown(text), `expected "IP:PORT" text, not ${kindOf(text)}`);
@@ -103,5 +117,7 @@ export function parseBackend(text: string): ParsedBackend {
   if (bracketed && parseDottedQuad(address) !== undefined)
     throw new AddressError(text, "brackets are for IPv6 addresses only");
   if (portText === "") throw new AddressError(text, "a port is missing (IP:PORT, [IPv6]:PORT)");
+  const ambiguous = ambiguousPort(portText);
+  if (ambiguous) throw new AddressError(text, ambiguous);
   return checkBackend(address, Number(portText), text);
 }

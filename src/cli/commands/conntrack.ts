@@ -11,6 +11,7 @@ import {
   deleteConntrack,
   iterateConntrack,
 } from "../../conntrack/index.js";
+import { ambiguousPort, noPeerAddress } from "../../diag/address.js";
 import { EmptySelectionError } from "../../run/index.js";
 import { ConntrackOutput } from "../conntrack-output.js";
 import { escapeText } from "../escape.js";
@@ -68,7 +69,7 @@ export function runConntrack(argv: readonly string[]): number {
   if (extra.length > 0) throw new UsageError(`conntrack ${sub}: unexpected "${extra[0]}"`);
   if (sub === "ls")
     for (const k of ["dry-run", "all"]) if (values[k]) throw new UsageError(`--${k} goes with conntrack rm`);
-  const query = queryFromArgs(values);
+  const query = queryFromArgs(values, sub === "rm");
   return sub === "ls" ? list(query, values) : remove(query, values);
 }
 
@@ -133,8 +134,11 @@ function formatReport(r: ConntrackDeleteReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** The selection flags as a conntrack query; a bad address or number is a usage error naming the flag. */
-function queryFromArgs(values: ParsedValues): ConntrackQuery {
+/**
+ * The selection flags as a conntrack query; a bad address or number is a usage error naming the
+ * flag. For `rm` (`deleting`), an unspecified or broadcast address is one too: only a typo.
+ */
+function queryFromArgs(values: ParsedValues, deleting: boolean): ConntrackQuery {
   const query: ConntrackQuery = { ...namespaceFromArgs(values) };
   if (values.ipv4 && values.ipv6) throw new UsageError("choose one of -4, -6");
   if (values.ipv4) query.family = "inet";
@@ -143,10 +147,10 @@ function queryFromArgs(values: ParsedValues): ConntrackQuery {
     query.protocol = /^\d+$/.test(values.proto) ? Number(values.proto) : values.proto;
   const original: ConntrackTupleSelection = {};
   const reply: ConntrackTupleSelection = {};
-  endpoint(values, "orig-src", original, "src", "sport");
-  endpoint(values, "orig-dst", original, "dst", "dport");
-  endpoint(values, "reply-src", reply, "src", "sport");
-  endpoint(values, "reply-dst", reply, "dst", "dport");
+  endpoint(values, "orig-src", original, "src", "sport", deleting);
+  endpoint(values, "orig-dst", original, "dst", "dport", deleting);
+  endpoint(values, "reply-src", reply, "src", "sport", deleting);
+  endpoint(values, "reply-dst", reply, "dst", "dport", deleting);
   if (Object.keys(original).length > 0) query.original = original;
   if (Object.keys(reply).length > 0) query.reply = reply;
   if (typeof values.zone === "string") query.zone = number(values.zone, "--zone");
@@ -175,6 +179,7 @@ function endpoint(
   into: ConntrackTupleSelection,
   addr: "src" | "dst",
   port: "sport" | "dport",
+  deleting: boolean,
 ): void {
   const text = values[flag];
   if (typeof text !== "string") return;
@@ -183,8 +188,14 @@ function endpoint(
   const m = bracketed ?? v4port;
   const address = m ? m[1]! : text;
   if (address === "") throw new UsageError(`--${flag}: an address is missing in "${text}"`);
+  const notPeer = deleting ? noPeerAddress(address) : undefined;
+  if (notPeer) throw new UsageError(`--${flag}: "${address}" is ${notPeer}`);
   into[addr] = address;
-  if (m?.[2] !== undefined) into[port] = Number(m[2]);
+  const portText = m?.[2];
+  if (portText === undefined) return;
+  const ambiguous = ambiguousPort(portText);
+  if (ambiguous) throw new UsageError(`--${flag}: ${ambiguous}`);
+  into[port] = Number(portText);
 }
 
 /** The command as the dispatcher runs it. */
