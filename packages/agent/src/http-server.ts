@@ -1,7 +1,7 @@
 /**
  * The agent's HTTP endpoints: /metrics (Prometheus text), /healthz (liveness: 200 while the process
  * works), /readyz (readiness: 200 once a first list was applied whole, and while lists and watches
- * work).
+ * work and a kubeconfig exec credential plugin answers).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";

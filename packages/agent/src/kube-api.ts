@@ -1,8 +1,8 @@
 /**
  * EndpointSliceApi: the two requests the agent makes of the API server — one page of the
  * cluster-wide EndpointSlice list, and a watch from a resourceVersion — with the client library's
- * KubeConfig for the server, TLS and credentials (`applyToFetchOptions`, which the library's own
- * Watch uses: a fresh agent and fresh credentials per request), over Node's http(s). Objects come
+ * KubeConfig for the server, and RequestAuth for TLS and credentials (a fresh agent and fresh
+ * credentials per request, as the library's own Watch does), over Node's http(s). Objects come
  * out as parsed JSON, unchecked: the caller validates them.
  *
  * Why not the library's list and Watch: its list deserialises whole pages into model classes, and
@@ -11,11 +11,12 @@
  * cannot parse. A controller must be able to give up any request, and treat a broken line as a
  * broken stream.
  */
-import type { Agent as HttpAgent, IncomingMessage } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ListAnswer, ListRequest, ListWatchSource, WatchRequest } from "./reflector.js";
+import { RequestAuth } from "./request-auth.js";
 
 /** The cluster-wide list/watch path of EndpointSlices. */
 export const ENDPOINTSLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices";
@@ -57,7 +58,10 @@ export interface WatchEvent {
 }
 
 export class EndpointSliceApi implements ListWatchSource {
-  constructor(private readonly kubeConfig: KubeConfig) {}
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly auth = new RequestAuth(kubeConfig),
+  ) {}
 
   /** The server's URL, for logs. */
   get server(): string | undefined {
@@ -158,16 +162,10 @@ export class EndpointSliceApi implements ListWatchSource {
     if (!cluster) throw new Error("the kubeconfig has no current cluster");
     const url = new URL(cluster.server.replace(/\/+$/, "") + ENDPOINTSLICES_PATH);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
-    const options = await this.kubeConfig.applyToFetchOptions({});
+    const credentials = await this.auth.forRequest(signal);
     signal.throwIfAborted();
-    const headers: Record<string, string> = { accept: "application/json" };
-    // The library hands out node-fetch's Headers class.
-    (options.headers as { forEach(f: (value: string, name: string) => void): void }).forEach(
-      (value, name) => {
-        headers[name] = value;
-      },
-    );
-    const agent = options.agent as HttpAgent | undefined;
+    const headers = { accept: "application/json", ...credentials.headers };
+    const agent = credentials.agent;
     const request = url.protocol === "http:" ? httpRequest : httpsRequest;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = request(url, { method: "GET", headers, agent, signal }, resolve);
@@ -177,6 +175,7 @@ export class EndpointSliceApi implements ListWatchSource {
     // The agent is this request's alone: its sockets go when the response does.
     res.once("close", () => agent?.destroy());
     if (res.statusCode === 200) return res;
+    if (res.statusCode === 401) credentials.unauthorized();
     const body = await readBody(res, signal).catch(() => "");
     throw statusError(res.statusCode ?? 0, body);
   }

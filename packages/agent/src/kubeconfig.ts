@@ -5,6 +5,7 @@
  * pod. With none of them there is nothing to talk to: a ConfigError, never a loop against
  * "https://undefined:undefined".
  */
+import { dirname, isAbsolute, resolve } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 
 /** No usable cluster configuration; the message says what was tried. Exit status 1. */
@@ -23,16 +24,16 @@ export function loadKubeConfig(
   let source: ConfigSource;
   try {
     if (file !== undefined) {
-      kc.loadFromFile(file);
+      loadFile(kc, file);
       source = "kubeconfig";
     } else if (env.KUBECONFIG) {
       const [first, ...rest] = env.KUBECONFIG.split(":").filter(Boolean);
       if (first === undefined) throw new ConfigError("KUBECONFIG names no file");
-      kc.loadFromFile(first);
+      loadFile(kc, first);
       // The first file's current context wins, as kubectl merges.
       for (const path of rest) {
         const more = new KubeConfig();
-        more.loadFromFile(path);
+        loadFile(more, path);
         kc.mergeConfig(more, true);
       }
       source = "KUBECONFIG";
@@ -54,4 +55,17 @@ export function loadKubeConfig(
       `the ${source} configuration names no API server URL (got ${JSON.stringify(server ?? "")})`,
     );
   return { kubeConfig: kc, source };
+}
+
+/**
+ * Load one file; an exec plugin's command given as a relative path ("bin/plugin", not a bare
+ * name looked up in PATH) is taken from the file's directory, as client-go resolves it.
+ */
+function loadFile(kc: KubeConfig, file: string): void {
+  kc.loadFromFile(file);
+  for (const user of kc.users) {
+    const exec = user.exec as { command?: unknown } | null | undefined;
+    if (typeof exec?.command === "string" && exec.command.includes("/") && !isAbsolute(exec.command))
+      exec.command = resolve(dirname(file), exec.command);
+  }
 }

@@ -91,6 +91,12 @@ export class AgentMetrics {
     labelNames: ["where"] as const,
     registers: [this.registry],
   });
+  readonly execPluginCalls = new Counter({
+    name: `${PREFIX}exec_plugin_calls_total`,
+    help: "Runs of the kubeconfig's exec credential plugin, by outcome (ok, timeout, failed, invalid)",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
   readonly skipped = new Counter({
     name: `${PREFIX}slice_parts_skipped_total`,
     help: "Parts of EndpointSlices skipped as naming nothing to act on or malformed, by reason",

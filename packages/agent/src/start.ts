@@ -6,6 +6,7 @@
 import { type DestinationStream, type Logger, pino } from "pino";
 import { Agent } from "./agent.js";
 import { type BackoffOptions, ExponentialBackoff } from "./backoff.js";
+import type { ExecCall } from "./exec-credential.js";
 import { AgentHttpServer, type ListenAddress } from "./http-server.js";
 import { EndpointSliceApi } from "./kube-api.js";
 import { loadKubeConfig } from "./kubeconfig.js";
@@ -13,6 +14,7 @@ import { AgentMetrics } from "./metrics.js";
 import type { AgentOptions } from "./options.js";
 import { Reflector, type ReflectorOptions } from "./reflector.js";
 import { reflectorLog } from "./reflector-log.js";
+import { RequestAuth } from "./request-auth.js";
 import { SliceStore } from "./slice-store.js";
 import { StateFile } from "./state-file.js";
 import { libraryTerminator, type Terminator } from "./terminator.js";
@@ -29,6 +31,8 @@ export interface StartParts {
   backoff?: BackoffOptions;
   /** The environment KUBECONFIG and KUBERNETES_SERVICE_HOST are read from; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** How long a kubeconfig exec credential plugin may run before it is killed; default 30,000 ms. */
+  execTimeoutMs?: number;
   /** Called when the terminator failed fatally (the default: exit status 1 after stopping). */
   onFatal?: (err: unknown) => void;
 }
@@ -37,7 +41,7 @@ export interface RunningAgent {
   readonly listen: ListenAddress;
   readonly metrics: AgentMetrics;
   readonly logger: Logger;
-  /** Readiness: the first list was applied whole, and lists and watches work. */
+  /** Readiness: the first list was applied whole, lists and watches work, and so does an exec plugin. */
   ready(): boolean;
   /** Liveness: the process works (its event loop answers this, and the terminator has not failed). */
   live(): boolean;
@@ -50,9 +54,14 @@ export interface RunningAgent {
 export async function startAgent(options: AgentOptions, parts: StartParts = {}): Promise<RunningAgent> {
   const logger = parts.logger ?? makeLogger(options.logLevel, parts.logStream);
   const { kubeConfig, source } = loadKubeConfig(options.kubeconfig, parts.env);
+  const metrics = new AgentMetrics();
+  const auth = new RequestAuth(kubeConfig, {
+    ...(parts.execTimeoutMs !== undefined ? { timeoutMs: parts.execTimeoutMs } : {}),
+    ...(parts.env ? { env: parts.env } : {}),
+    onCall: execCallReporter(metrics, logger),
+  });
   const state = new StateFile(options.stateDir);
   await state.prepare();
-  const metrics = new AgentMetrics();
   const terminator =
     parts.terminator ??
     libraryTerminator({
@@ -79,14 +88,14 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
   );
   await agent.load();
   const watch = new Reflector(
-    new EndpointSliceApi(kubeConfig),
+    new EndpointSliceApi(kubeConfig, auth),
     new SliceStore(agent, options.protocols, metrics, logger),
     reflectorLog(metrics, logger),
     new ExponentialBackoff(parts.backoff),
     { ...parts.watch, watchTimeoutMs: options.watchTimeoutMs },
   );
   const live = () => agent.isWorking();
-  const ready = () => agent.isSynced() && watch.healthy();
+  const ready = () => agent.isSynced() && watch.healthy() && auth.healthy();
   const http = new AgentHttpServer(metrics.registry, { live, ready });
   const listen = await http.listen(options.listen);
   logger.info(
@@ -94,6 +103,7 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
       listen: `${listen.host}:${listen.port}`,
       server: kubeConfig.getCurrentCluster()?.server,
       config: source,
+      execPlugin: auth.exec !== undefined,
       watchTimeoutS: options.watchTimeoutMs / 1000,
       protocols: options.protocols,
       onTerminating: options.onTerminating,
@@ -119,6 +129,7 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
   function stop(): Promise<void> {
     stopping ??= (async () => {
       await watch.stop();
+      await auth.close();
       await agent.stop();
       await http.close();
       await terminator.close?.();
@@ -134,6 +145,26 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
     live,
     resourceVersion: () => watch.resourceVersion(),
     stop,
+  };
+}
+
+/** Count each exec plugin run, and log the failures and the first success after them. */
+function execCallReporter(metrics: AgentMetrics, logger: Logger): (call: ExecCall) => void {
+  let failing = false;
+  return (call) => {
+    metrics.execPluginCalls.inc({ outcome: call.outcome });
+    if (call.error) {
+      failing = true;
+      logger.error(
+        { err: call.error, outcome: call.outcome, pid: call.pid, stderr: call.error.stderr },
+        "exec credential plugin failed",
+      );
+      return;
+    }
+    const expires = call.expiresAt ? new Date(call.expiresAt).toISOString() : undefined;
+    if (failing) logger.info({ pid: call.pid, expires }, "exec credential plugin works again");
+    else logger.debug({ pid: call.pid, expires }, "exec credential plugin ran");
+    failing = false;
   };
 }
 

@@ -10,7 +10,15 @@ import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { StateFile } from "../src/state-file.js";
-import { StandInApiServer, scratchDir, udpSlice } from "./kit/index.js";
+import {
+  processAlive,
+  StandInApiServer,
+  scratchDir,
+  TestPlugin,
+  udpSlice,
+  until,
+  untilDead,
+} from "./kit/index.js";
 
 /** The bin as users run it: the committed bin file, which runs the bundle. */
 const BIN = fileURLToPath(new URL("../../bin/sockdiag-agent.js", import.meta.url));
@@ -78,6 +86,34 @@ describe("sockdiag-agent bin", () => {
     assert.ok(lines.some((l) => l.msg === "agent stopped"));
     const saved = await new StateFile(join(dir.path, "state")).load();
     assert.deepEqual([...saved.backends.keys()].sort(), ["10.9.0.1:53/udp", "10.9.0.2:53/udp"]);
+  });
+
+  test("SIGTERM while the kubeconfig's exec plugin hangs: the agent exits 0, and the plugin and its child are gone", async () => {
+    const api = await StandInApiServer.start();
+    cleanups.push(() => api.close());
+    const dir = await scratchDir("bin-exec");
+    cleanups.push(dir.remove);
+    const plugin = await TestPlugin.create(dir.path);
+    await plugin.answer({ token: api.token });
+    await plugin.hang(true);
+    const kubeconfig = await api.writeKubeconfig(join(dir.path, "kubeconfig.json"), plugin.user());
+    const child = spawn(
+      process.execPath,
+      [BIN, "--kubeconfig", kubeconfig, "--state-dir", join(dir.path, "state"), "--listen", "127.0.0.1:0"],
+      { env: { ...env, SOCKDIAG_AGENT_NETNS_DIRS: dir.path }, stdio: ["ignore", "ignore", "inherit"] },
+    );
+    cleanups.push(async () => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    await until(async () => (await plugin.childPids()).length > 0, 10_000, "the plugin to hang");
+    const [pid] = await plugin.pids();
+    const [grandchild] = await plugin.childPids();
+    child.kill("SIGTERM");
+    await until(() => child.exitCode !== null, 20_000, "the agent to exit");
+    assert.equal(child.exitCode, 0);
+    assert.equal(await processAlive(pid!), false, "the plugin outlived the agent");
+    await untilDead(grandchild!, "the plugin's child, killed with it");
+    assert.equal(api.counts.list, 0, "no request went out without a credential");
   });
 
   test("no cluster configuration, or a state directory others may write: one JSON line and exit 1", async () => {

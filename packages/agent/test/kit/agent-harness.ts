@@ -2,14 +2,16 @@
  * The agent as tests run it: started in-process against a stand-in API server, on a free port,
  * with its JSON log lines collected and quick restarts.
  */
+import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { after, afterEach, before } from "node:test";
 import type { AgentOptions } from "../../src/options.js";
 import { type RunningAgent, type StartParts, startAgent } from "../../src/start.js";
 import type { Terminator } from "../../src/terminator.js";
-import type { StandInApiServer } from "./api-server.js";
+import { StandInApiServer } from "./api-server.js";
 
 export interface TestAgent {
   agent: RunningAgent;
@@ -31,6 +33,38 @@ export interface TestAgentOptions extends Partial<AgentOptions> {
   backoff?: StartParts["backoff"];
   /** Resolve as soon as the agent started, not once it is ready. */
   unready?: boolean;
+  /** The kubeconfig user's section (default: the server's bearer token). */
+  kubeUser?: Record<string, unknown>;
+  execTimeoutMs?: number;
+}
+
+/**
+ * For a test file whose tests take turns on one stand-in server: started before them, closed
+ * after; what a test pushes onto `cleanups` runs after it, newest first, and the server's faults
+ * are reset, so each test meets a well-behaved server and no agent of the test before.
+ */
+export function standInServerPerFile(): {
+  readonly api: StandInApiServer;
+  cleanups: (() => Promise<void>)[];
+} {
+  let server: StandInApiServer | undefined;
+  const cleanups: (() => Promise<void>)[] = [];
+  before(async () => {
+    server = await StandInApiServer.start();
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+    server?.resetFaults();
+  });
+  after(async () => {
+    await server?.close();
+  });
+  return {
+    get api() {
+      return server ?? assert.fail("the stand-in server starts before the tests");
+    },
+    cleanups,
+  };
 }
 
 /** A scratch directory removed by the returned function. */
@@ -41,7 +75,7 @@ export async function scratchDir(label: string): Promise<{ path: string; remove:
 
 /** Start an agent watching `api`; resolves once it is ready (first list synced). */
 export async function startTestAgent(api: StandInApiServer, options: TestAgentOptions): Promise<TestAgent> {
-  const kubeconfig = await api.writeKubeconfig(join(options.stateDir, "kubeconfig.json"));
+  const kubeconfig = await api.writeKubeconfig(join(options.stateDir, "kubeconfig.json"), options.kubeUser);
   const logs: Record<string, unknown>[] = [];
   const waiters: { msg: string; resolve: (line: Record<string, unknown>) => void }[] = [];
   const logStream = new Writable({
@@ -63,7 +97,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
     new Promise<Record<string, unknown>>((resolve) => {
       waiters.push({ msg, resolve });
     });
-  const { terminator, watch, backoff, unready: _, ...rest } = options;
+  const { terminator, watch, backoff, unready: _, kubeUser: __, execTimeoutMs, ...rest } = options;
   const agent = await startAgent(
     {
       kubeconfig,
@@ -85,6 +119,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
       logStream,
       ...(watch ? { watch } : {}),
       backoff: { initialMs: 50, maxMs: 200, ...backoff },
+      ...(execTimeoutMs !== undefined ? { execTimeoutMs } : {}),
       onFatal: (err) => logs.push({ fatal: String(err) }),
     },
   );

@@ -13,8 +13,8 @@
  *   current state as ADDED events, a BOOKMARK annotated `k8s.io/initial-events-end`, and goes on;
  * - an RV older than the compacted history answers an ERROR event with a 410 "Expired" Status, and
  *   the stream ends, as after etcd compaction;
- * - a bearer token is required (401 otherwise), and every watch response carries `Connection:
- *   close`, since the server may end it at any time.
+ * - a bearer token is required (401 otherwise; {@link StandInApiServer.rotateToken} changes it),
+ *   and every watch response carries `Connection: close`, since the server may end it at any time.
  * Every list and watch request is logged ({@link StandInApiServer.requests}). Tests make the changes
  * (apply, applyRaw, remove), and the failures: compaction, expiring open watches, dropping
  * connections, a partition, stalls, a black hole, error statuses, a 410 on every watch, a line cut
@@ -139,7 +139,8 @@ interface ListBody {
 type Asked = Omit<RequestSeen, "answer" | "expired">;
 
 export class StandInApiServer extends EventEmitter {
-  readonly token = `token-${process.pid}-${Date.now()}`;
+  private bearer = `token-${process.pid}-${Date.now()}`;
+  private tokens = 0;
   private readonly objects = new Map<string, Entry>();
   private history: Change[] = [];
   private rv = 1;
@@ -209,8 +210,25 @@ export class StandInApiServer extends EventEmitter {
     return this.log;
   }
 
-  /** Write a kubeconfig for this server (its CA, a bearer token) and return its path. */
-  async writeKubeconfig(path: string): Promise<string> {
+  /** The bearer token requests must carry. */
+  get token(): string {
+    return this.bearer;
+  }
+
+  /** Require a new token from now on (the old one is answered 401); returns it. */
+  rotateToken(): string {
+    this.bearer = `token-${process.pid}-${Date.now()}-${++this.tokens}`;
+    return this.bearer;
+  }
+
+  /**
+   * Write a kubeconfig for this server (its CA; the user's section `user`, by default the bearer
+   * token) and return its path.
+   */
+  async writeKubeconfig(
+    path: string,
+    user: Record<string, unknown> = { token: this.token },
+  ): Promise<string> {
     const config = {
       apiVersion: "v1",
       kind: "Config",
@@ -223,7 +241,7 @@ export class StandInApiServer extends EventEmitter {
           },
         },
       ],
-      users: [{ name: "agent", user: { token: this.token } }],
+      users: [{ name: "agent", user }],
       contexts: [{ name: "stand-in", context: { cluster: "stand-in", user: "agent" } }],
       "current-context": "stand-in",
     };

@@ -7,6 +7,7 @@ export * from "./agent-harness.js";
 export * from "./api-server.js";
 export * from "./backend-scene.js";
 export * from "./certificate.js";
+export * from "./exec-plugin.js";
 export * from "./fake-source.js";
 export * from "./fakes.js";
 export * from "./pod-cgroup.js";
