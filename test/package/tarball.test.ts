@@ -29,6 +29,7 @@ const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as
   main: string;
   types: string;
   bin: Record<string, string>;
+  man: string[];
   exports: Record<string, unknown>;
 };
 
@@ -76,12 +77,13 @@ describe("npm pack: sockdiag's tarball", () => {
   });
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
-  test("every target of exports, main, types and bin is in the tarball", () => {
+  test("every target of exports, main, types, bin and man is in the tarball", () => {
     const named = [
       ...targets(manifest.exports),
       manifest.main,
       manifest.types,
       ...Object.values(manifest.bin),
+      ...manifest.man,
     ].map(packagePath);
     assert.deepEqual(
       named.filter((path) => !packed.files.includes(path)),
@@ -100,6 +102,7 @@ describe("npm pack: sockdiag's tarball", () => {
         "src/cli/code-cache.cjs",
         "dist/bundle/sockdiag-cli.cjs",
         "dist/bundle/sockdiag-worker.cjs",
+        "dist/man/sockdiag.8",
       ].includes(path) ||
       /^docs\/[^/]+\.md$/.test(path) ||
       (/^dist\/src\/.*\.(js|d\.ts|js\.map|cjs|d\.cts|cjs\.map)$/.test(path) &&
