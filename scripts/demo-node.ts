@@ -1,7 +1,9 @@
 /**
  * One "node" of the demo scene, run inside one network namespace: two UDP backends on loopback
  * (A on :15353, B on :15354) and three clients — one IPv4 and one IPv6 (v4-mapped) connected to A,
- * one IPv4 connected to B. Each client pings every 200 ms. Events go to stdout as JSON lines.
+ * one IPv4 connected to B — and, given a Service address as argv[3] ("IP:PORT"), a fourth client
+ * connected to it (the namespace's nftables DNATs it to a backend). Each client pings every 200 ms.
+ * Events go to stdout as JSON lines; a client reports the first reply of each backend it hears.
  * stdin commands: "blackhole" (backend A stops answering, as a removed backend would), "exit".
  * A client whose socket is destroyed sees ECONNABORTED and reconnects to the live backend B.
  */
@@ -9,6 +11,7 @@ import dgram from "node:dgram";
 import { createInterface } from "node:readline";
 
 const label = process.argv[2] ?? "(host)";
+const service = process.argv[3];
 const PORT_A = 15353;
 const PORT_B = 15354;
 const PING_MS = 200;
@@ -45,12 +48,12 @@ function connect(c: Client): void {
   c.socket = s;
   c.lastReply = Date.now();
   c.timedOut = false;
-  let replied = false;
+  let heard: string | undefined;
   s.on("message", (msg) => {
     c.lastReply = Date.now();
     c.replies++;
-    if (!replied) emit({ client: c.name, event: "reply", from: msg.toString() });
-    replied = true;
+    if (heard !== msg.toString()) emit({ client: c.name, event: "reply", from: msg.toString() });
+    heard = msg.toString();
     c.timedOut = false;
   });
   s.on("error", (err: NodeJS.ErrnoException) => {
@@ -106,6 +109,19 @@ const clients: Client[] = [
     errors: [],
   },
 ];
+if (service) {
+  const [host, port] = service.split(":") as [string, string];
+  clients.push({
+    name: `client-4 (IPv4 -> Service ${service})`,
+    type: "udp4",
+    host,
+    port: Number(port),
+    lastReply: 0,
+    timedOut: false,
+    replies: 0,
+    errors: [],
+  });
+}
 Promise.all(backends.map((b) => new Promise((resolve) => b.once("listening", resolve)))).then(() => {
   for (const c of clients) connect(c);
   emit({ event: "ready" });

@@ -1,24 +1,36 @@
 /**
- * `npm run demo`: the whole story in one command. A throwaway scene — the host plus three network
- * namespaces, each with UDP backends A and B on loopback and clients connected to them — then
- * backend A goes away, `sockdiag terminate-backend` destroys every socket still connected to it,
- * and A's clients get ECONNABORTED and reconnect to B while B's clients never notice. Everything is
- * removed at the end, also on Ctrl-C.
+ * `npm run demo`: the whole story in one command. A throwaway scene of its own — a namespace that
+ * plays the node ("(host)" in sockdiag's reports) and three pods, pinned in a directory of the
+ * demo's own — each with UDP backends A and B on loopback and clients connected to them; in pod-a
+ * one more client reaches A through a Service address that nftables DNATs to it. Backend A goes
+ * away, `sockdiag terminate-backend` destroys every socket still connected to it and deletes the
+ * Service client's conntrack entry: A's clients get ECONNABORTED and reconnect to B, the Service
+ * client's next datagram is DNATed to B, B's clients never notice. sockdiag runs inside the node
+ * namespace and is given the demo's pins only, so nothing outside the scene is visited. Everything
+ * is removed at the end, also on Ctrl-C.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, rmdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { add, remove } from "../src/netns/index.js";
+import { MNT_DETACH, umount2 } from "../src/sys/namespace.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI = join(here, "../../src/cli/bin.cjs");
 const NODE_SCRIPT = join(here, "demo-node.js");
-const PREFIX = "sockdiag-demo-";
-const NAMES = [1, 2, 3].map((i) => `${PREFIX}${i}`);
+/** The demo's pin directory: its node namespace and its pods, nothing else. */
+export const DEMO_DIR = "/run/sockdiag-demo";
+const NODE = "node";
+const PODS = ["pod-a", "pod-b", "pod-c"];
 const BACKEND_A = "127.0.0.1:15353";
-const SHOW_FILTER = ["dport", "=", ":15353", "or", "dport", "=", ":15354"];
+const BACKEND_B = "127.0.0.1:15354";
+/** The Service address pod-a's fourth client talks to, DNATed to a backend by nftables in pod-a. */
+const SERVICE = "10.96.0.10:53";
+const SHOW_FILTER = ["dport", "=", ":15353", "or", "dport", "=", ":15354", "or", "dport", "=", ":53"];
+/** Every namespace of the scene, for sockdiag: the node's own and the pods' pins. */
+const SCOPE = ["--netns-dir", DEMO_DIR, "--no-discover"];
 
 interface DemoEvent {
   node: string;
@@ -37,14 +49,21 @@ class Scene {
   private namespaces: string[] = [];
 
   setUp(): void {
-    for (const name of leftovers()) remove(name);
-    for (const name of NAMES) {
-      add(name, { loopbackUp: true }).close();
+    removeLeftovers();
+    for (const name of [NODE, ...PODS]) {
+      add(name, { dir: DEMO_DIR, loopbackUp: true }).close();
       this.namespaces.push(name);
     }
-    this.start("(host)", process.execPath, [NODE_SCRIPT, "(host)"]);
-    for (const name of NAMES)
-      this.start(name, "ip", ["netns", "exec", name, process.execPath, NODE_SCRIPT, name]);
+    inNetns("pod-a", "ip", ["addr", "add", `${SERVICE.split(":")[0]}/32`, "dev", "lo"]);
+    inNetns("pod-a", "nft", [
+      "add table ip demo; add chain ip demo out { type nat hook output priority -100 ; }",
+    ]);
+    serviceTo(BACKEND_A);
+    for (const name of [NODE, ...PODS]) {
+      const label = name === NODE ? "(host)" : name;
+      const args = [`--net=${DEMO_DIR}/${name}`, process.execPath, NODE_SCRIPT, label];
+      this.start(label, "nsenter", name === "pod-a" ? [...args, SERVICE] : args);
+    }
   }
 
   private start(label: string, command: string, args: string[]): void {
@@ -85,26 +104,53 @@ class Scene {
     }
     for (const name of this.namespaces.splice(0)) {
       try {
-        remove(name);
+        remove(name, { dir: DEMO_DIR });
       } catch (err) {
         console.error(`could not remove namespace ${name}: ${(err as Error).message}`);
       }
     }
+    removeDemoDir();
   }
 }
 
-function leftovers(): string[] {
+/** Run `command` in the demo's namespace `name`. */
+function inNetns(name: string, command: string, args: string[]): string {
+  return execFileSync("nsenter", [`--net=${DEMO_DIR}/${name}`, command, ...args], { encoding: "utf8" });
+}
+
+/** Point pod-a's Service at `backend`, as kube-proxy rewrites its DNAT rule when endpoints change. */
+function serviceTo(backend: string): void {
+  const [ip, port] = SERVICE.split(":") as [string, string];
+  inNetns("pod-a", "nft", [
+    `flush chain ip demo out; add rule ip demo out ip daddr ${ip} udp dport ${port} dnat to ${backend}`,
+  ]);
+}
+
+/** What an interrupted run left: pins in the demo's directory, the directory's own mount. */
+function removeLeftovers(): void {
+  if (!existsSync(DEMO_DIR)) return;
+  for (const name of readdirSync(DEMO_DIR)) remove(name, { dir: DEMO_DIR });
+  removeDemoDir();
+}
+
+function removeDemoDir(): void {
   try {
-    return readdirSync("/run/netns").filter((n) => n.startsWith(PREFIX));
+    umount2(DEMO_DIR, MNT_DETACH);
   } catch {
-    return [];
+    // Not a mount point (any more): nothing to detach.
   }
+  rmdirSync(DEMO_DIR);
 }
 
+/** Run sockdiag inside the node namespace, as an operator on that node would, and print its output. */
 function sockdiag(args: string[]): void {
   console.log(`$ sockdiag ${args.map((a) => (/[\s*()|&!=<>]/.test(a) ? `'${a}'` : a)).join(" ")}`);
   try {
-    process.stdout.write(execFileSync(process.execPath, [CLI, ...args], { encoding: "utf8" }));
+    process.stdout.write(
+      execFileSync("nsenter", [`--net=${DEMO_DIR}/${NODE}`, process.execPath, CLI, ...args], {
+        encoding: "utf8",
+      }),
+    );
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; status?: number };
     process.stdout.write(e.stdout ?? "");
@@ -135,59 +181,72 @@ async function main(): Promise<void> {
   try {
     step(
       1,
-      `A scene: the host and namespaces ${NAMES.join(", ")}; in each, backends A (${BACKEND_A}) and B (127.0.0.1:15354) and three UDP clients`,
+      `A scene of its own in ${DEMO_DIR}: a node ("(host)") and ${PODS.join(", ")}, each with backends A (${BACKEND_A}) and B (${BACKEND_B}) and three UDP clients; in pod-a a fourth talks to Service ${SERVICE}, DNATed to A`,
     );
     scene.setUp();
+    const clients = 4 * 3 + 1;
     await scene.until("every node to be ready", (ev) => ev.filter((e) => e.event === "ready").length === 4);
     await scene.until(
       "every client to get a reply",
-      (ev) => ev.filter((e) => e.event === "reply").length === 12,
+      (ev) => ev.filter((e) => e.event === "reply").length === clients,
     );
-    sockdiag(["ls", "-u", "--all-netns", ...SHOW_FILTER]);
+    sockdiag(["ls", "-u", "--all-netns", ...SCOPE, ...SHOW_FILTER]);
+    sockdiag(["conntrack", "ls", "--netns", `${DEMO_DIR}/pod-a`, "-p", "udp", "--orig-dst", SERVICE]);
 
     const victims = clientsOf(scene.events, ":15353");
-    step(2, `Backend A (${BACKEND_A}) goes away: its ${victims.length} clients now send into a black hole`);
+    step(
+      2,
+      `Backend A goes away and the load balancer points the Service at B: A's ${victims.length} clients, and the Service client whose conntrack entry still leads to A, send into a black hole`,
+    );
     scene.tell("blackhole");
+    serviceTo(BACKEND_B);
     await scene.until(
       "A's clients to notice",
-      (ev) => ev.filter((e) => e.event === "no-reply").length >= victims.length,
+      (ev) => ev.filter((e) => e.event === "no-reply").length >= victims.length + 1,
     );
     for (const e of scene.events.filter((e) => e.event === "no-reply"))
-      console.log(`  ${e.node.padEnd(18)} ${e.client}: no reply from ${e.backend}`);
+      console.log(`  ${e.node.padEnd(10)} ${e.client}: no reply from ${e.backend}`);
 
-    step(3, "The load balancer removes backend A: terminate every socket still connected to it");
-    sockdiag(["terminate-backend", BACKEND_A]);
+    step(3, "Terminate every socket still connected to A, and delete the conntrack entries DNATed to it");
+    sockdiag(["terminate-backend", BACKEND_A, ...SCOPE]);
 
-    step(4, "A's clients see ECONNABORTED and reconnect to backend B");
+    step(
+      4,
+      "A's clients see ECONNABORTED and reconnect to B; the Service client's next datagram is DNATed to B",
+    );
     const from = scene.events.length;
-    await scene.until("A's clients to reconnect and get replies from B", (ev) => {
+    await scene.until("A's clients and the Service client to get replies from B", (ev) => {
       const after = ev.slice(from);
-      return after.filter((e) => e.event === "reply" && e.from === "pong from B").length >= victims.length;
+      return (
+        after.filter((e) => e.event === "reply" && e.from === "pong from B").length >= victims.length + 1
+      );
     });
     for (const e of scene.events.slice(from)) {
-      if (e.event === "error") console.log(`  ${e.node.padEnd(18)} ${e.client}: ${e.code} on ${e.backend}`);
+      if (e.event === "error") console.log(`  ${e.node.padEnd(10)} ${e.client}: ${e.code} on ${e.backend}`);
       if (e.event === "reconnected")
-        console.log(`  ${e.node.padEnd(18)} ${e.client}: reconnected to ${e.backend}`);
+        console.log(`  ${e.node.padEnd(10)} ${e.client}: reconnected to ${e.backend}`);
+      if (e.event === "reply" && String(e.client).includes("Service"))
+        console.log(`  ${e.node.padEnd(10)} ${e.client}: ${e.from}, the same socket, no error`);
     }
+    sockdiag(["conntrack", "ls", "--netns", `${DEMO_DIR}/pod-a`, "-p", "udp", "--orig-dst", SERVICE]);
 
     step(5, "After: every client talks to backend B; B's own clients never saw an error");
     const statusFrom = scene.events.length;
     scene.tell("status");
     await scene.until(
       "every client's status",
-      (ev) => ev.slice(statusFrom).filter((e) => e.event === "status").length === 12,
+      (ev) => ev.slice(statusFrom).filter((e) => e.event === "status").length === clients,
     );
     for (const e of scene.events.slice(statusFrom)) {
       const errors = (e.errors as string[]).length > 0 ? (e.errors as string[]).join(",") : "none";
       console.log(
-        `  ${e.node.padEnd(18)} ${String(e.client).padEnd(32)} now -> ${e.backend}  errors: ${errors}`,
+        `  ${e.node.padEnd(10)} ${String(e.client).padEnd(40)} now -> ${e.backend}  errors: ${errors}`,
       );
     }
-    sockdiag(["ls", "-u", "--all-netns", ...SHOW_FILTER]);
   } finally {
     step(6, "Removing the scene");
     scene.tearDown();
-    console.log(`removed namespaces ${NAMES.join(", ")} and stopped the client processes`);
+    console.log(`removed the namespaces ${[NODE, ...PODS].join(", ")} and stopped the client processes`);
   }
 }
 
