@@ -91,16 +91,18 @@ export function execPluginConfig(raw: unknown, user: string): ExecPluginConfig {
     throw new ConfigError(
       `${where("apiVersion")}: ${JSON.stringify(apiVersion ?? null)} is not one of ${EXEC_API_VERSIONS.join(", ")}`,
     );
-  if (typeof exec.command !== "string" || exec.command === "")
+  // No string may hold a NUL: it cannot be passed to execve().
+  const text = (v: unknown): v is string => typeof v === "string" && !v.includes("\0");
+  if (!text(exec.command) || exec.command === "")
     throw new ConfigError(`${where("command")}: a non-empty string is required`);
   const args = exec.args ?? [];
-  if (!Array.isArray(args) || !args.every((a) => typeof a === "string"))
+  if (!Array.isArray(args) || !args.every(text))
     throw new ConfigError(`${where("args")}: a list of strings is required`);
   const env = exec.env ?? [];
   if (!Array.isArray(env)) throw new ConfigError(`${where("env")}: a list of {name, value} is required`);
   env.forEach((e: unknown, i) => {
     const { name, value } = (typeof e === "object" && e !== null ? e : {}) as Record<string, unknown>;
-    if (typeof name !== "string" || name === "" || name.includes("=") || typeof value !== "string")
+    if (!text(name) || name === "" || name.includes("=") || !text(value))
       throw new ConfigError(`${where(`env[${i}]`)}: a name (no "=") and a string value are required`);
   });
   const mode =
@@ -145,8 +147,9 @@ export interface ExecRun {
 
 /**
  * Run the plugin once. Rejects with ExecPluginError when it cannot start, fails, times out or
- * answers something unusable, and with the signal's reason when aborted; in every case its
- * process group has been sent SIGKILL and the plugin reaped before the promise settles.
+ * answers something unusable, and with the signal's reason when aborted. The plugin has been
+ * reaped before the promise settles, and when it was stopped (timeout, abort, too much output),
+ * its whole process group has been sent SIGKILL.
  */
 export async function runExecPlugin(config: ExecPluginConfig, options: ExecRunOptions): Promise<ExecRun> {
   options.signal.throwIfAborted();

@@ -107,6 +107,7 @@ describe("the exec plugin protocol", () => {
       [{ args: ["a", 1] }, /exec.args: a list of strings/],
       [{ env: [{ name: "", value: "x" }] }, /exec.env\[0\]: a name/],
       [{ env: [{ name: "A" }] }, /exec.env\[0\]: a name/],
+      [{ args: ["a\0b"] }, /exec.args: a list of strings/],
       [{ interactiveMode: undefined }, /exec.interactiveMode: required for client.authentication.k8s.io\/v1/],
       [{ interactiveMode: "Always" }, /exec.interactiveMode: Always needs a terminal/],
       [{ interactiveMode: "Sometimes" }, /exec.interactiveMode: "Sometimes" is not/],
