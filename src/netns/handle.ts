@@ -4,7 +4,8 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, type Stats, statfsSync } from "node:fs";
 import { constants as os } from "node:os";
-import type { SysError } from "../sys/errors.js";
+import { QueryError } from "../options/index.js";
+import { MisuseError, type SysError } from "../sys/errors.js";
 import { ioctlInt, NS_GET_NSTYPE } from "../sys/ioctl.js";
 import { CLONE_NEWNET } from "../sys/namespace.js";
 import { fsError, NetnsError, NotANetnsError, type NotANetnsKind } from "./errors.js";
@@ -167,6 +168,22 @@ export class NetNS implements Disposable {
     } finally {
       closeSync(named);
     }
+  }
+
+  /**
+   * Check that `value`, which passes for a NetNS, is a handle one of its openers made and that it
+   * is still open: throws QueryError naming `field` for a forged one (Object.create(NetNS.prototype)
+   * has none of a handle's state), MisuseError for one closed before the call.
+   */
+  static checkHandle(value: NetNS, field: string): void {
+    if (!(#fd in value))
+      throw new QueryError(
+        field,
+        "(a forged NetNS)",
+        "expected a handle NetNS's openers made (currentNetns, fromName, fromPath, fromPid, create)",
+      );
+    if (value.#fd < 0)
+      throw new MisuseError(`${field}: the NetNS handle ${value.label} was closed before the call`);
   }
 
   /** The descriptor, for setns(2) or a /proc/self/fd/N path. Throws NetnsError after close(). */

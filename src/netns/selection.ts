@@ -39,13 +39,18 @@ export const SELECTION_KEYS = { netns: true, netnsDirs: true, discover: true } a
 >;
 
 /**
- * Check a selection as a caller gave it: `netns` undefined, "all", a name or path, or a NetNS
- * handle; `netnsDirs` an array of non-empty paths (a lone string would be walked one character at a
- * time); `discover` a boolean. Throws QueryError naming the field.
+ * Check a selection as a caller gave it, before any namespace is visited: `netns` undefined,
+ * "all", a name or path, or a NetNS handle that one of its openers made and that is still open;
+ * `netnsDirs` an array of non-empty paths (a lone string would be walked one character at a time);
+ * no NUL byte in a name or path (no file has one); `discover` a boolean. Throws QueryError naming
+ * the field, MisuseError for a closed handle. Every call that visits namespaces checks its
+ * selection here (sockdiag/promises on the caller's thread too).
  */
 export function checkNamespaceSelection(selection: NamespaceSelection): void {
   const { netns, netnsDirs } = selection as { netns?: unknown; netnsDirs?: unknown };
-  if (!(netns === undefined || typeof netns === "string" || netns instanceof NetNS))
+  if (netns instanceof NetNS) NetNS.checkHandle(netns, "netns");
+  else if (typeof netns === "string") checkPathText(netns, "netns");
+  else if (netns !== undefined)
     throw new QueryError(
       "netns",
       describe(netns),
@@ -61,8 +66,15 @@ export function checkNamespaceSelection(selection: NamespaceSelection): void {
     for (const d of netnsDirs)
       if (typeof d !== "string" || d === "")
         throw new QueryError("netnsDirs", describe(d), "each entry must be a directory path");
+      else checkPathText(d, "netnsDirs");
   }
   checkBoolean(selection.discover, "discover");
+}
+
+/** A name or path holds no NUL byte: the system would cut it there, or refuse it. */
+function checkPathText(text: string, field: string): void {
+  if (text.includes("\0"))
+    throw new QueryError(field, text.replaceAll("\0", "\\0"), "a name or path cannot hold a NUL byte");
 }
 
 /**

@@ -21,7 +21,7 @@ import type {
   DeleteConntrackQuery,
 } from "../conntrack/index.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
-import type { NamespaceFailure } from "../netns/index.js";
+import { checkNamespaceSelection, type NamespaceFailure } from "../netns/index.js";
 import { AbortError } from "../run/index.js";
 import type {
   DestroyQuery,
@@ -127,6 +127,7 @@ export class BackendTerminator {
 
   /** Terminate `backend` everywhere (see sockdiag's BackendTerminator#terminate). */
   async terminate(backend: Backend, options: Abortable = {}): Promise<TerminationReport> {
+    checkNamespaceSelection(this.config);
     if (!isShared(this.config)) {
       const [rest, signal] = splitSignal(options);
       return client.call("terminate", [this.config, backend, rest], signal);
@@ -149,6 +150,7 @@ export class BackendTerminator {
     backends: readonly Backend[],
     options: Abortable = {},
   ): Promise<BatchTerminationReport> {
+    checkNamespaceSelection(this.config);
     const [rest, signal] = splitSignal(options);
     // Bad backends are refused here, before any namespace is listed.
     const set = new BackendSet(backends, this.config.protocol ?? "udp");

@@ -3,7 +3,7 @@
  * kernel frees them. Both pull from the worker chunk by chunk and release its side when they end.
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
-import type { NamespaceFailure } from "../netns/index.js";
+import { checkNamespaceSelection, type NamespaceFailure, type NamespaceSelection } from "../netns/index.js";
 import { isOptionsObject } from "../options/index.js";
 import type { NamespacedQuery } from "../sockets/index.js";
 import type { WatchQuery } from "../sockets/watch.js";
@@ -18,12 +18,15 @@ export interface Abortable {
 
 /**
  * A call's options and their signal, apart: the signal stays on the caller's thread, the rest goes
- * to the worker. Anything but an object goes as it is, for the library to refuse with the error a
- * sync call gives (a QueryError naming it), never a TypeError from taking it apart here.
+ * to the worker. Their namespace selection is checked here, as the sync call checks it (a forged
+ * or closed handle cannot be sent, and nothing is posted for a call that would be refused).
+ * Anything but an object goes as it is, for the library to refuse with the error a sync call gives
+ * (a QueryError naming it), never a TypeError from taking it apart here.
  */
 export function splitSignal<T extends Abortable>(options: T): [Omit<T, "signal">, AbortSignal | undefined] {
   // A caller outside the types: its value goes on as it is, for the library to refuse.
   if (!isOptionsObject(options)) return [options as Omit<T, "signal">, undefined];
+  checkNamespaceSelection(options as NamespaceSelection);
   const { signal, ...rest } = options;
   return [rest, signal];
 }

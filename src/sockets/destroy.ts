@@ -247,6 +247,7 @@ export function destroySocket(
   }
   const { netns, signal } =
     options instanceof NetNS ? { netns: options, signal: undefined } : (options ?? {});
+  if (netns) NetNS.checkHandle(netns, "options.netns");
   throwIfAborted(signal);
   using listed = socket.netns === undefined ? undefined : reopenNetns(socket.netns);
   // Only where it was listed: a handle given must be that namespace (the caller's own if none).

@@ -202,7 +202,9 @@ export class BackendTerminator {
    * Destroy every connected socket whose destination is exactly the backend's address and port, in
    * every namespace of the configuration (the caller's own first). An IPv4 backend also matches
    * IPv6 sockets connected to its v4-mapped address. Unconnected sockets are never touched.
-   * Throws AddressError for a bad address or port, before touching anything; NetnsRestoreError or
+   * Throws AddressError for a bad address or port, QueryError for a forged namespace handle or a
+   * NUL byte in a namespace's name or path, MisuseError for a handle closed since the configuration
+   * was given — each before touching anything; NetnsRestoreError or
    * NetnsPoisonedError when the thread could not return to its own namespace. Every other failure
    * — a namespace named alone that cannot be opened included — is in the report.
    */
@@ -225,6 +227,8 @@ export class BackendTerminator {
    */
   terminateMany(backends: readonly Backend[], options: TerminateOptions = {}): BatchTerminationReport {
     checkOptions(options, TERMINATE_KEYS, "options");
+    // A handle in the configuration may have been closed since it was checked.
+    checkNamespaceSelection(this.config);
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
     const report: BatchTerminationReport = {
       backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
