@@ -6,9 +6,13 @@
  * backend is visited again at growing intervals — 1 s, then 2, 4, 8 s, and 8 s after that, with a
  * last pass at the window's end — and whatever appeared for it is terminated: a socket or flow
  * that appears is gone within 8 s plus a pass. Every backend due at about the same time goes in
- * one pass (one visit of every namespace for all of them, like a removal batch). A backend that a
- * slice lists as live again leaves aftercare at once: an address reused by a new pod must never
- * lose its clients.
+ * one pass (one visit of every namespace for all of them, like a removal batch). The agent ends a
+ * backend's aftercare at once when it is live again, or when a slice lists its address for another
+ * pod or under another Service: an address reused by a new pod must never lose its clients.
+ *
+ * A backend acted on while terminating (its pod still listed, kube-proxy sending its clients
+ * elsewhere) may outlast its window: it is then kept, without passes, and its window starts again
+ * when it stops serving or leaves every slice, its real removal.
  */
 import type { AgentBackend } from "./backend.js";
 import type { Clock } from "./removals.js";
@@ -17,6 +21,8 @@ export interface AftercareOptions {
   /** How long after its batch a backend is watched over; 0 turns aftercare off. */
   windowMs: number;
   clock: Clock;
+  /** Whether a backend is still listed as terminating (its window starts again when it stops). */
+  isTerminating: (key: string) => boolean;
   /** Called when passes are due: call take(). */
   onDue: () => void;
 }
@@ -26,6 +32,8 @@ export interface LateCheck {
   key: string;
   backend: AgentBackend;
   services: string[];
+  /** Whose its listings were when it was removed (EndpointCache.ownersOf). */
+  owners: readonly string[];
 }
 
 interface Watched extends LateCheck {
@@ -41,6 +49,8 @@ const GATHER_MS = 250;
 
 export class Aftercare {
   private readonly watched = new Map<string, Watched>();
+  /** Past their window while still terminating: no passes until they stop. */
+  private readonly waiting = new Map<string, LateCheck>();
   private timer: unknown;
 
   constructor(private readonly options: AftercareOptions) {}
@@ -48,18 +58,28 @@ export class Aftercare {
   /** Watch over backends whose removal batch just ended. */
   start(removed: readonly LateCheck[]): void {
     if (this.options.windowMs <= 0 || removed.length === 0) return;
-    const now = this.options.clock.now();
-    const until = now + this.options.windowMs;
-    for (const { key, backend, services } of removed) {
-      const first = Math.min(FIRST_PASS_MS, this.options.windowMs);
-      this.watched.set(key, { key, backend, services, until, nextAt: now + first, intervalMs: first });
-    }
+    for (const check of removed) this.watch(check);
     this.schedule();
   }
 
-  /** The backend is live again: its aftercare ends now. */
+  /** The backend stopped serving or left every slice: if it is in aftercare, its window starts again. */
+  restart(key: string): void {
+    const check = this.watched.get(key) ?? this.waiting.get(key);
+    if (!check) return;
+    this.waiting.delete(key);
+    this.watch(check);
+    this.schedule();
+  }
+
+  /** The backend is live again, or its address someone else's: its aftercare ends now. */
   end(key: string): void {
+    this.waiting.delete(key);
     if (this.watched.delete(key)) this.schedule();
+  }
+
+  /** Whose the backend's listings were when it was removed; undefined when not in aftercare. */
+  ownersOf(key: string): readonly string[] | undefined {
+    return (this.watched.get(key) ?? this.waiting.get(key))?.owners;
   }
 
   /** The backends due for a pass now (or within a moment); each is scheduled for its next pass. */
@@ -68,9 +88,11 @@ export class Aftercare {
     const due: LateCheck[] = [];
     for (const w of this.watched.values()) {
       if (w.nextAt > now + GATHER_MS) continue;
-      due.push({ key: w.key, backend: w.backend, services: w.services });
+      const { key, backend, services, owners } = w;
+      due.push({ key, backend, services, owners });
       if (w.nextAt >= w.until) {
-        this.watched.delete(w.key);
+        this.watched.delete(key);
+        if (this.options.isTerminating(key)) this.waiting.set(key, { key, backend, services, owners });
         continue;
       }
       w.intervalMs = Math.min(MAX_INTERVAL_MS, w.intervalMs * 2);
@@ -81,10 +103,10 @@ export class Aftercare {
   }
 
   has(key: string): boolean {
-    return this.watched.has(key);
+    return this.watched.has(key) || this.waiting.has(key);
   }
 
-  /** How many backends are in aftercare. */
+  /** How many backends are in their aftercare window. */
   get size(): number {
     return this.watched.size;
   }
@@ -93,6 +115,20 @@ export class Aftercare {
   stop(): void {
     this.options.clock.clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  private watch({ key, backend, services, owners }: LateCheck): void {
+    const now = this.options.clock.now();
+    const first = Math.min(FIRST_PASS_MS, this.options.windowMs);
+    this.watched.set(key, {
+      key,
+      backend,
+      services,
+      owners,
+      until: now + this.options.windowMs,
+      nextAt: now + first,
+      intervalMs: first,
+    });
   }
 
   private schedule(): void {

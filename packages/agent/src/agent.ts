@@ -68,6 +68,7 @@ export class Agent implements SliceSink {
     this.aftercare = new Aftercare({
       windowMs: settings.aftercareMs,
       clock: this.clock,
+      isTerminating: (key) => this.cache.status(key) === "terminating",
       onDue: () => this.onDue(),
     });
     this.passes = new Passes({
@@ -188,8 +189,13 @@ export class Agent implements SliceSink {
     if (touched.size === 0) return;
     const before = this.tracker.pendingCount;
     this.tracker.observe(touched);
-    // Listed as live again (an address reused by a new pod): its aftercare ends at once.
-    for (const key of touched.keys()) if (this.tracker.isLiveKey(key)) this.aftercare.end(key);
+    for (const [key, before] of touched) {
+      const owners = this.aftercare.ownersOf(key);
+      if (owners === undefined) continue;
+      if (this.tracker.isLiveKey(key) || this.listedForAnother(key, owners)) this.aftercare.end(key);
+      else if (before.status === "terminating" && this.cache.status(key) === "absent")
+        this.aftercare.restart(key);
+    }
     this.parts.metrics.aftercare.set(this.aftercare.size);
     this.parts.metrics.pending.set(this.tracker.pendingCount);
     if (this.synced) this.saveSoon(this.tracker.pendingCount > before ? 0 : this.settings.coalesceMs);
@@ -211,7 +217,9 @@ export class Agent implements SliceSink {
       if (due.length > 0) {
         if (!(await this.passes.removal(due))) return this.fatal();
         this.tracker.settled(due);
-        this.aftercare.start(due.filter((r) => !this.tracker.isLiveKey(r.key)));
+        this.aftercare.start(
+          due.filter((r) => !this.tracker.isLiveKey(r.key) && !this.listedForAnother(r.key, r.owners)),
+        );
         this.parts.metrics.aftercare.set(this.aftercare.size);
         await this.save();
         continue;
@@ -221,6 +229,15 @@ export class Agent implements SliceSink {
       if (late.length === 0) return;
       if (!(await this.passes.aftercare(late))) return this.fatal();
     }
+  }
+
+  /**
+   * Whether a slice lists the backend's address for a pod, or under a Service, other than those
+   * listing it when it was removed (`owners`): the address is someone else's now, whatever the
+   * new listing's conditions.
+   */
+  private listedForAnother(key: string, owners: readonly string[]): boolean {
+    return this.cache.ownersOf(key).some((owner) => !owners.includes(owner));
   }
 
   /** The terminator failed: no batch runs any more; the removals stay in the saved set. */

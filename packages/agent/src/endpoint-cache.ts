@@ -1,15 +1,24 @@
 /**
- * EndpointCache: every slice the agent knows, in its compact form, and per backend the merge over
- * every slice that lists it — as kube-proxy's EndpointSliceCache merges a Service's slices before
- * anything is compared — so that an endpoint that moves from one slice to another never looks
- * removed. A backend is serving while any slice lists it as not terminating, terminating while only
- * terminating listings remain, absent when none does. This is the agent's only model of the
+ * EndpointCache: every slice the agent knows, in its compact form, merged as kube-proxy's
+ * EndpointSliceCache merges a Service's slices before anything is compared — so that an endpoint
+ * that moves from one slice to another never looks removed. This is the agent's only model of the
  * cluster: no copy of the objects is kept.
+ *
+ * Where a backend stands follows kube-proxy's choice of endpoints for a Service port
+ * (CategorizeEndpoints, KEP-1669), with every Service taken as `Cluster` traffic policy: a group
+ * (Service, port name, protocol, IP family) sends clients to its ready endpoints, and only when it
+ * has none, to its serving terminating ones. So a backend is
+ * - "ready" while some slice lists it as serving and not terminating;
+ * - "fallback" while it is listed as terminating only, and some group listing it has no ready
+ *   endpoint: kube-proxy still sends clients there;
+ * - "terminating" while it is listed as terminating only, and every group listing it has a ready
+ *   endpoint, where kube-proxy sends its clients instead;
+ * - "absent" when no slice lists it as serving.
  */
 import type { SliceContent } from "./slice.js";
 
 /** Where a backend stands in the merged view. */
-export type BackendStatus = "serving" | "terminating" | "absent";
+export type BackendStatus = "ready" | "fallback" | "terminating" | "absent";
 
 /** A touched backend as it stood before the change: what the removal tracker compares. */
 export interface Before {
@@ -20,7 +29,7 @@ export interface Before {
 const ABSENT: Before = Object.freeze({ status: "absent", services: Object.freeze([]) });
 
 interface Entry {
-  serving: number;
+  ready: number;
   terminating: number;
   /**
    * The Service ("namespace/service", or "(slice ns/name)" without one) of each listing: one
@@ -32,25 +41,32 @@ interface Entry {
 export class EndpointCache {
   private readonly byId = new Map<string, SliceContent>();
   private readonly entries = new Map<string, Entry>();
+  /** How many ready endpoints each group has, over every slice; a group without any is not kept. */
+  private readonly readyIn = new Map<string, number>();
+  /** The backends each group lists as terminating (with how many listings), for the groups that do. */
+  private readonly terminatingIn = new Map<string, Map<string, number>>();
+  /** The group of each terminating listing, for the backends that have some. */
+  private readonly groupsOf = new Map<string, string[]>();
+  /** Whose each listing that is not ready is ("namespace/service pod-uid"), for the backends that have some. */
+  private readonly notReadyOf = new Map<string, string[]>();
 
-  /** Put a slice (added or modified); returns the backends whose listings changed, as they were. */
+  /** Put a slice (added or modified); returns the backends whose standing may change, as they were. */
   put(slice: SliceContent): Map<string, Before> {
-    const touched = new Map<string, Before>();
     const old = this.byId.get(slice.id);
-    if (old) this.count(old, -1, touched);
+    const touched = this.snapshot(old ? [old, slice] : [slice]);
+    if (old) this.count(old, -1);
     this.byId.set(slice.id, slice);
-    this.count(slice, +1, touched);
+    this.count(slice, +1);
     return touched;
   }
 
-  /** Remove a slice (deleted); returns the backends whose listings changed, as they were. */
+  /** Remove a slice (deleted); returns the backends whose standing may change, as they were. */
   remove(id: string): Map<string, Before> {
-    const touched = new Map<string, Before>();
     const old = this.byId.get(id);
-    if (old) {
-      this.byId.delete(id);
-      this.count(old, -1, touched);
-    }
+    if (!old) return new Map();
+    const touched = this.snapshot([old]);
+    this.byId.delete(id);
+    this.count(old, -1);
     return touched;
   }
 
@@ -72,19 +88,24 @@ export class EndpointCache {
   status(key: string): BackendStatus {
     const entry = this.entries.get(key);
     if (!entry) return "absent";
-    return entry.serving > 0 ? "serving" : "terminating";
+    if (entry.ready > 0) return "ready";
+    for (const group of this.groupsOf.get(key) ?? []) if (!this.readyIn.has(group)) return "fallback";
+    return "terminating";
   }
 
-  /** The Services listing the backend now, each once. */
+  /** The Services listing the backend as serving now, each once. */
   servicesOf(key: string): string[] {
     const listedBy = this.entries.get(key)?.listedBy;
     if (listedBy === undefined) return [];
     return typeof listedBy === "string" ? [listedBy] : [...new Set(listedBy)];
   }
 
-  /** Every backend listed by some slice. */
-  keys(): IterableIterator<string> {
-    return this.entries.keys();
+  /**
+   * Whose the listings of the backend that are not ready are (terminating, or not serving), each
+   * "namespace/service pod-uid" (the uid "" without a targetRef).
+   */
+  ownersOf(key: string): string[] {
+    return [...(this.notReadyOf.get(key) ?? [])];
   }
 
   get sliceCount(): number {
@@ -95,30 +116,83 @@ export class EndpointCache {
     return this.entries.size;
   }
 
-  private count(slice: SliceContent, delta: 1 | -1, touched: Map<string, Before>): void {
-    const group = slice.service ?? `(slice ${slice.id})`;
+  /** How the backends that `slices` list, or that their groups list as terminating, stand now. */
+  private snapshot(slices: readonly SliceContent[]): Map<string, Before> {
+    const touched = new Map<string, Before>();
+    const note = (key: string) => {
+      if (!touched.has(key)) touched.set(key, this.before(key));
+    };
+    for (const slice of slices) {
+      for (const key of slice.keys) note(key);
+      for (const { key } of slice.notReady ?? []) note(key);
+      // A group that gains its first ready endpoint, or loses its last, moves its terminating backends.
+      for (const group of slice.groups)
+        for (const key of this.terminatingIn.get(group)?.keys() ?? []) note(key);
+    }
+    return touched;
+  }
+
+  private before(key: string): Before {
+    return this.entries.has(key) ? { status: this.status(key), services: this.servicesOf(key) } : ABSENT;
+  }
+
+  private count(slice: SliceContent, delta: 1 | -1): void {
+    for (const group of slice.groups) addCount(this.readyIn, group, delta * slice.ready);
+    const service = slice.service ?? `(slice ${slice.id})`;
     for (const key of slice.keys) {
+      const groups = slice.terminating?.get(key);
       let entry = this.entries.get(key);
-      if (!touched.has(key))
-        touched.set(key, entry ? { status: this.status(key), services: this.servicesOf(key) } : ABSENT);
       if (!entry) {
-        entry = { serving: 0, terminating: 0, listedBy: group };
+        entry = { ready: 0, terminating: 0, listedBy: service };
         this.entries.set(key, entry);
       } else if (delta > 0) {
         entry.listedBy =
-          typeof entry.listedBy === "string" ? [entry.listedBy, group] : [...entry.listedBy, group];
+          typeof entry.listedBy === "string" ? [entry.listedBy, service] : [...entry.listedBy, service];
       }
-      if (slice.terminating?.has(key)) entry.terminating += delta;
-      else entry.serving += delta;
-      if (entry.serving === 0 && entry.terminating === 0) {
+      if (groups) {
+        entry.terminating += delta;
+        for (const group of groups) {
+          addListing(this.groupsOf, key, group, delta);
+          const inGroup = this.terminatingIn.get(group) ?? new Map<string, number>();
+          this.terminatingIn.set(group, inGroup);
+          addCount(inGroup, key, delta);
+          if (inGroup.size === 0) this.terminatingIn.delete(group);
+        }
+      } else {
+        entry.ready += delta;
+      }
+      if (entry.ready === 0 && entry.terminating === 0) {
         this.entries.delete(key);
         continue;
       }
       if (delta < 0 && typeof entry.listedBy !== "string") {
         const rest = [...entry.listedBy];
-        rest.splice(rest.indexOf(group), 1);
+        rest.splice(rest.indexOf(service), 1);
         entry.listedBy = rest.length === 1 ? rest[0]! : rest;
       }
     }
+    for (const { key, pod } of slice.notReady ?? [])
+      addListing(this.notReadyOf, key, `${service} ${pod}`, delta);
   }
+}
+
+/** Add `delta` to the count under `key`; a count of 0 is not kept. */
+function addCount(counts: Map<string, number>, key: string, delta: number): void {
+  const count = (counts.get(key) ?? 0) + delta;
+  if (count === 0) counts.delete(key);
+  else counts.set(key, count);
+}
+
+/** Add one `value` to the list under `key` (delta 1), or take one away (-1); an empty list is not kept. */
+function addListing(lists: Map<string, string[]>, key: string, value: string, delta: 1 | -1): void {
+  const list = lists.get(key);
+  if (delta > 0) {
+    if (list) list.push(value);
+    else lists.set(key, [value]);
+    return;
+  }
+  const at = list?.indexOf(value) ?? -1;
+  if (at < 0) return;
+  list!.splice(at, 1);
+  if (list!.length === 0) lists.delete(key);
 }

@@ -89,7 +89,7 @@ const OPTIONS: readonly OptionRow[] = [
     name: "on-terminating",
     value: "POLICY",
     env: "ON_TERMINATING",
-    help: "terminate (default): a terminating backend loses its clients now; keep: only when it is removed",
+    help: "terminate (default): a terminating backend loses its clients once its Service port has a ready endpoint; keep: once it stops serving",
   },
   {
     name: "coalesce",
@@ -132,9 +132,9 @@ export function helpText(): string {
   const lines = [
     "Usage: sockdiag-agent [OPTIONS]",
     "",
-    "Watches Kubernetes EndpointSlices and, when a backend leaves its Service (or starts terminating),",
-    "destroys the sockets still connected to it and deletes its UDP conntrack entries, in the host and",
-    "in every network namespace of this node.",
+    "Watches Kubernetes EndpointSlices and, when a backend leaves its Service (or terminates while the",
+    "Service has a ready endpoint), destroys the sockets still connected to it and deletes its UDP",
+    "conntrack entries, in the host and in every network namespace of this node.",
     "",
     "Options (each also set by the environment variable below it; a flag wins):",
   ];

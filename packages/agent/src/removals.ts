@@ -1,7 +1,9 @@
 /**
  * RemovalTracker: which backends were removed, and when a removal is due. A backend is live while
- * the cache says serving (with the keep policy, terminating too); the cache is the only record of
- * live backends. When one stops being live it becomes pending; it is due once it has stayed that way for the coalescing window, so that
+ * kube-proxy may send clients to it: the cache says ready, or fallback (a terminating backend whose
+ * Service port has no ready endpoint); with the keep policy, any terminating backend that still
+ * serves. The cache is the only record of live backends. When one stops being live it becomes
+ * pending; it is due once it has stayed that way for the coalescing window, so that
  * an endpoint moving between two slices (deleted in one, added in the other, in either order) is no
  * removal. The tracker waits for a quiet window after the last change, and at most twice the window
  * after the oldest pending removal, so that a burst of changes becomes one batch and a steady churn
@@ -22,6 +24,8 @@ export interface Removal {
   services: string[];
   /** When it stopped being live (clock ms). */
   since: number;
+  /** Whose the listings left were when it stopped being live (EndpointCache.ownersOf). */
+  owners: readonly string[];
   /** Removed while the agent was not running (found in the saved set at start). */
   restored?: boolean;
 }
@@ -74,7 +78,13 @@ export class RemovalTracker {
         continue;
       }
       if (!this.isLive(before.status) || this.pending.has(key)) continue;
-      this.pending.set(key, { key, backend: backendOf(key), services: [...before.services], since: now });
+      this.pending.set(key, {
+        key,
+        backend: backendOf(key),
+        services: [...before.services],
+        since: now,
+        owners: this.cache.ownersOf(key),
+      });
       removed = true;
     }
     if (removed) {
@@ -97,6 +107,7 @@ export class RemovalTracker {
         backend: backendOf(key),
         services: [...services],
         since: dueNow,
+        owners: this.cache.ownersOf(key),
         restored: true,
       });
       count++;
@@ -153,7 +164,7 @@ export class RemovalTracker {
     }
   }
 
-  /** Whether the cache says the backend is live now (serving; with keep, terminating too). */
+  /** Whether the backend is live now (ready or fallback; with keep, terminating too). */
   isLiveKey(key: string): boolean {
     return this.isLive(this.cache.status(key));
   }
@@ -178,7 +189,11 @@ export class RemovalTracker {
   }
 
   private isLive(status: BackendStatus): boolean {
-    return status === "serving" || (status === "terminating" && this.options.policy === "keep");
+    return (
+      status === "ready" ||
+      status === "fallback" ||
+      (status === "terminating" && this.options.policy === "keep")
+    );
   }
 
   private schedule(): void {

@@ -17,8 +17,14 @@
  * kube-proxy reads an absent `serving` as true, but routes endpoints that are not terminating by
  * `ready`: the API's chain agrees with what kube-proxy routes to in both cases, where kube-proxy's
  * own reading would keep live an endpoint with ready=false and no `serving` (a controller older
- * than the condition), to which kube-proxy sends nothing. An endpoint that does not serve is not
- * listed at all: it is no backend to keep clients for.
+ * than the condition), to which kube-proxy sends nothing. An endpoint that does not serve is no
+ * backend to keep clients for: only its pod is noted.
+ *
+ * Beside the backends, a slice says what kube-proxy needs to choose among them (KEP-1669): the
+ * groups its ports are in (kube-proxy's Service port: Service, port name, protocol and IP family),
+ * how many of its endpoints are ready (serving and not terminating), and which pod lists each
+ * terminating or not serving endpoint (targetRef.uid), so that an address taken by another pod is
+ * told from its old pod still leaving.
  */
 import { isIPv4, isIPv6 } from "node:net";
 import { type AgentProtocol, backendKey, canonicalAddress, isValidPort } from "./backend.js";
@@ -45,8 +51,26 @@ export interface SliceContent {
   service: string | undefined;
   /** The keys of the serving backends ("10.0.0.5:53/udp"), each once, in the order met. */
   keys: string[];
-  /** The keys every serving listing of which says terminating; undefined when none. */
-  terminating: Set<string> | undefined;
+  /** The groups of the ports read ("ns/service dns UDP IPv4"), each once. */
+  groups: string[];
+  /** How many endpoints with an address read are ready: serving and not terminating. */
+  ready: number;
+  /**
+   * The keys every serving listing of which says terminating, each with the groups of its
+   * listings; undefined when none.
+   */
+  terminating: Map<string, string[]> | undefined;
+  /**
+   * The listings that do not make a backend ready (terminating, or not serving): the key and the
+   * pod's uid ("" without a targetRef); undefined when none.
+   */
+  notReady: NotReady[] | undefined;
+}
+
+/** A listing that does not make its backend ready, and the pod it is of. */
+export interface NotReady {
+  key: string;
+  pod: string;
 }
 
 /** A slice read: its content (undefined when the object names no slice) and what was skipped. */
@@ -78,7 +102,7 @@ export function objectId(raw: unknown): { id: string; resourceVersion: string } 
  * Read a raw slice. Ports of protocols outside `protocols` (SCTP always) are ignored; a port without
  * a valid number (1-65535; absent means "all ports", headless), an unknown protocol, an endpoint or
  * address that is not one, a family other than the slice's, and FQDN slices are skipped with a
- * reason. Endpoints that do not serve are left out. An absent or non-boolean `terminating` takes
+ * reason. Endpoints that do not serve list no backend (only their pods are noted). An absent or non-boolean `terminating` takes
  * the API's default: not terminating.
  */
 export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): SliceRead {
@@ -100,7 +124,10 @@ export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): 
         ? `${metadata.namespace as string}/${serviceName}`
         : undefined,
     keys: [],
+    groups: [],
+    ready: 0,
     terminating: undefined,
+    notReady: undefined,
   };
   const family = slice.addressType;
   if (family !== "IPv4" && family !== "IPv6") {
@@ -109,8 +136,15 @@ export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): 
   }
   const ports = readPorts(slice.ports, protocols, skipped);
   if (ports.length === 0) return { content, skipped };
+  const service = content.service ?? `(slice ${content.id})`;
+  for (const port of ports) {
+    port.group = flat(`${service} ${port.name} ${port.protocol.toUpperCase()} ${family}`);
+    if (!content.groups.includes(port.group)) content.groups.push(port.group);
+  }
   const isFamily = family === "IPv4" ? isIPv4 : isIPv6;
   const seen = new Map<string, boolean>();
+  const terminatingIn = new Map<string, string[]>();
+  const notReady: NotReady[] = [];
   const endpoints = Array.isArray(slice.endpoints) ? slice.endpoints : [];
   if (slice.endpoints !== undefined && slice.endpoints !== null && !Array.isArray(slice.endpoints))
     skipped.push({ reason: "endpoint", detail: `endpoints ${show(slice.endpoints)}` });
@@ -120,8 +154,9 @@ export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): 
       continue;
     }
     const conditions = isObject(endpoint.conditions) ? endpoint.conditions : {};
-    if (!serves(conditions)) continue;
+    const serving = serves(conditions);
     const terminating = conditions.terminating === true;
+    let read = false;
     for (const address of endpoint.addresses) {
       const canonical =
         typeof address === "string" && isFamily(address) ? canonicalAddress(address) : undefined;
@@ -129,18 +164,32 @@ export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): 
         skipped.push({ reason: "address", detail: `address ${show(address)} is not an ${family} address` });
         continue;
       }
-      for (const { port, protocol } of ports) {
+      read = true;
+      for (const { port, protocol, group: portGroup } of ports) {
         const key = flat(backendKey({ address: canonical, port, protocol }));
+        if (!serving || terminating) notReady.push({ key, pod: podOf(endpoint) });
+        if (!serving) continue;
         // An address listed twice in one slice: terminating only if every listing says so.
         const before = seen.get(key);
         if (before === undefined) content.keys.push(key);
         seen.set(key, terminating && (before ?? true));
+        if (terminating) terminatingIn.set(key, [...(terminatingIn.get(key) ?? []), portGroup]);
       }
     }
+    if (read && serving && !terminating) content.ready++;
   }
-  const terminating = [...seen].filter(([, t]) => t).map(([key]) => key);
-  if (terminating.length > 0) content.terminating = new Set(terminating);
+  const terminating = [...seen]
+    .filter(([, t]) => t)
+    .map(([key]): [string, string[]] => [key, terminatingIn.get(key)!]);
+  if (terminating.length > 0) content.terminating = new Map(terminating);
+  if (notReady.length > 0) content.notReady = notReady;
   return { content, skipped };
+}
+
+/** The uid of the pod an endpoint is of (its targetRef), "" when it names none. */
+function podOf(endpoint: Json): string {
+  const ref = endpoint.targetRef;
+  return isObject(ref) && typeof ref.uid === "string" ? ref.uid : "";
 }
 
 /** Whether an endpoint serves: `serving`, else `ready`, else true (a non-boolean counts as absent). */
@@ -150,11 +199,15 @@ function serves(conditions: Json): boolean {
   return true;
 }
 
-function readPorts(
-  raw: unknown,
-  protocols: ReadonlySet<AgentProtocol>,
-  skipped: Skip[],
-): { port: number; protocol: AgentProtocol }[] {
+/** A port read; its group is filled in once the slice's family is known. */
+interface SlicePort {
+  port: number;
+  protocol: AgentProtocol;
+  name: string;
+  group: string;
+}
+
+function readPorts(raw: unknown, protocols: ReadonlySet<AgentProtocol>, skipped: Skip[]): SlicePort[] {
   const list = Array.isArray(raw) ? raw : [];
   if (list.length === 0) {
     skipped.push({
@@ -163,7 +216,7 @@ function readPorts(
     });
     return [];
   }
-  const ports: { port: number; protocol: AgentProtocol }[] = [];
+  const ports: SlicePort[] = [];
   for (const p of list) {
     if (!isObject(p)) {
       skipped.push({ reason: "port", detail: `port ${show(p)}` });
@@ -180,7 +233,7 @@ function readPorts(
       skipped.push({ reason: "port", detail: `port ${show(p.name)}: number ${show(p.port)}` });
       continue;
     }
-    ports.push({ port: p.port, protocol: lower });
+    ports.push({ port: p.port, protocol: lower, name: typeof p.name === "string" ? p.name : "", group: "" });
   }
   return ports;
 }

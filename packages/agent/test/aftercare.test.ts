@@ -8,15 +8,17 @@ const check = (key: string): LateCheck => ({
   key,
   backend: parseBackendKey(key)!,
   services: ["default/dns"],
+  owners: [],
 });
 
 /** An aftercare on a manual clock that records when each pass ran and what it held. */
-function scene(windowMs: number) {
+function scene(windowMs: number, terminating = new Set<string>()) {
   const clock = new ManualClock();
   const passes: [number, string[]][] = [];
   const aftercare: Aftercare = new Aftercare({
     windowMs,
     clock,
+    isTerminating: (key) => terminating.has(key),
     onDue: () => {
       const due = aftercare.take();
       if (due.length > 0) passes.push([clock.now(), due.map((c) => c.key)]);
@@ -59,5 +61,45 @@ describe("Aftercare", () => {
     short.aftercare.start([check("10.0.0.1:53/udp")]);
     short.clock.advance(60_000);
     assert.deepEqual(short.passes, [[400, ["10.0.0.1:53/udp"]]]);
+  });
+
+  test("a backend still terminating at its window's end waits without passes; its window starts again when it stops", () => {
+    const terminating = new Set(["10.0.0.1:53/udp", "10.0.0.2:53/udp"]);
+    const s = scene(10_000, terminating);
+    s.aftercare.start([check("10.0.0.1:53/udp"), check("10.0.0.2:53/udp")]);
+    s.clock.advance(60_000);
+    assert.deepEqual(
+      s.passes.map(([at]) => at),
+      [1000, 3000, 7000, 10_000],
+    );
+    assert.equal(s.aftercare.size, 0, "no backend in its window");
+    assert.ok(s.aftercare.has("10.0.0.1:53/udp"), "waiting while terminating");
+    // One stops serving; the other is live again (its aftercare ends).
+    terminating.clear();
+    s.aftercare.restart("10.0.0.1:53/udp");
+    s.aftercare.end("10.0.0.2:53/udp");
+    s.clock.advance(60_000);
+    assert.deepEqual(s.passes.slice(4), [
+      [61_000, ["10.0.0.1:53/udp"]],
+      [63_000, ["10.0.0.1:53/udp"]],
+      [67_000, ["10.0.0.1:53/udp"]],
+      [70_000, ["10.0.0.1:53/udp"]],
+    ]);
+    assert.equal(s.aftercare.has("10.0.0.1:53/udp"), false);
+    assert.equal(s.aftercare.has("10.0.0.2:53/udp"), false);
+  });
+
+  test("restarted within its window, a backend's window runs from then; one not in aftercare is not taken in", () => {
+    const s = scene(10_000);
+    s.aftercare.start([check("10.0.0.1:53/udp")]);
+    s.clock.advance(5000);
+    s.aftercare.restart("10.0.0.1:53/udp");
+    s.aftercare.restart("10.0.0.9:53/udp");
+    s.clock.advance(60_000);
+    assert.deepEqual(
+      s.passes.map(([at]) => at),
+      [1000, 3000, 6000, 8000, 12_000, 15_000],
+    );
+    assert.equal(s.aftercare.has("10.0.0.9:53/udp"), false);
   });
 });

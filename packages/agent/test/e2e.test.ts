@@ -9,6 +9,7 @@ import { after, afterEach, before, test } from "node:test";
 import {
   BackendScene,
   describeAsRoot,
+  type EndpointSpec,
   endpointSlice,
   metric,
   podCgroupV2,
@@ -68,6 +69,33 @@ describeAsRoot("sockdiag-agent end to end", () => {
     for (const [i, addresses] of addressesPerSlice.entries()) set(i, addresses);
     return { name, set };
   }
+
+  /** Slice `name` of Service `service` on the scene's port, its endpoints as given. */
+  function podSlice(name: string, service: string, endpoints: EndpointSpec[]): void {
+    sliceNames.add(name);
+    api.apply(
+      endpointSlice({
+        name,
+        service,
+        ports: [{ name: "dns", port: scene.port, protocol: "UDP" }],
+        endpoints,
+      }),
+    );
+  }
+  const ready = (address: string, pod: string): EndpointSpec => ({
+    addresses: [address],
+    ready: true,
+    serving: true,
+    terminating: false,
+    pod,
+  });
+  const terminating = (address: string, pod: string): EndpointSpec => ({
+    addresses: [address],
+    ready: false,
+    serving: true,
+    terminating: true,
+    pod,
+  });
 
   /** Clients see ECONNABORTED while the batch is still running: its counts come when it ends. */
   async function batchesDone(t: TestAgent, count: number): Promise<void> {
@@ -400,5 +428,82 @@ describeAsRoot("sockdiag-agent end to end", () => {
     assert.equal(mine.path, join(scene.dir, node.name));
     assert.equal(mine.sockets, a.get(node)!.length);
     for (const other of touched.filter((n) => n !== mine)) assert.deepEqual(other.pods, []);
+  });
+
+  test("the only serving backend, terminating, keeps its clients through its grace period; a ready replacement takes them", async () => {
+    const svc = service([A]);
+    const witness = service([C, D]);
+    const t = await agent({ aftercareMs: 30_000 });
+    const a = await scene.clients(A);
+    podSlice(`${svc.name}-0`, svc.name, [terminating(A, "pod-a")]);
+    // A removal made after it, and two aftercare passes: A's change was looked at, and acted on or not.
+    const c = await scene.clients(C);
+    witness.set(0, [D]);
+    await scene.aborted(c, ABORT_WAIT_MS);
+    await batchesDone(t, 1);
+    const reconnected = await scene.clients(A, 1);
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_aftercare_passes_total")) >= 2,
+      ABORT_WAIT_MS,
+      "two aftercare passes",
+    );
+    await scene.assertAlive(a, "clients of A, terminating, the only serving backend");
+    await scene.assertAlive(reconnected, "clients that reached A during its grace period");
+    podSlice(`${svc.name}-1`, svc.name, [ready(B, "pod-b")]);
+    await scene.aborted(a, ABORT_WAIT_MS);
+    await scene.aborted(reconnected, ABORT_WAIT_MS);
+  });
+
+  test("a backend acted on while terminating: its aftercare window starts again when it leaves its slice", async () => {
+    const svc = service([A, B]);
+    const t = await agent({ aftercareMs: 2000 });
+    const a = await scene.clients(A);
+    podSlice(`${svc.name}-0`, svc.name, [terminating(A, "pod-a"), ready(B, "pod-b")]);
+    await scene.aborted(a, ABORT_WAIT_MS);
+    await batchesDone(t, 1);
+    // The window's passes at 1 and 2 s, each counted once it is over.
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_aftercare_passes_total")) >= 2,
+      ABORT_WAIT_MS,
+      "the aftercare window's two passes",
+    );
+    assert.equal(await metric(t.url, "sockdiag_agent_aftercare_backends"), 0, "the window is over");
+    // A client that reaches A directly while its pod is still terminating, past the window.
+    const late = await scene.clients(A, 1);
+    podSlice(`${svc.name}-0`, svc.name, [ready(B, "pod-b")]);
+    await scene.aborted(late, ABORT_WAIT_MS);
+  });
+
+  test("aftercare: an address taken by another pod, listed not ready under another Service, keeps its new clients", async () => {
+    const svc = service([A, B, C]);
+    const t = await agent({ aftercareMs: 30_000 });
+    const [a, c] = [await scene.clients(A), await scene.clients(C)];
+    svc.set(0, [B]);
+    await scene.aborted(a, ABORT_WAIT_MS);
+    await scene.aborted(c, ABORT_WAIT_MS);
+    await batchesDone(t, 1);
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_aftercare_backends")) === 2,
+      ABORT_WAIT_MS,
+      "A and C in aftercare",
+    );
+    // A new pod of another Service gets A's address, not ready yet; C stays in aftercare.
+    podSlice(`${svc.name}-other`, `${svc.name}-other`, [
+      { addresses: [A], ready: false, serving: false, terminating: false, pod: "new-pod" },
+    ]);
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_aftercare_backends")) === 1,
+      ABORT_WAIT_MS,
+      "A's aftercare to end",
+    );
+    const direct = await scene.clients(A);
+    // C's passes at 1 and 3 s: A's would have come with them.
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_aftercare_passes_total")) >= 2,
+      ABORT_WAIT_MS,
+      "two aftercare passes",
+    );
+    await scene.assertAlive(direct, "direct clients of the new pod at A");
+    assert.equal(await metric(t.url, 'sockdiag_agent_late_sockets_total{outcome="destroyed"}'), 0);
   });
 });

@@ -4,7 +4,7 @@ import type { V1EndpointSlice } from "@kubernetes/client-node";
 import { EndpointCache } from "../src/endpoint-cache.js";
 import { type Removal, RemovalTracker, type TerminatingPolicy } from "../src/removals.js";
 import { objectId, readSlice, type SliceContent } from "../src/slice.js";
-import { endpointSlice, ManualClock, udpSlice } from "./kit/index.js";
+import { endpointSlice, ManualClock, type SliceSpec, udpSlice } from "./kit/index.js";
 
 const UDP = new Set(["udp"] as const);
 const content = (s: V1EndpointSlice): SliceContent => readSlice(s, UDP).content!;
@@ -67,7 +67,7 @@ describe("EndpointCache and RemovalTracker", () => {
       }
       s.clock.advance(5000);
       assert.deepEqual(s.batches, [], `delete first: ${deleteFirst}`);
-      assert.equal(s.cache.status("10.0.0.1:53/udp"), "serving");
+      assert.equal(s.cache.status("10.0.0.1:53/udp"), "ready");
     }
   });
 
@@ -111,6 +111,121 @@ describe("EndpointCache and RemovalTracker", () => {
       s.clock.advance(1000);
       assert.deepEqual(s.batches, [["10.0.0.1:53/udp"]], `${policy}: removed once`);
     }
+  });
+
+  /** A UDP slice of Service `service`: each endpoint "ADDRESS" (ready) or "ADDRESS~" (serving, terminating). */
+  const dns = (name: string, service: string, endpoints: string[], more: Partial<SliceSpec> = {}) =>
+    endpointSlice({
+      name,
+      service,
+      ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+      endpoints: endpoints.map((e) =>
+        e.endsWith("~")
+          ? { addresses: [e.slice(0, -1)], ready: false, serving: true, terminating: true }
+          : { addresses: [e], ready: true, serving: true, terminating: false },
+      ),
+      ...more,
+    });
+  const A = "10.0.0.1:53/udp";
+
+  test("the only serving backend, terminating, stays live; its removal comes with a ready replacement, and goes with it", () => {
+    const s = scene();
+    s.put(dns("dns-a", "dns", ["10.0.0.1"]));
+    s.put(dns("dns-a", "dns", ["10.0.0.1~"]));
+    s.clock.advance(60_000);
+    assert.deepEqual(s.batches, [], "kube-proxy falls back to it: no removal");
+    assert.equal(s.cache.status(A), "fallback");
+    // The replacement comes ready in another slice, goes before the window ends, then comes back.
+    s.put(dns("dns-b", "dns", ["10.0.0.2"]));
+    assert.equal(s.cache.status(A), "terminating");
+    s.clock.advance(500);
+    s.put(dns("dns-b", "dns", []));
+    s.clock.advance(60_000);
+    assert.deepEqual(s.batches, [["10.0.0.2:53/udp"]], "A live again before its removal was due");
+    s.put(dns("dns-b", "dns", ["10.0.0.2"]));
+    s.clock.advance(1000);
+    assert.deepEqual(s.batches[1], [A]);
+    assert.deepEqual(s.taken[1]![0]!.services, ["default/dns"]);
+  });
+
+  test("a replacement counts only in the terminating backend's group: Service, port name, protocol, IP family", () => {
+    const s = scene();
+    s.put(dns("dns-a", "dns", ["10.0.0.1~"]));
+    // Ready endpoints kube-proxy would not send A's clients to.
+    s.put(dns("other", "other", ["10.0.0.2"]));
+    s.put(dns("dns-v6", "dns", ["fd00::2"], { addressType: "IPv6" }));
+    s.put(dns("dns-named", "dns", ["10.0.0.3"], { ports: [{ name: "dns-alt", port: 53, protocol: "UDP" }] }));
+    s.put(dns("dns-tcp", "dns", ["10.0.0.4"], { ports: [{ name: "dns", port: 53, protocol: "TCP" }] }));
+    s.put(dns("dns-unready", "dns", [], { endpoints: [{ addresses: ["10.0.0.5"], ready: false }] }));
+    s.clock.advance(60_000);
+    assert.deepEqual(s.batches, []);
+    assert.equal(s.cache.status(A), "fallback");
+    // The same group, even on another port number (a named target port): kube-proxy sends them there.
+    s.put(dns("dns-b", "dns", ["10.0.0.6"], { ports: [{ name: "dns", port: 5353, protocol: "UDP" }] }));
+    s.clock.advance(1000);
+    assert.deepEqual(s.batches, [[A]]);
+  });
+
+  test("an address listed by two Services keeps its clients while either still routes to it", () => {
+    const s = scene();
+    s.put(dns("one-a", "one", ["10.0.0.1~"]));
+    s.put(dns("two-a", "two", ["10.0.0.1~"]));
+    s.put(dns("one-b", "one", ["10.0.0.2"]));
+    s.clock.advance(60_000);
+    assert.deepEqual(s.batches, [], "Service two still falls back to it");
+    s.put(dns("two-b", "two", ["10.0.0.3"]));
+    s.clock.advance(1000);
+    assert.deepEqual(s.batches, [[A]]);
+    assert.deepEqual(s.taken[0]![0]!.services.sort(), ["default/one", "default/two"]);
+  });
+
+  test("serving: false is a removal at once, the only endpoint or not, terminating or not", () => {
+    for (const conditions of [
+      { ready: false, serving: false, terminating: true },
+      { ready: false, serving: false, terminating: false },
+    ]) {
+      const s = scene();
+      s.put(dns("dns-a", "dns", ["10.0.0.1"]));
+      s.put(dns("dns-a", "dns", [], { endpoints: [{ addresses: ["10.0.0.1"], ...conditions }] }));
+      s.clock.advance(1000);
+      assert.deepEqual(s.batches, [[A]], JSON.stringify(conditions));
+    }
+  });
+
+  test("keep: a terminating backend keeps its clients, a ready replacement or not, until it stops serving", () => {
+    const s = scene("keep");
+    s.put(dns("dns-a", "dns", ["10.0.0.1~", "10.0.0.2"]));
+    s.clock.advance(60_000);
+    assert.deepEqual(s.batches, []);
+    s.put(
+      dns("dns-a", "dns", [], {
+        endpoints: [
+          { addresses: ["10.0.0.1"], serving: false, terminating: true },
+          { addresses: ["10.0.0.2"], ready: true },
+        ],
+      }),
+    );
+    s.clock.advance(1000);
+    assert.deepEqual(s.batches, [[A]]);
+  });
+
+  test("ownersOf: the Service and pod of each listing that is not ready", () => {
+    const cache = new EndpointCache();
+    cache.put(
+      content(
+        dns("dns-a", "dns", [], {
+          endpoints: [
+            { addresses: ["10.0.0.1"], ready: false, serving: true, terminating: true, pod: "old" },
+            { addresses: ["10.0.0.2"], ready: true, pod: "ready" },
+          ],
+        }),
+      ),
+    );
+    cache.put(content(dns("web-a", "web", [], { endpoints: [{ addresses: ["10.0.0.1"], ready: false }] })));
+    assert.deepEqual(cache.ownersOf(A), ["default/dns old", "default/web "]);
+    assert.deepEqual(cache.ownersOf("10.0.0.2:53/udp"), []);
+    cache.remove("default/dns-a");
+    assert.deepEqual(cache.ownersOf(A), ["default/web "]);
   });
 
   test("a burst of changes becomes one batch; steady churn still acts within twice the window", () => {

@@ -210,4 +210,51 @@ describe("readSlice: serving, as the API defines the conditions", () => {
       assert.ok(read.content?.keys.includes("10.0.0.2:53/udp"), "the other endpoint is still read");
     }
   });
+
+  test("what kube-proxy chooses by: the ports' groups, the ready endpoints, each terminating backend's groups, whose the not ready listings are", () => {
+    const read = readSlice(
+      endpointSlice({
+        namespace: "kube-system",
+        name: "dns-x",
+        service: "kube-dns",
+        addressType: "IPv6",
+        ports: [
+          { name: "dns", port: 53, protocol: "UDP" },
+          { name: "dns-alt", port: 53, protocol: "UDP" },
+          { name: "metrics", port: 9153, protocol: "TCP" },
+        ],
+        endpoints: [
+          { addresses: ["fd00::1"], ready: true, pod: "p1" },
+          { addresses: ["fd00::2"], ready: false, serving: true, terminating: true, pod: "p2" },
+          { addresses: ["fd00::3"], ready: false, serving: false, pod: "p3" },
+          { addresses: ["fd00::4", "not an address"] },
+          { addresses: ["not an address"], ready: true },
+        ],
+      }),
+      UDP,
+    );
+    const content = read.content!;
+    assert.deepEqual(content.groups, [
+      "kube-system/kube-dns dns UDP IPv6",
+      "kube-system/kube-dns dns-alt UDP IPv6",
+    ]);
+    assert.equal(content.ready, 2, "fd00::1 and fd00::4; not the endpoint without an address");
+    assert.deepEqual([...(content.terminating ?? [])], [["[fd00::2]:53/udp", content.groups]]);
+    assert.deepEqual(content.notReady, [
+      { key: "[fd00::2]:53/udp", pod: "p2" },
+      { key: "[fd00::2]:53/udp", pod: "p2" },
+      { key: "[fd00::3]:53/udp", pod: "p3" },
+      { key: "[fd00::3]:53/udp", pod: "p3" },
+    ]);
+    assert.deepEqual(content.keys, ["[fd00::1]:53/udp", "[fd00::2]:53/udp", "[fd00::4]:53/udp"]);
+    const unlabelled = readSlice(
+      endpointSlice({
+        name: "x",
+        ports: [{ port: 53, protocol: "UDP" }],
+        endpoints: [{ addresses: ["10.0.0.1"] }],
+      }),
+      UDP,
+    );
+    assert.deepEqual(unlabelled.content?.groups, ["(slice default/x)  UDP IPv4"]);
+  });
 });

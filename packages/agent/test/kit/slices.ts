@@ -10,6 +10,8 @@ export interface EndpointSpec {
   serving?: boolean;
   terminating?: boolean;
   nodeName?: string;
+  /** The uid of the pod it is of (targetRef); absent: no targetRef. */
+  pod?: string;
 }
 
 export interface PortSpec {
@@ -46,7 +48,12 @@ export function endpointSlice(spec: SliceSpec): V1EndpointSlice {
       const conditions: Record<string, boolean> = {};
       for (const k of ["ready", "serving", "terminating"] as const)
         if (e[k] !== undefined) conditions[k] = e[k];
-      return { addresses: e.addresses, conditions, ...(e.nodeName ? { nodeName: e.nodeName } : {}) };
+      return {
+        addresses: e.addresses,
+        conditions,
+        ...(e.nodeName ? { nodeName: e.nodeName } : {}),
+        ...(e.pod ? { targetRef: { kind: "Pod", namespace: spec.namespace ?? "default", uid: e.pod } } : {}),
+      };
     }),
     ports: spec.ports.map((p) => ({
       ...(p.name !== undefined ? { name: p.name } : {}),
