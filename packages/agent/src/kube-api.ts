@@ -15,14 +15,23 @@ import type { IncomingMessage } from "node:http";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { AnswerTooLargeError, BrokenAnswerError, ListParser } from "./list-parser.js";
 import type { ListAnswer, ListRequest, ListWatchSource, WatchRequest } from "./reflector.js";
 import { RequestAuth } from "./request-auth.js";
 
 /** The cluster-wide list/watch path of EndpointSlices. */
 export const ENDPOINTSLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices";
 
-/** One watch line longer than this ends the watch: no object of ours comes near it. */
-const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** What a watch line carries around its object: `{"type":"MODIFIED","object":` and `}`. */
+const EVENT_ENVELOPE_BYTES = 1024;
+
+/** The bounds of what the server sends; an answer over one is abandoned. */
+export interface AnswerBounds {
+  /** Bytes of one object (a list item, a watch event's object). */
+  maxObjectBytes: number;
+  /** Bytes of a list answer, or of a streaming list's initial events. */
+  maxListBytes: number;
+}
 
 /**
  * The API server answered with an error status, or a watch sent an ERROR event. `code` is the
@@ -46,9 +55,17 @@ export class ApiStatusError extends Error {
   }
 }
 
-/** An answer that broke: cut short, not JSON, not a list or an event, a watch line too long. */
-export class BrokenAnswerError extends Error {
-  override readonly name = "BrokenAnswerError";
+export { AnswerTooLargeError, BrokenAnswerError };
+
+/** The annotation of the bookmark that ends a streaming list's initial events. */
+export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+
+/** True for the bookmark that ends a streaming list's initial events: the state is whole. */
+export function isInitialEventsEnd(event: WatchEvent): boolean {
+  if (event.type !== "BOOKMARK") return false;
+  const metadata = (event.object as { metadata?: { annotations?: Record<string, unknown> } } | null)
+    ?.metadata;
+  return metadata?.annotations?.[INITIAL_EVENTS_END] === "true";
 }
 
 /** One watch event as sent: `type` (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) and the raw object. */
@@ -60,6 +77,7 @@ export interface WatchEvent {
 export class EndpointSliceApi implements ListWatchSource {
   constructor(
     private readonly kubeConfig: KubeConfig,
+    private readonly bounds: AnswerBounds,
     private readonly auth = new RequestAuth(kubeConfig),
   ) {}
 
@@ -69,8 +87,9 @@ export class EndpointSliceApi implements ListWatchSource {
   }
 
   /**
-   * One page of the list, each item to `onItem`. Rejects with ApiStatusError for an error status,
-   * or the request's error (abort included).
+   * One page of the list, each item to `onItem` as it is read from the stream. Rejects with
+   * ApiStatusError for an error status, AnswerTooLargeError for an answer over a bound (abandoned
+   * as soon as it is), BrokenAnswerError, or the request's error (abort included).
    */
   async list(
     request: ListRequest,
@@ -85,18 +104,30 @@ export class EndpointSliceApi implements ListWatchSource {
       },
       signal,
     );
-    const body = await readBody(res, signal);
-    const list = parseJson(body, "list") as {
-      metadata?: { resourceVersion?: unknown; continue?: unknown };
-      items?: unknown;
-    } | null;
-    if (typeof list !== "object" || list === null || !Array.isArray(list.items))
-      throw new BrokenAnswerError("the list answer has no items array");
+    const declared = Number(res.headers["content-length"]);
+    if (declared > this.bounds.maxListBytes) {
+      res.destroy();
+      throw new AnswerTooLargeError(
+        "answer",
+        this.bounds.maxListBytes,
+        `the list answer is over ${this.bounds.maxListBytes} bytes (Content-Length ${declared}); abandoned`,
+      );
+    }
+    const parser = new ListParser(onItem, {
+      maxItemBytes: this.bounds.maxObjectBytes,
+      maxAnswerBytes: this.bounds.maxListBytes,
+    });
+    for await (const chunk of res as AsyncIterable<Buffer>) parser.write(chunk);
+    // A response cut short ends without error on some paths: "aborted" says so.
+    if (res.errored || !res.complete) throw res.errored ?? new BrokenAnswerError("the answer was cut short");
+    signal.throwIfAborted();
+    const { members, itemsSeen } = parser.end();
+    const list = members as { metadata?: { resourceVersion?: unknown; continue?: unknown } };
+    if (!itemsSeen) throw new BrokenAnswerError("the list answer has no items array");
     const rv = list.metadata?.resourceVersion;
     if (typeof rv !== "string" || rv === "")
       throw new BrokenAnswerError("the list answer has no resourceVersion");
     const next = list.metadata?.continue;
-    for (const item of list.items) onItem(item);
     return {
       resourceVersion: rv,
       continue: typeof next === "string" && next ? next : undefined,
@@ -131,22 +162,34 @@ export class EndpointSliceApi implements ListWatchSource {
       signal,
     );
     onOpen?.();
+    const maxLine = this.bounds.maxObjectBytes + EVENT_ENVELOPE_BYTES;
+    // What a streaming list's initial events have sent; -1 once they ended.
+    let initial = request.sendInitialEvents ? 0 : -1;
     // Decoded as a stream: a character split between two chunks stays whole.
     res.setEncoding("utf8");
     let partial = "";
     for await (const chunk of res as AsyncIterable<string>) {
+      if (initial >= 0) initial += chunk.length;
+      if (initial > this.bounds.maxListBytes)
+        throw new AnswerTooLargeError(
+          "answer",
+          this.bounds.maxListBytes,
+          `a streaming list's initial events are over ${this.bounds.maxListBytes} bytes; abandoned`,
+        );
       let text = partial + chunk;
       let newline = text.indexOf("\n");
       while (newline >= 0) {
         const line = text.slice(0, newline);
         text = text.slice(newline + 1);
         newline = text.indexOf("\n");
+        if (line.length > maxLine) throw lineTooLong(maxLine);
         if (line.trim() === "") continue;
-        const applying = onEvent(eventOf(line));
+        const event = eventOf(line);
+        if (initial >= 0 && isInitialEventsEnd(event)) initial = -1;
+        const applying = onEvent(event);
         if (applying) await applying;
       }
-      if (text.length > MAX_LINE_BYTES)
-        throw new BrokenAnswerError(`a watch line over ${MAX_LINE_BYTES} bytes`);
+      if (text.length > maxLine) throw lineTooLong(maxLine);
       partial = text;
     }
     // A server ends a watch between lines; a partial line is a connection that broke.
@@ -188,6 +231,14 @@ async function readBody(res: IncomingMessage, signal: AbortSignal): Promise<stri
   if (res.errored || !res.complete) throw res.errored ?? new BrokenAnswerError("the answer was cut short");
   signal.throwIfAborted();
   return Buffer.concat(chunks).toString("utf8");
+}
+
+function lineTooLong(maxLine: number): AnswerTooLargeError {
+  return new AnswerTooLargeError(
+    "object",
+    maxLine,
+    `a watch event is over ${maxLine} bytes; the watch is abandoned`,
+  );
 }
 
 function parseJson(text: string, what: string): unknown {

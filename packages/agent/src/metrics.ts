@@ -97,6 +97,12 @@ export class AgentMetrics {
     labelNames: ["outcome"] as const,
     registers: [this.registry],
   });
+  readonly tooLarge = new Counter({
+    name: `${PREFIX}answers_too_large_total`,
+    help: "API answers abandoned for a bound: an object over --max-object-bytes, a list over --max-list-bytes",
+    labelNames: ["bound"] as const,
+    registers: [this.registry],
+  });
   readonly skipped = new Counter({
     name: `${PREFIX}slice_parts_skipped_total`,
     help: "Parts of EndpointSlices skipped as naming nothing to act on or malformed, by reason",

@@ -29,6 +29,10 @@ export interface AgentOptions {
   watchTimeoutMs: number;
   /** How long after its batch a removed backend is watched over for late sockets and flows; 0: off. */
   aftercareMs: number;
+  /** An object (list item or watch event) over this many bytes: the answer is abandoned. */
+  maxObjectBytes: number;
+  /** A list answer (or a streaming list's initial events) over this many bytes is abandoned. */
+  maxListBytes: number;
   conntrack: boolean;
   dryRun: boolean;
   logLevel: LogLevel;
@@ -108,6 +112,18 @@ const OPTIONS: readonly OptionRow[] = [
     value: "SECONDS",
     env: "WATCH_TIMEOUT",
     help: "each watch asks the server to end it after 1-2x this; one silent longer is given up (default 300)",
+  },
+  {
+    name: "max-object-bytes",
+    value: "BYTES",
+    env: "MAX_OBJECT_BYTES",
+    help: "an API answer with an object over this is abandoned and retried (default 4Mi; Ki, Mi, Gi)",
+  },
+  {
+    name: "max-list-bytes",
+    value: "BYTES",
+    env: "MAX_LIST_BYTES",
+    help: "a list answer over this is abandoned and retried (default 1Gi: 100,000 Services of 10 endpoints fit)",
   },
   {
     name: "no-conntrack",
@@ -197,6 +213,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       coalesceMs: parseCoalesce(text("coalesce")),
       aftercareMs: seconds(text("aftercare"), 30, 0, 3600),
       watchTimeoutMs: seconds(text("watch-timeout"), 300, 1, 86_400),
+      maxObjectBytes: bytes(text("max-object-bytes"), 4 * MI),
+      maxListBytes: bytes(text("max-list-bytes"), 1024 * MI),
       conntrack: !flag("no-conntrack"),
       dryRun: flag("dry-run"),
       logLevel: oneOf(text("log-level"), LOG_LEVELS, "info"),
@@ -247,6 +265,21 @@ function seconds(
   if (!/^\d+$/.test(r.text) || n < min || n > max)
     throw new UsageError(`${r.from}: expected seconds (${min}-${max}), got ${JSON.stringify(r.text)}`);
   return n * 1000;
+}
+
+const MI = 1024 * 1024;
+const UNITS: Record<string, number> = { "": 1, Ki: 1024, Mi: MI, Gi: 1024 * MI };
+
+/** A byte count with an optional binary suffix (Ki, Mi, Gi), at least 1 Ki. */
+function bytes(r: { text: string; from: string } | undefined, fallback: number): number {
+  if (r === undefined) return fallback;
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(r.text);
+  const n = m ? Number(m[1]) * UNITS[m[2] ?? ""]! : Number.NaN;
+  if (!(n >= 1024 && n <= Number.MAX_SAFE_INTEGER))
+    throw new UsageError(
+      `${r.from}: expected bytes (at least 1Ki; Ki, Mi, Gi), got ${JSON.stringify(r.text)}`,
+    );
+  return n;
 }
 
 function oneOf<T extends string>(

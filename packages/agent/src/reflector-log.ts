@@ -1,5 +1,6 @@
 /** The reflector's requests in the agent's metrics and logs. */
 import type { Logger } from "pino";
+import { AnswerTooLargeError } from "./list-parser.js";
 import type { AgentMetrics } from "./metrics.js";
 import type { ReflectorObserver } from "./reflector.js";
 
@@ -11,6 +12,7 @@ export function reflectorLog(metrics: AgentMetrics, logger: Logger): ReflectorOb
     },
     failed(err, step, delayMs) {
       metrics.errors.inc({ where: step });
+      if (err instanceof AnswerTooLargeError) metrics.tooLarge.inc({ bound: err.bound });
       logger.warn(
         { err, retryInMs: delayMs },
         step === "list" ? "endpointslice list failed" : "endpointslice watch failed",

@@ -25,7 +25,7 @@
  *   than that plus a margin (a stuck proxy keeps a connection open and silent);
  * - each list page is given up after the list timeout.
  */
-import { ApiStatusError, type WatchEvent } from "./kube-api.js";
+import { ApiStatusError, isInitialEventsEnd, type WatchEvent } from "./kube-api.js";
 import { type Clock, systemClock } from "./removals.js";
 
 /** What a list asks: `resourceVersion` absent for "most recent"; `limit` absent for all at once. */
@@ -117,9 +117,6 @@ export interface ReflectorOptions {
 
 /** A watch that ends cleanly sooner than this with nothing delivered counts as a failure (client-go). */
 const SHORT_WATCH_MS = 1000;
-
-/** The annotation of the bookmark that ends a streaming list's state. */
-export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
 /** A watch or list given up by the agent, with why. */
 export class GivenUpError extends Error {
@@ -307,8 +304,9 @@ export class Reflector {
         count++;
         return undefined;
       }
-      const end = annotationOf(event.object, INITIAL_EVENTS_END) === "true";
-      return end ? replacement.commit(count).then(() => this.synced(versionOf(event.object))) : undefined;
+      return isInitialEventsEnd(event)
+        ? replacement.commit(count).then(() => this.synced(versionOf(event.object)))
+        : undefined;
     };
     try {
       await this.limited(silenceMs, "a silent watch", (signal, rearm) =>
@@ -419,10 +417,4 @@ function refusal(err: unknown): boolean {
 function versionOf(object: unknown): string {
   const rv = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
   return typeof rv === "string" ? rv : "";
-}
-
-function annotationOf(object: unknown, name: string): unknown {
-  return (object as { metadata?: { annotations?: Record<string, unknown> } } | null)?.metadata?.annotations?.[
-    name
-  ];
 }

@@ -88,7 +88,11 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
   );
   await agent.load();
   const watch = new Reflector(
-    new EndpointSliceApi(kubeConfig, auth),
+    new EndpointSliceApi(
+      kubeConfig,
+      { maxObjectBytes: options.maxObjectBytes, maxListBytes: options.maxListBytes },
+      auth,
+    ),
     new SliceStore(agent, options.protocols, metrics, logger),
     reflectorLog(metrics, logger),
     new ExponentialBackoff(parts.backoff),
@@ -109,6 +113,8 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
       onTerminating: options.onTerminating,
       coalesceMs: options.coalesceMs,
       aftercareS: options.aftercareMs / 1000,
+      maxObjectBytes: options.maxObjectBytes,
+      maxListBytes: options.maxListBytes,
       conntrack: options.conntrack,
       discover: options.discover,
       dryRun: options.dryRun,

@@ -39,7 +39,7 @@ describe("EndpointSliceApi", () => {
         currentContext: "x",
       });
       const events: WatchEvent[] = [];
-      await new EndpointSliceApi(kc).watch(
+      await new EndpointSliceApi(kc, { maxObjectBytes: 1024, maxListBytes: 4096 }).watch(
         { resourceVersion: "1", timeoutSeconds: 1 },
         new AbortController().signal,
         (e) => {

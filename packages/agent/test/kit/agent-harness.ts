@@ -109,6 +109,8 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
       coalesceMs: 200,
       watchTimeoutMs: 300_000,
       aftercareMs: 0,
+      maxObjectBytes: 4 * 1024 * 1024,
+      maxListBytes: 1024 * 1024 * 1024,
       conntrack: true,
       dryRun: false,
       logLevel: "info",

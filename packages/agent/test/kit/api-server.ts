@@ -171,6 +171,10 @@ export class StandInApiServer extends EventEmitter {
   readonly calls: HttpCall[] = [];
   /** Serve streaming lists (KEP-3157), as a server with the WatchList feature does; off: 422. */
   streamingLists = false;
+  /** The size of the next list answer, when a flood is armed ({@link StandInApiServer.flood}). */
+  private floodBytes: number | undefined;
+  /** Bytes of list items written by floods so far (what reached the socket, roughly). */
+  floodWritten = 0;
 
   private constructor(
     private readonly server: Server,
@@ -425,6 +429,15 @@ export class StandInApiServer extends EventEmitter {
     }
   }
 
+  /**
+   * Answer the next list with a list `bytes` long (`undefined` disarms it): one small slice repeated,
+   * written as the client reads it (chunked, no Content-Length) and never held whole in memory; the
+   * writing stops when the client closes the connection.
+   */
+  flood(bytes: number | undefined): void {
+    this.floodBytes = bytes;
+  }
+
   /** Turn every fault off: partition, stalls, black hole, failures, 410 on every watch, cuts. */
   resetFaults(): void {
     this.partition(false);
@@ -433,6 +446,7 @@ export class StandInApiServer extends EventEmitter {
     this.fail("both", false);
     this.expireEveryWatch(false);
     this.cuts.clear();
+    this.flood(undefined);
   }
 
   /**
@@ -521,6 +535,11 @@ export class StandInApiServer extends EventEmitter {
 
   /** Serve one list page, cut in half if a cut is armed. */
   private list(asked: Asked, res: ServerResponse): Answer {
+    if (this.floodBytes !== undefined) {
+      this.writeFlood(res, this.floodBytes);
+      this.floodBytes = undefined;
+      return "ok";
+    }
     const page = this.page(asked);
     if ("code" in page) return sendStatus(res, page);
     const body = JSON.stringify(page);
@@ -619,6 +638,28 @@ export class StandInApiServer extends EventEmitter {
       if (this.snapshots.size <= MAX_SNAPSHOTS) break;
       this.snapshots.delete(oldest);
     }
+  }
+
+  private writeFlood(res: ServerResponse, bytes: number): void {
+    const item = JSON.stringify(udpSliceItem("flood", "flood", String(this.rv)));
+    const chunk = Buffer.from(`${item},`.repeat(Math.ceil(65_536 / (item.length + 1))));
+    res.writeHead(200, { "content-type": "application/json" });
+    res.write(
+      `{"kind":"EndpointSliceList","apiVersion":"discovery.k8s.io/v1","metadata":{"resourceVersion":"${this.rv}"},"items":[`,
+    );
+    let left = bytes;
+    const more = () => {
+      while (left > 0 && !res.destroyed) {
+        left -= chunk.length;
+        this.floodWritten += chunk.length;
+        if (!res.write(chunk)) return void res.once("drain", more);
+      }
+      if (!res.destroyed) res.end(`${item}]}`);
+    };
+    res.once("close", () => {
+      left = 0;
+    });
+    more();
   }
 
   private watch(asked: Asked, res: ServerResponse): Answer {
@@ -724,6 +765,16 @@ export class StandInApiServer extends EventEmitter {
     for (const w of this.watches)
       if (w.namespace === undefined || w.namespace === change.namespace) this.send(w, line);
   }
+}
+
+/** A small UDP slice as a list item (no apiVersion, kind). */
+function udpSliceItem(namespace: string, name: string, rv: string): unknown {
+  return {
+    metadata: { namespace, name, resourceVersion: rv, labels: { "kubernetes.io/service-name": name } },
+    addressType: "IPv4",
+    endpoints: [{ addresses: ["10.99.0.1"], conditions: { ready: true } }],
+    ports: [{ port: 53, protocol: "UDP" }],
+  };
 }
 
 function keyOf(o: V1EndpointSlice): string {
