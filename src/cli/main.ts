@@ -42,6 +42,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeOut(`sockdiag ${VERSION}\n`);
       return EXIT_OK;
     }
+    // The completion scripts' question at each TAB (not a command: no help, no man page).
+    if (name === "__complete") {
+      const { complete, formatCompletion } = await import("./completion.js");
+      writeOut(formatCompletion(await complete(rest)));
+      return EXIT_OK;
+    }
     if (name === "help") {
       if (rest.length > 1) throw new UsageError(`help takes one command, got: ${rest.join(" ")}`);
       writeOut(renderHelp((await find(rest[0]!).load()).spec));

@@ -58,6 +58,11 @@ export const COMMANDS: readonly CommandEntry[] = [
       "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces, and which namespaces have a UDP table of their own.",
     load: () => import("./doctor.js").then((m) => m.command),
   },
+  {
+    name: "completion",
+    summary: "Print the shell completion script for bash, zsh or fish",
+    load: () => import("./completion.js").then((m) => m.command),
+  },
 ];
 
 /** The first sentence of a summary, as `sockdiag --help` shows it. */
