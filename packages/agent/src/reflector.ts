@@ -23,7 +23,7 @@
  * - each watch asks the server to end it (`timeoutSeconds` drawn between the watch timeout and twice
  *   it, as client-go draws 5 to 10 minutes), and is given up when it has sent nothing for longer
  *   than that plus a margin (a stuck proxy keeps a connection open and silent);
- * - each list page is given up after the list timeout.
+ * - a list answer is given up when no item of it came for the list timeout.
  */
 import { ApiStatusError, isInitialEventsEnd, type WatchEvent } from "./kube-api.js";
 import { type Clock, systemClock } from "./removals.js";
@@ -104,7 +104,7 @@ export interface ReflectorOptions {
   pageSize?: number;
   /** The watch timeout T: each watch asks for T to 2T, and is given up after its ask plus a margin. Default 300,000. */
   watchTimeoutMs?: number;
-  /** A list page that has not come in this long is given up. Default min(60,000, watchTimeoutMs). */
+  /** A list answer with no item for this long is given up. Default min(60,000, watchTimeoutMs). */
   listTimeoutMs?: number;
   /** How long the watch still counts as healthy after its last sign of life while it fails. Default 60,000. */
   staleAfterMs?: number;
@@ -244,8 +244,11 @@ export class Reflector {
     try {
       for (;;) {
         const asked = request;
-        answer = await this.limited(this.listTimeoutMs, "a list page", (signal) =>
-          this.source.list(asked, signal, onItem),
+        answer = await this.limited(this.listTimeoutMs, "a list answer", (signal, rearm) =>
+          this.source.list(asked, signal, (item) => {
+            rearm();
+            onItem(item);
+          }),
         );
         pages++;
         if (answer.continue === undefined) break;
@@ -380,16 +383,22 @@ export class Reflector {
     const controller = new AbortController();
     const onStop = () => controller.abort(this.stopper.signal.reason);
     this.stopper.signal.addEventListener("abort", onStop, { once: true });
-    let timer: unknown;
     let timedOut = false;
-    const arm = () => {
-      this.clock.clearTimeout(timer);
-      timer = this.clock.setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, limitMs);
+    let lastSign = this.clock.now();
+    // One timer, moved on only when it fires: a sign of life is a clock read, not a new timer.
+    const check = () => {
+      const quietMs = this.clock.now() - lastSign;
+      if (quietMs < limitMs) {
+        timer = this.clock.setTimeout(check, limitMs - quietMs);
+        return;
+      }
+      timedOut = true;
+      controller.abort();
     };
-    arm();
+    let timer = this.clock.setTimeout(check, limitMs);
+    const arm = () => {
+      lastSign = this.clock.now();
+    };
     try {
       return await request(controller.signal, arm);
     } catch (err) {

@@ -281,4 +281,23 @@ describe("Reflector", () => {
     await early.r.stop();
     assert.equal(store.ops.filter((o) => o[0] === "commit").length, 1);
   });
+
+  test("a list answer is given up only once no item came for the list timeout, however long it streams", async () => {
+    const { r, source, observer, clock } = reflector({ listTimeoutMs: 1000 });
+    const list = await source.nextList();
+    for (let i = 0; i < 5; i++) {
+      clock.advance(600);
+      list.item(named(`s${i}`, "1"));
+    }
+    await settle();
+    assert.equal(observer.failures.length, 0, "3 s of items, none 1 s apart");
+    clock.advance(999);
+    await settle();
+    assert.equal(observer.failures.length, 0);
+    clock.advance(1);
+    await observer.waitForFailures(1);
+    assert.ok(list.signal.aborted);
+    assert.match(String((observer.failures[0]!.err as Error).message), /a list answer: nothing came for 1 s/);
+    await r.stop();
+  });
 });

@@ -20,6 +20,8 @@ export interface ListCall {
   kind: "list";
   request: ListRequest;
   signal: AbortSignal;
+  /** Hand one item over, the answer going on. */
+  item(object: unknown): void;
   /** Hand `items` over one by one, then resolve with the answer's metadata. */
   answer(items: readonly unknown[], resourceVersion: string, continueToken?: string): void;
   /** Hand `items` over, then fail (a body cut short, an answer over a bound). */
@@ -73,6 +75,7 @@ export class FakeSource implements ListWatchSource {
         kind: "list",
         request,
         signal,
+        item: onItem,
         answer(items, resourceVersion, continueToken) {
           for (const item of items) onItem(item);
           resolve({ resourceVersion, continue: continueToken });
