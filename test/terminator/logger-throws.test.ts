@@ -63,7 +63,9 @@ describeAsRoot("a throwing logger during a termination", () => {
         throw new Error(`logger broke on ${message}`);
       },
     };
-    const report = new BackendTerminator({ netnsDirs: [scratch.dir], discover: false, logger }).terminate(BACKEND);
+    const report = new BackendTerminator({ netnsDirs: [scratch.dir], discover: false, logger }).terminate(
+      BACKEND,
+    );
 
     assert.deepEqual(
       report.namespaces.map((n) => n.netns),
