@@ -1,7 +1,7 @@
 /**
- * `sockdiag completion bash|zsh|fish`: the bash script, sourced in a real bash, completes a
- * command, an option (`ls --cg` -> `--cgroup`) and the namespaces pinned in /run/netns after `-N`
- * (a tmpfs over /run/netns in a mount namespace of the test's own, holding two pins); and what the
+ * `sockdiag completion bash|zsh|fish`: each script, loaded in its real shell, completes a command,
+ * an option (`ls --cg` -> `--cgroup`) and the namespaces pinned in /run/netns after `-N` (a tmpfs
+ * over /run/netns in a mount namespace of the test's own, holding two pins); and what the
  * scripts ask (`sockdiag __complete`) answers from the command tables, so that every option of
  * every table completes.
  */
@@ -72,19 +72,14 @@ test("completion refuses a shell it has no script for", async () => {
   assert.match(r.stderr, /bash, zsh, fish/);
 });
 
-describe("the bash script in a real bash", () => {
-  let scratch: string;
-  before(() => {
-    scratch = mkdtempSync(join(tmpdir(), "sockdiag-completion-"));
-    // `sockdiag` on PATH, as an install puts it there: the script calls it back at each TAB.
-    writeFileSync(join(scratch, "sockdiag"), `#!/bin/sh\nexec "${process.execPath}" "${CLI_MAIN}" "$@"\n`);
-    chmodSync(join(scratch, "sockdiag"), 0o755);
-  });
-  after(() => rmSync(scratch, { recursive: true, force: true }));
+/** What each shell prints for the four completions, one bracketed list a line. */
+const EXPECTED = ["[terminate-backend]", "[--cgroup]", "[sdt-compl-a sdt-compl-b]", "[sdt-compl-b]"];
 
-  test("completes a command, an option and a pinned namespace after -N", (t) => {
-    if (!requireRoot(t)) return;
-    const driver = [
+/** Drivers that load a shell's script and complete `term`, `ls --cg`, `ls -u -N ` and `kill -N sdt-compl-b`. */
+const DRIVERS: Record<string, { argv: (file: string) => string[]; script: string }> = {
+  bash: {
+    argv: (file) => ["bash", "--norc", "--noprofile", file],
+    script: [
       "source <(sockdiag completion bash)",
       "complete -p sockdiag",
       // What bash sets before calling the function at a TAB after the words given.
@@ -94,27 +89,75 @@ describe("the bash script in a real bash", () => {
       "comp sockdiag ls --cg",
       'comp sockdiag ls -u -N ""',
       "comp sockdiag kill -N sdt-compl-b",
-    ].join("\n");
-    writeFileSync(join(scratch, "driver.bash"), driver);
-    const setup = [
-      "mount -t tmpfs sdt-completion /run/netns",
-      "ip netns add sdt-compl-a",
-      "ip netns add sdt-compl-b",
-      `exec bash --norc --noprofile ${join(scratch, "driver.bash")}`,
-    ].join(" && ");
-    const r = spawnSync("unshare", ["--mount", "--net", "--propagation", "private", "sh", "-c", setup], {
-      encoding: "utf8",
-      env: { ...process.env, PATH: `${scratch}:${process.env.PATH}` },
-      timeout: 60_000,
-    });
-    assert.equal(r.error, undefined);
-    assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(r.stdout.trim().split("\n"), [
-      "complete -F _sockdiag sockdiag",
-      "[terminate-backend]",
-      "[--cgroup]",
-      "[sdt-compl-a sdt-compl-b]",
-      "[sdt-compl-b]",
-    ]);
+    ].join("\n"),
+  },
+  // zsh's compadd works only inside a completion widget: stand-ins print what it was given, and the
+  // function runs with the words and CURRENT a TAB would set.
+  zsh: {
+    argv: (file) => ["zsh", "-f", file],
+    script: [
+      "autoload -U compinit && compinit -u -D",
+      "source <(sockdiag completion zsh)",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh's ${...}, not JavaScript's
+      "print -r -- complete ${_comps[sockdiag]} sockdiag",
+      'compadd() { [[ $1 == -- ]] && shift; print -r -- "[$*]"; }',
+      'comp() { words=("$@"); CURRENT=$#; _sockdiag; }',
+      "comp sockdiag term",
+      "comp sockdiag ls --cg",
+      "comp sockdiag ls -u -N ''",
+      "comp sockdiag kill -N sdt-compl-b",
+    ].join("\n"),
+  },
+  fish: {
+    argv: (file) => ["fish", "--no-config", file],
+    script: [
+      "sockdiag completion fish | source",
+      "echo complete (complete -c sockdiag | string match -q '*__sockdiag_complete*'; and echo __sockdiag_complete) sockdiag",
+      'function comp; echo "["(complete -C "$argv" | string join " ")"]"; end',
+      "comp 'sockdiag term'",
+      "comp 'sockdiag ls --cg'",
+      "comp 'sockdiag ls -u -N '",
+      "comp 'sockdiag kill -N sdt-compl-b'",
+    ].join("\n"),
+  },
+};
+
+describe("each script in its real shell, with two namespaces pinned", () => {
+  let scratch: string;
+  before(() => {
+    scratch = mkdtempSync(join(tmpdir(), "sockdiag-completion-"));
+    // `sockdiag` on PATH, as an install puts it there: the script calls it back at each TAB.
+    writeFileSync(join(scratch, "sockdiag"), `#!/bin/sh\nexec "${process.execPath}" "${CLI_MAIN}" "$@"\n`);
+    chmodSync(join(scratch, "sockdiag"), 0o755);
   });
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  for (const [shell, driver] of Object.entries(DRIVERS)) {
+    test(`${shell} completes a command, an option and a pinned namespace after -N`, (t) => {
+      if (!requireRoot(t)) return;
+      const file = join(scratch, `driver.${shell}`);
+      writeFileSync(file, `${driver.script}\n`);
+      // A tmpfs over /run/netns in a mount namespace of the test's own holds the two pins.
+      const setup = [
+        "mount -t tmpfs sdt-completion /run/netns",
+        "ip netns add sdt-compl-a",
+        "ip netns add sdt-compl-b",
+        'exec "$@"',
+      ].join(" && ");
+      const r = spawnSync(
+        "unshare",
+        ["--mount", "--net", "--propagation", "private", "sh", "-c", setup, "sh", ...driver.argv(file)],
+        {
+          encoding: "utf8",
+          env: { ...process.env, PATH: `${scratch}:${process.env.PATH}` },
+          timeout: 60_000,
+        },
+      );
+      assert.equal(r.error, undefined);
+      assert.equal(r.status, 0, r.stderr);
+      const [registered, ...completions] = r.stdout.trim().split("\n");
+      assert.match(registered!, /^complete .*_sockdiag.* sockdiag$/);
+      assert.deepEqual(completions, EXPECTED);
+    });
+  }
 });
