@@ -6,7 +6,8 @@ import type { DestroyReport } from "../sockets/index.js";
 import { escapeText } from "./escape.js";
 
 /**
- * One line per namespace passed over (a note), then one per namespace that failed. process.stderr
+ * One line per namespace passed over (a note) — one for all the processes whose namespace could not
+ * be looked at — then one per namespace that failed. process.stderr
  * is read only when there is a line to write: its first read builds the stream (node:stream and
  * its dependencies), which a listing with nothing to report should not pay at start-up.
  */
@@ -17,8 +18,19 @@ export function reportNamespaces(
 ): void {
   if (failures.length === 0 && notes.length === 0) return;
   const to = out ?? process.stderr;
-  for (const n of notes) to.write(`sockdiag: note: skipped (${n.skipped}): ${n.message}\n`);
+  const processes = notes.filter(isUnreadableProcess);
+  for (const n of notes)
+    if (!isUnreadableProcess(n)) to.write(`sockdiag: note: skipped (${n.skipped}): ${n.message}\n`);
+  if (processes.length > 0)
+    to.write(
+      `sockdiag: note: skipped the network namespaces of ${processes.length} process${processes.length === 1 ? "" : "es"}: /proc/PID/ns/net of a process this user may not inspect needs CAP_SYS_PTRACE\n`,
+    );
   for (const f of failures) to.write(`sockdiag: ${f.error.message}\n`);
+}
+
+/** A process's namespace that discovery could not look at (EACCES on /proc/PID/ns/net): one of many. */
+function isUnreadableProcess(note: NamespaceNote<string>): boolean {
+  return note.skipped === "unreadable" && /^\/proc\/\d+\/ns\/net$/.test(note.netns);
 }
 
 /** Namespace failures and notes as plain JSON data (an Error object would serialise as `{}`). */

@@ -17,6 +17,7 @@ export {
   type TupleFilter,
   writeDeleteRequest,
   writeDumpRequest,
+  writeProbeDelete,
 } from "./request.js";
 export {
   CT_GET_STATS,

@@ -9,9 +9,11 @@ import {
   align4,
   copyBytes,
   type MessageWriter,
+  NLM_F_ACK,
   NLM_F_DUMP,
   NLM_F_REQUEST,
   NLMSG_HDRLEN,
+  MessageWriter as Writer,
 } from "../netlink/index.js";
 import { beginNest, endNest, putBe16, putBe32, putBytes, putU8, putU32 } from "./attributes.js";
 import {
@@ -46,6 +48,7 @@ import {
   NFNETLINK_V0,
 } from "./constants.js";
 import { FlushGuardError } from "./errors.js";
+import { CT_PROTOCOLS } from "./protocols.js";
 
 /** The fields of one tuple the kernel is asked to compare (addresses as 4 or 16 bytes). */
 export interface TupleFilter {
@@ -173,6 +176,26 @@ export function writeDeleteRequest(
     w.length = start;
     throw err;
   }
+}
+
+/**
+ * Write, with NLM_F_ACK, the DELETE of an entry that cannot exist (UDP 0.0.0.0:0 -> 0.0.0.0:0,
+ * id 0), through writeDeleteRequest's checks: the kernel answers ENOENT where this caller may
+ * delete entries, EPERM where it may not (nfnetlink wants CAP_NET_ADMIN for every request).
+ */
+export function writeProbeDelete(w: MessageWriter, seq: number): void {
+  const tuple = new Writer(Buffer.alloc(64));
+  const any = new Uint8Array(4);
+  writeFilterTuple(tuple, CTA_TUPLE_ORIG, AF_INET, CT_PROTOCOLS.udp, {
+    src: any,
+    dst: any,
+    sport: 0,
+    dport: 0,
+  });
+  const start = w.length;
+  writeDeleteRequest(w, seq, AF_INET, tuple.buf, 0, tuple.length, 0, 0);
+  // nlmsghdr's nlmsg_flags (u16 at 6), host order: an answer also where the kernel deletes.
+  w.buf.writeUInt16LE(NLM_F_REQUEST | NLM_F_ACK, start + 6);
 }
 
 /** checkTuple's readers, reused: it runs twice for every entry deleted. */

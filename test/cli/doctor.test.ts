@@ -3,10 +3,16 @@
  * privileges (destroy fails with EPERM, CAP_NET_ADMIN reported missing, exit 1).
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { test } from "node:test";
+import { promisify } from "node:util";
+import type { ConntrackProbe } from "../../src/conntrack/probe.js";
 import { PROTOCOL_NAMES, type ProbeResult } from "../../src/sockets/index.js";
-import { describeAsRoot } from "../kit/index.js";
-import { sockdiag } from "./cli.js";
+import { mixedTable } from "../conntrack/population.js";
+import { cleanupLeftovers, createNetns, describeAsRoot, insertConntrack } from "../kit/index.js";
+import { CLI_MAIN, sockdiag } from "./cli.js";
+
+const run = promisify(execFile);
 
 describeAsRoot("sockdiag doctor", () => {
   test("as root: exit 0 and a checklist with every section", async () => {
@@ -33,6 +39,58 @@ describeAsRoot("sockdiag doctor", () => {
     assert.equal(probe.capabilities.netAdmin.ok, true);
     assert.equal(probe.capabilities.sysAdmin.ok, true);
     assert.deepEqual([probe.netns.enter.ok, probe.netns.create.ok], [true, true]);
+  });
+
+  test("as root, in a namespace: conntrack answers, deletes are allowed, and its entries are counted", async () => {
+    await cleanupLeftovers();
+    const ns = await createNetns("doctor-ct");
+    try {
+      const table = mixedTable();
+      insertConntrack(ns.path, table);
+      const { stdout } = await run("ip", [
+        "netns",
+        "exec",
+        ns.name,
+        process.execPath,
+        CLI_MAIN,
+        "doctor",
+        "-j",
+      ]);
+      const { conntrack } = JSON.parse(stdout) as { conntrack: ConntrackProbe };
+      assert.deepEqual(
+        [conntrack.answers.ok, conntrack.delete.ok, conntrack.entries],
+        [true, true, table.length],
+        JSON.stringify(conntrack),
+      );
+      const text = await run("ip", ["netns", "exec", ns.name, process.execPath, CLI_MAIN, "doctor"]);
+      assert.match(text.stdout, /^conntrack \(ctnetlink\):$/m);
+      assert.match(text.stdout, /^ {2}\[ok\] answers {9}ctnetlink answers$/m);
+      assert.match(text.stdout, /^ {2}\[ok\] delete {10}allowed/m);
+      assert.match(
+        text.stdout,
+        new RegExp(`^ {2}\\[ok\\] entries {9}${table.length} in this namespace's table$`, "m"),
+      );
+    } finally {
+      await ns.remove();
+    }
+  });
+
+  test("unprivileged: conntrack refuses with EPERM; one note for the processes it could not look at", async () => {
+    const result = await sockdiag(["doctor"], { unprivileged: true });
+    assert.match(result.stdout, /^ {2}\[--\] answers {9}EPERM: .*CAP_NET_ADMIN/m);
+    assert.match(result.stdout, /^ {2}\[--\] delete {10}EPERM: .*CAP_NET_ADMIN/m);
+    const notes = result.stderr.split("\n").filter((l) => l.includes("note:"));
+    assert.equal(notes.length, 1, result.stderr);
+    assert.match(
+      notes[0]!,
+      /^sockdiag: note: skipped the network namespaces of \d+ process(es)?: .*CAP_SYS_PTRACE$/,
+    );
+    const json = await sockdiag(["doctor", "-j"], { unprivileged: true });
+    const { conntrack } = JSON.parse(json.stdout) as { conntrack: ConntrackProbe };
+    assert.deepEqual(
+      [conntrack.answers.ok, conntrack.delete.ok, conntrack.entries],
+      [false, false, undefined],
+    );
   });
 
   test("unprivileged, -j: destroy fails with EPERM, CAP_NET_ADMIN missing, exit 1", async () => {

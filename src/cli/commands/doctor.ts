@@ -1,5 +1,6 @@
 /** `sockdiag doctor`: what this kernel and these privileges allow, as a checklist. */
 
+import { type ConntrackProbe, probeConntrack } from "../../conntrack/probe.js";
 import { inNetns, targetLabel, targetsOf, udpHashEntries, type WalkFindings } from "../../netns/index.js";
 import { type ProbeItem, probe } from "../../sockets/index.js";
 import { asSockdiagError } from "../../sys/errors.js";
@@ -13,7 +14,7 @@ export const DOCTOR: CommandSpec = {
   name: "doctor",
   usage: "[-j]",
   summary:
-    "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces, and which namespaces have a UDP table of their own.",
+    "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces, conntrack, and which namespaces have a UDP table of their own.",
   options: [{ name: "json", short: "j", help: "print the checks as JSON" }],
 };
 
@@ -44,9 +45,10 @@ export function runDoctor(argv: readonly string[]): number {
   const { values } = parseCommand(DOCTOR, argv);
   const result = probe();
   const essential = [result.diag.udp, result.diag.tcp, result.destroy];
+  const conntrack = probeConntrack();
   const { tables, findings } = udpTables();
   if (values.json) {
-    writeOut(`${JSON.stringify({ ...result, namespaceUdpTables: tables }, null, 2)}\n`);
+    writeOut(`${JSON.stringify({ ...result, conntrack, namespaceUdpTables: tables }, null, 2)}\n`);
   } else {
     const line = (label: string, item: ProbeItem) =>
       `  [${item.ok ? "ok" : "--"}] ${label.padEnd(16)}${item.detail}\n`;
@@ -60,6 +62,7 @@ export function runDoctor(argv: readonly string[]): number {
     text += "\nnamespaces:\n";
     text += line("enter", result.netns.enter);
     text += line("create", result.netns.create);
+    text += conntrackLines(conntrack, line);
     text += "\nUDP tables (a namespace with its own is dumped without walking the others' sockets):\n";
     text += line("new namespaces", result.udpTables);
     for (const t of tables)
@@ -73,6 +76,15 @@ export function runDoctor(argv: readonly string[]): number {
   }
   reportNamespaces(findings.namespaceFailures, findings.notes);
   return essential.every((i) => i.ok) ? EXIT_OK : EXIT_FAILED;
+}
+
+/** The conntrack section: what terminate-backend's deletes of conntrack entries need. */
+function conntrackLines(c: ConntrackProbe, line: (label: string, item: ProbeItem) => string): string {
+  const entries =
+    c.entries === undefined
+      ? { ok: false, detail: "not known" }
+      : { ok: true, detail: `${c.entries} in this namespace's table` };
+  return `\nconntrack (ctnetlink):\n${line("answers", c.answers)}${line("delete", c.delete)}${line("entries", entries)}`;
 }
 
 /** The command as the dispatcher runs it. */
