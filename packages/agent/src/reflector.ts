@@ -302,14 +302,13 @@ export class Reflector {
       rearm();
       delivered = true;
       if (!replacement || !this.needList) return this.onEvent(event);
-      if (event.type !== "BOOKMARK") {
-        if (event.type !== "DELETED") replacement.add(event.object);
+      if (event.type === "ADDED" || event.type === "MODIFIED") {
+        replacement.add(event.object);
         count++;
         return undefined;
       }
-      return isInitialEventsEnd(event)
-        ? replacement.commit(count).then(() => this.synced(versionOf(event.object)))
-        : undefined;
+      if (!isInitialEventsEnd(event)) return undefined;
+      return replacement.commit(count).then(() => this.synced(versionOf(event.object)));
     };
     try {
       await this.limited(silenceMs, "a silent watch", (signal, rearm) =>

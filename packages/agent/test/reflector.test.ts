@@ -227,6 +227,8 @@ describe("Reflector", () => {
     stream.send({ type: "ADDED", object: named("a", "4") });
     stream.send({ type: "ADDED", object: named("b", "5") });
     stream.send({ type: "BOOKMARK", object: { metadata: { resourceVersion: "6" } } });
+    // Nothing to delete before the state is whole: not counted in it.
+    stream.send({ type: "DELETED", object: named("c", "6") });
     assert.deepEqual(
       store.ops.map((o) => o[0]),
       ["replace", "add", "add"],
