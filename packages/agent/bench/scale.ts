@@ -1,10 +1,13 @@
 /**
- * The agent at cluster scale: 10,000 Services of 10 endpoints each (100,000 endpoints, one slice
- * per Service, varied addresses) served by the stand-in API server in this process, watched by the
- * agent's bin as its own process (so that its memory is its own): how long until it is ready, its
- * resident memory after the sync, after 1,000 updates and at its peak, the longest event-loop
- * delay during the sync (its own prom-client gauge, read at the first scrape), and how long one
- * removal takes from its event to the end of its batch with --coalesce 0 (host namespace only).
+ * The agent at cluster scale: Services of 10 UDP endpoints each (one slice per Service, varied
+ * addresses) served by the stand-in API server in this process, watched by the agent's bin as its
+ * own process (so that its memory is its own): how long until it is ready, its resident memory
+ * after the sync, after 1,000 updates and at its peak, the longest event-loop delay during the
+ * sync (its own prom-client gauge, read at the first scrape), and how long one removal takes from
+ * its event to the end of its batch with --coalesce 0 (host namespace only). It runs at 10,000,
+ * 40,000 and 100,000 Services (BENCH_SERVICES: a comma-separated list), then at 10,000 beside
+ * 100,000 TCP-only Services (BENCH_TCP_SERVICES; 0: not), which the agent (UDP only) does not act
+ * on, and prints RSS against Service count.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -12,9 +15,10 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { metric, StandInApiServer, scratchDir, udpSlice, until } from "../test/kit/index.js";
+import { endpointSlice, metric, StandInApiServer, scratchDir, udpSlice, until } from "../test/kit/index.js";
 
-const SERVICES = Number(process.env.BENCH_SERVICES ?? 10_000);
+const SIZES = (process.env.BENCH_SERVICES ?? "10000,40000,100000").split(",").map(Number);
+const TCP_SERVICES = Number(process.env.BENCH_TCP_SERVICES ?? 100_000);
 const ENDPOINTS = 10;
 const UPDATES = 1000;
 const BIN = fileURLToPath(new URL("../../bin/sockdiag-agent.js", import.meta.url));
@@ -22,16 +26,29 @@ const BIN = fileURLToPath(new URL("../../bin/sockdiag-agent.js", import.meta.url
 /** The goals of issue 19, at 100,000 endpoints. */
 const GOALS = { rssAfterSyncMB: 150, peakMB: 250, readyS: 20, loopDuringSyncMs: 100, removalS: 1 };
 
-/** Endpoint `i` of Service `s`: 10.(s / 256).(s % 256).(i + 1), distinct across the cluster. */
-const address = (s: number, i: number) => `10.${(s >> 8) & 255}.${s & 255}.${i + 1}`;
+/** Endpoint `i` (0-31) of Service `s` (0-524,287): distinct across the cluster. */
+const address = (s: number, i: number) => {
+  const n = s * 32 + i + 1;
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+};
+const endpointsOf = (s: number, first = 0) =>
+  Array.from({ length: ENDPOINTS }, (_, i) => address(s, i + first));
 const serviceSlice = (s: number, first = 0) =>
-  udpSlice(
-    `svc${s}-x`,
-    `svc${s}`,
-    53,
-    Array.from({ length: ENDPOINTS }, (_, i) => address(s, i + first)),
-    `ns${s % 100}`,
-  );
+  udpSlice(`svc${s}-x`, `svc${s}`, 53, endpointsOf(s, first), `ns${s % 100}`);
+/** A Service the agent does not act on: HTTP on TCP. */
+const tcpSlice = (s: number) =>
+  endpointSlice({
+    namespace: `ns${s % 100}`,
+    name: `web${s}-x`,
+    service: `web${s}`,
+    ports: [{ name: "http", port: 8080, protocol: "TCP" }],
+    endpoints: endpointsOf(s).map((a) => ({
+      addresses: [a],
+      ready: true,
+      serving: true,
+      terminating: false,
+    })),
+  });
 
 /** VmRSS and VmHWM (peak) of a process, in MB. */
 function memoryOf(pid: number): { rssMB: number; peakMB: number } {
@@ -54,11 +71,41 @@ function linesOf(child: ChildProcess): (msg: string) => Promise<Record<string, u
 }
 
 export async function scaleBench(): Promise<string[]> {
+  const runs: Run[] = [];
+  for (const services of SIZES) runs.push(await scaleRun(services, 0));
+  if (TCP_SERVICES > 0) runs.push(await scaleRun(SIZES[0]!, TCP_SERVICES));
+  const lines = runs.flatMap((r) => r.lines);
+  lines.push(
+    "RSS against Service count (UDP Services x 10 endpoints; TCP-only Services beside, not acted on):",
+    `  ${"UDP Services".padStart(12)} ${"TCP-only".padStart(9)} ${"after sync MB".padStart(14)} ${"peak MB".padStart(8)}`,
+    ...runs.map(
+      (r) =>
+        `  ${String(r.services).padStart(12)} ${String(r.tcpOnly).padStart(9)} ${r.afterSyncMB.toFixed(0).padStart(14)} ${r.peakMB.toFixed(0).padStart(8)}`,
+    ),
+  );
+  const [first, last] = [runs[0]!, runs[SIZES.length - 1]!];
+  if (last.services > first.services)
+    lines.push(
+      `  growth after sync: ${(((last.afterSyncMB - first.afterSyncMB) * 1024 * 1024) / ((last.services - first.services) * ENDPOINTS)).toFixed(0)} bytes per backend`,
+    );
+  return lines;
+}
+
+interface Run {
+  services: number;
+  tcpOnly: number;
+  afterSyncMB: number;
+  peakMB: number;
+  lines: string[];
+}
+
+async function scaleRun(services: number, tcpOnly: number): Promise<Run> {
   const api = await StandInApiServer.start();
   const dir = await scratchDir("scale");
   const pins = join(dir.path, "pins");
   await mkdir(pins);
-  for (let s = 0; s < SERVICES; s++) api.apply(serviceSlice(s));
+  for (let s = 0; s < services; s++) api.apply(serviceSlice(s));
+  for (let s = 0; s < tcpOnly; s++) api.apply(tcpSlice(s));
   const kubeconfig = await api.writeKubeconfig(join(dir.path, "kubeconfig.json"));
   const t0 = performance.now();
   const child = spawn(
@@ -85,7 +132,7 @@ export async function scaleBench(): Promise<string[]> {
     const loopMs = (await metric(url, "nodejs_eventloop_lag_max_seconds")) * 1000;
     const afterSync = memoryOf(child.pid!);
     // 1,000 updates of 1,000 Services: every other one replaces an endpoint (500 removals).
-    for (let u = 0; u < UPDATES; u++) api.apply(serviceSlice(u % SERVICES, u % 2 === 0 ? 1 : 0));
+    for (let u = 0; u < UPDATES; u++) api.apply(serviceSlice(u % services, u % 2 === 0 ? 1 : 0));
     await until(
       async () => (await metric(url, "sockdiag_agent_removals_total")) === UPDATES / 2,
       60_000,
@@ -94,17 +141,17 @@ export async function scaleBench(): Promise<string[]> {
     // Then one removal alone: one endpoint leaves a Service that the updates left alone.
     const batch = next("removal batch");
     const removedAt = performance.now();
-    const s = SERVICES - 1;
-    const kept = Array.from({ length: ENDPOINTS - 1 }, (_, i) => address(s, i));
-    api.apply(udpSlice(`svc${s}-x`, `svc${s}`, 53, kept, `ns${s % 100}`));
+    const s = services - 1;
+    api.apply(udpSlice(`svc${s}-x`, `svc${s}`, 53, endpointsOf(s).slice(1), `ns${s % 100}`));
     const line = await batch;
     const removalS = (performance.now() - removedAt) / 1000;
     const afterUpdates = memoryOf(child.pid!);
     const backends = (line.backends as string[]).length;
     const row = (label: string, value: number, goal: number, unit: string, digits = 0) =>
       `  ${label.padEnd(44)} ${value.toFixed(digits).padStart(7)} ${unit.padEnd(3)} goal <= ${goal} ${unit} ${value <= goal ? "" : "  (over)"}`;
-    return [
-      `sockdiag-agent at scale: ${SERVICES} Services x ${ENDPOINTS} endpoints (${SERVICES * ENDPOINTS} endpoints), the agent's bin as its own process; Node ${process.version}`,
+    const beside = tcpOnly > 0 ? ` beside ${tcpOnly} TCP-only Services` : "";
+    const lines = [
+      `sockdiag-agent at scale: ${services} Services x ${ENDPOINTS} endpoints (${services * ENDPOINTS} endpoints)${beside}, the agent's bin as its own process; Node ${process.version}`,
       row("ready (start to first list applied)", readyS, GOALS.readyS, "s", 1),
       row("RSS after sync", afterSync.rssMB, GOALS.rssAfterSyncMB, "MB"),
       row(`RSS after ${UPDATES} updates`, afterUpdates.rssMB, GOALS.peakMB, "MB"),
@@ -112,6 +159,7 @@ export async function scaleBench(): Promise<string[]> {
       row("event-loop max delay, start and sync", loopMs, GOALS.loopDuringSyncMs, "ms"),
       row(`one removal (${backends} backends), event to batch end`, removalS, GOALS.removalS, "s", 2),
     ];
+    return { services, tcpOnly, afterSyncMB: afterSync.rssMB, peakMB: afterUpdates.peakMB, lines };
   } finally {
     child.kill("SIGTERM");
     if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));

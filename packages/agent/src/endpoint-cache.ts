@@ -50,8 +50,14 @@ export class EndpointCache {
   /** Whose each listing that is not ready is ("namespace/service pod-uid"), for the backends that have some. */
   private readonly notReadyOf = new Map<string, string[]>();
 
-  /** Put a slice (added or modified); returns the backends whose standing may change, as they were. */
+  /**
+   * Put a slice (added or modified); returns the backends whose standing may change, as they were.
+   * A slice that lists nothing the agent acts on (a TCP-only Service when it acts on UDP) and had
+   * nothing skipped is not kept: it costs nothing.
+   */
   put(slice: SliceContent): Map<string, Before> {
+    if (slice.keys.length === 0 && slice.notReady === undefined && !slice.skipped)
+      return this.remove(slice.id);
     const old = this.byId.get(slice.id);
     const touched = this.snapshot(old ? [old, slice] : [slice]);
     if (old) this.count(old, -1);

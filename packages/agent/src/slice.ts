@@ -65,6 +65,8 @@ export interface SliceContent {
    * pod's uid ("" without a targetRef); undefined when none.
    */
   notReady: NotReady[] | undefined;
+  /** Some part was skipped (logged once per version: the slice is kept to remember it). */
+  skipped?: true;
 }
 
 /** A listing that does not make its backend ready, and the pod it is of. */
@@ -106,6 +108,12 @@ export function objectId(raw: unknown): { id: string; resourceVersion: string } 
  * the API's default: not terminating.
  */
 export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): SliceRead {
+  const read = readParts(raw, protocols);
+  if (read.content && read.skipped.length > 0) read.content.skipped = true;
+  return read;
+}
+
+function readParts(raw: unknown, protocols: ReadonlySet<AgentProtocol>): SliceRead {
   const skipped: Skip[] = [];
   const identity = objectId(raw);
   if (!identity) {

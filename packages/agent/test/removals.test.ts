@@ -209,6 +209,24 @@ describe("EndpointCache and RemovalTracker", () => {
     assert.deepEqual(s.batches, [[A]]);
   });
 
+  test("a slice that lists nothing acted on is not kept, unless parts of it were skipped", () => {
+    const s = scene();
+    const tcp = (name: string, ports: SliceSpec["ports"]) =>
+      endpointSlice({ name, service: "web", ports, endpoints: [{ addresses: ["10.0.0.1"] }] });
+    s.put(tcp("web-a", [{ name: "http", port: 80, protocol: "TCP" }]));
+    s.put(udpSlice("dns-a", "dns", 53, []));
+    assert.equal(s.cache.sliceCount, 0);
+    // A slice that listed a UDP backend and now lists only TCP ports: its backend is removed.
+    s.put(udpSlice("mixed", "dns", 53, ["10.0.0.2"]));
+    s.put(tcp("mixed", [{ name: "http", port: 80, protocol: "TCP" }]));
+    s.clock.advance(1000);
+    assert.deepEqual(s.batches, [["10.0.0.2:53/udp"]]);
+    assert.equal(s.cache.sliceCount, 0);
+    // Kept, so that what was skipped is logged once per version.
+    s.put(tcp("bad", [{ name: "dns", port: 0, protocol: "UDP" }]));
+    assert.deepEqual([...s.cache.sliceIds()], ["default/bad"]);
+  });
+
   test("ownersOf: the Service and pod of each listing that is not ready", () => {
     const cache = new EndpointCache();
     cache.put(
