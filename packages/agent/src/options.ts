@@ -17,7 +17,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface AgentOptions {
   /** Undefined: KUBECONFIG, else the in-cluster service account (see kubeconfig.ts). */
   kubeconfig: string | undefined;
-  /** Pin directories named on the command line (must exist), or undefined for the defaults. */
+  /** Pin directories named on the command line (each where it exists), or undefined for the defaults. */
   netnsDirs: string[] | undefined;
   discover: boolean;
   listen: ListenAddress;
@@ -64,7 +64,7 @@ const OPTIONS: readonly OptionRow[] = [
     value: "DIR",
     env: "NETNS_DIRS",
     multiple: true,
-    help: `namespace pin directory, repeatable (env: ":"-separated; default: ${DEFAULT_NETNS_DIRS.join(", ")}, where present)`,
+    help: `namespace pin directory, repeatable (env: ":"-separated; default: ${DEFAULT_NETNS_DIRS.join(", ")}; each one named is looked at where it exists)`,
   },
   {
     name: "no-discover",

@@ -3,6 +3,7 @@
  * every namespace, a summed outcome out. The agent depends on the `Terminator` interface only;
  * `libraryTerminator` is the real one, over sockdiag/promises' BackendTerminator.
  */
+import { statSync } from "node:fs";
 import type { BatchTerminationReport, ConntrackEntry, TallyCounts } from "sockdiag";
 import { BackendTerminator, probe } from "sockdiag/promises";
 import type { AgentBackend } from "./backend.js";
@@ -62,7 +63,10 @@ export interface Terminator {
 
 /** How the real terminator is set up (from the command line). */
 export interface LibraryTerminatorConfig {
-  /** Pin directories; undefined: the library's defaults (DEFAULT_NETNS_DIRS), each where it exists. */
+  /**
+   * Pin directories, each where it exists when a batch starts (one manifest serves nodes with and
+   * without Cilium or Docker); undefined: the library's defaults (DEFAULT_NETNS_DIRS), the same way.
+   */
   netnsDirs: readonly string[] | undefined;
   /** Also visit namespaces found through /proc/PID/ns/net. */
   discover: boolean;
@@ -86,13 +90,13 @@ export const MAX_TOUCHED_NAMED = 50;
 /**
  * The real terminator: sockdiag/promises' BackendTerminator#terminateMany, run on the library's
  * worker thread, one pass per batch (one dump per namespace, protocol and family for all its
- * backends). Default pin directories are looked at where they exist when the batch starts.
+ * backends). Pin directories are looked at where they exist when the batch starts.
  */
 export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
   return {
     async terminate(backends) {
       if (backends.length === 0) return emptyOutcome();
-      const { netnsDirs } = config;
+      const netnsDirs = config.netnsDirs?.filter(isDirectory);
       const terminator = new BackendTerminator({
         ...(netnsDirs ? { netnsDirs } : {}),
         discover: config.discover,
@@ -173,4 +177,12 @@ function outcomeOf(report: BatchTerminationReport): BatchOutcome {
     outcome.errors.push({ netns: f.netns, code: f.error.code, message: f.error.message });
   if (report.unsupported) outcome.unsupported = report.unsupported;
   return outcome;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

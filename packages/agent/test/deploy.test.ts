@@ -147,15 +147,39 @@ if (!haveKubectl && process.env.CI !== "true")
     assert.deepEqual(plain(ds().spec!.selector.matchLabels), plain(ds().spec!.template.metadata!.labels));
   });
 
-  test("pin directories mounted with HostToContainer propagation; the state dir on a hostPath", () => {
+  test("the host's /run mounted once, read-only, HostToContainer; the pin directories are the agent's defaults under it", () => {
     const volumes = new Map((pod().volumes ?? []).map((v) => [v.name, v]));
     const mounts = container().volumeMounts ?? [];
-    for (const dir of DEFAULT_NETNS_DIRS) {
-      const mount = mounts.find((m) => m.mountPath === dir);
-      assert.ok(mount, `${dir} is mounted`);
-      assert.equal(mount.mountPropagation, "HostToContainer", dir);
-      assert.equal(volumes.get(mount.name)?.hostPath?.path, dir);
-    }
+    const runs = mounts.filter((m) => volumes.get(m.name)?.hostPath?.path === "/run");
+    assert.equal(runs.length, 1, "one mount of the host's /run");
+    const [run] = runs;
+    assert.equal(volumes.get(run!.name)?.hostPath?.type, "Directory", "a /run that exists, made by nothing");
+    assert.equal(run!.readOnly, true);
+    assert.equal(run!.mountPropagation, "HostToContainer");
+    // Not over the container's own /run: the service account token is mounted at /var/run/secrets.
+    assert.doesNotMatch(run!.mountPath, /^\/(var\/)?run(\/|$)/);
+    const underRun = DEFAULT_NETNS_DIRS.map((dir) => {
+      const inRun = /^\/(?:var\/)?run\/(.+)$/.exec(dir);
+      assert.ok(inRun, `the default pin directory ${dir} is under /run`);
+      return join(run!.mountPath, inRun[1]!);
+    });
+    const env = { SOCKDIAG_AGENT_NETNS_DIRS: envValue("SOCKDIAG_AGENT_NETNS_DIRS") };
+    const parsed = parseOptions([], env);
+    assert.ok("run" in parsed);
+    assert.deepEqual(parsed.run.netnsDirs, underRun);
+  });
+
+  test("no hostPath volume makes a directory on the node but the agent's own state directory", () => {
+    const made = (pod().volumes ?? []).filter((v) => v.hostPath && v.hostPath.type !== "Directory");
+    assert.deepEqual(
+      made.map((v) => [v.hostPath?.path, v.hostPath?.type]),
+      [[envValue("SOCKDIAG_AGENT_STATE_DIR"), "DirectoryOrCreate"]],
+    );
+  });
+
+  test("the state dir on a hostPath, writable", () => {
+    const volumes = new Map((pod().volumes ?? []).map((v) => [v.name, v]));
+    const mounts = container().volumeMounts ?? [];
     const stateDir = envValue("SOCKDIAG_AGENT_STATE_DIR");
     assert.ok(stateDir);
     const state = mounts.find((m) => m.mountPath === stateDir);
@@ -226,6 +250,33 @@ if (!haveKubectl && process.env.CI !== "true")
     assert.deepEqual(plain(binding.subjects), [
       { kind: "ServiceAccount", name: sa.metadata!.name, namespace: sa.metadata!.namespace },
     ]);
+  });
+
+  test("the Dockerfile's stages start from one base image pinned by digest", () => {
+    const froms = [...read("Dockerfile").matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
+    assert.equal(froms.length, 2);
+    for (const image of froms) assert.match(image!, /^node:24-bookworm-slim@sha256:[0-9a-f]{64}$/);
+    assert.equal(froms[0], froms[1]);
+  });
+
+  test("the agent's image pinned by digest, as kustomization.yaml's comment shows it", () => {
+    const copy = mkdtempSync(join(tmpdir(), "sockdiag-agent-deploy-"));
+    try {
+      cpSync(DEPLOY, copy, { recursive: true });
+      const base = read("kustomization.yaml");
+      const example = /^ {2}# {3}- name: sockdiag-agent\n(?: {2}# {5}\S.*\n)+/m.exec(base)?.[0];
+      assert.ok(example, "kustomization.yaml shows an images entry with a digest");
+      const entry = example.replaceAll("  #   ", "  ");
+      const digest = /^ {4}digest: (sha256:[0-9a-f]{64})$/m.exec(entry)?.[1];
+      assert.ok(digest, entry);
+      const pinned = base.replace(/^images:\n(?:(?: {2}#.*| {2}- .*| {4}.*)\n)+/m, `images:\n${entry}`);
+      assert.notEqual(pinned, base);
+      writeFileSync(join(copy, "kustomization.yaml"), pinned);
+      const ds = kustomize(copy).find((o) => o.kind === "DaemonSet") as V1DaemonSet | undefined;
+      assert.equal(ds?.spec?.template.spec?.containers[0]?.image, `REGISTRY/sockdiag-agent@${digest}`);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   test("the PodMonitor component, as kustomization.yaml's comment enables it, scrapes the named port", () => {
