@@ -126,6 +126,16 @@ export class AgentMetrics {
     help: "Backends listed by some EndpointSlice, and removals not yet settled (terminated if they go away)",
     registers: [this.registry],
   });
+  /** Readiness as /readyz decides it, read at each scrape (observeReadiness). */
+  readonly ready: Gauge = new Gauge({
+    name: `${PREFIX}ready`,
+    help: "1 while the agent is ready (/readyz answers 200), else 0",
+    registers: [this.registry],
+    collect: () => {
+      this.ready.set(this.readiness() ? 1 : 0);
+    },
+  });
+  private readiness: () => boolean = () => false;
   readonly pending = new Gauge({
     name: `${PREFIX}pending_removals`,
     help: "Removals waiting for the coalescing window or for the batch in flight",
@@ -135,6 +145,11 @@ export class AgentMetrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     for (const name of GAUGES_NAMED_TOTAL) this.registry.removeSingleMetric(name);
+  }
+
+  /** Export `ready`, the check /readyz answers with, as the gauge sockdiag_agent_ready. */
+  observeReadiness(ready: () => boolean): void {
+    this.readiness = ready;
   }
 
   /** Count a finished removal batch. */

@@ -100,6 +100,7 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
   );
   const live = () => agent.isWorking();
   const ready = () => agent.isSynced() && watch.healthy() && auth.healthy();
+  metrics.observeReadiness(ready);
   const http = new AgentHttpServer(metrics.registry, { live, ready });
   const listen = await http.listen(options.listen);
   logger.info(

@@ -13,6 +13,7 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
   loadAllYaml,
+  loadYaml,
   type V1ClusterRole,
   type V1ClusterRoleBinding,
   type V1DaemonSet,
@@ -279,13 +280,16 @@ if (!haveKubectl && process.env.CI !== "true")
     }
   });
 
-  test("the PodMonitor component, as kustomization.yaml's comment enables it, scrapes the named port", () => {
+  test("the operator's components, as kustomization.yaml's comment enables them: a PodMonitor of the named port, the rules file's alerts", () => {
     const copy = mkdtempSync(join(tmpdir(), "sockdiag-agent-deploy-"));
     try {
       cpSync(DEPLOY, copy, { recursive: true });
       const base = read("kustomization.yaml");
-      const enabled = base.replace("# components:\n#   - podmonitor\n", "components:\n  - podmonitor\n");
-      assert.notEqual(enabled, base, "kustomization.yaml holds the commented-out component");
+      const enabled = base.replace(
+        "# components:\n#   - podmonitor\n#   - prometheus-rule\n",
+        "components:\n  - podmonitor\n  - prometheus-rule\n",
+      );
+      assert.notEqual(enabled, base, "kustomization.yaml holds the commented-out components");
       writeFileSync(join(copy, "kustomization.yaml"), enabled);
       const rendered = kustomize(copy);
       const monitors = rendered.filter((o) => o.kind === "PodMonitor") as (Rendered & {
@@ -296,7 +300,13 @@ if (!haveKubectl && process.env.CI !== "true")
       assert.equal(monitor!.metadata?.namespace, "kube-system");
       assert.deepEqual(monitor!.spec.selector.matchLabels, plain(ds().spec!.template.metadata!.labels));
       assert.deepEqual(monitor!.spec.podMetricsEndpoints, [{ port: "metrics", path: "/metrics" }]);
-      assert.equal(rendered.length, objects.length + 1);
+      const ruleObjects = rendered.filter((o) => o.kind === "PrometheusRule") as (Rendered & {
+        spec: unknown;
+      })[];
+      assert.equal(ruleObjects.length, 1);
+      assert.equal(ruleObjects[0]!.metadata?.namespace, "kube-system");
+      assert.deepEqual(ruleObjects[0]!.spec, loadYaml(read("prometheus/sockdiag-agent.rules.yaml")));
+      assert.equal(rendered.length, objects.length + 2);
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
