@@ -47,7 +47,8 @@ export function namespacesJson(
 /** A destroy report as a few lines: counts, then each stop and failure. */
 export function formatDestroyReport(report: DestroyReport): string {
   const counts = report.dryRun
-    ? `${report.matched} matched`
+    ? `${report.matched} matched, ${report.wouldDestroy} would be destroyed (dry run)` +
+      (report.skipped > 0 ? `, ${report.skipped} not attempted` : "")
     : `${report.matched} matched, ${report.destroyed} destroyed, ${report.gone} already gone, ${report.failed.length} failed` +
       (report.skipped > 0 ? `, ${report.skipped} not attempted` : "");
   const lines = [counts];

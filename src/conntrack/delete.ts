@@ -98,7 +98,8 @@ function entryDelete(
       new EntryDeleter(connect, scan.conn.receiveQueueBytes, { batchSize, onOutcome, signal }),
     emptyReport: emptyConntrackReport,
     add: (total, part) => addTally(total, part),
-    onMatched: onOutcome && ((e) => onOutcome(e, "matched")),
+    would: "wouldDelete",
+    onWould: onOutcome && ((e) => onOutcome(e, "wouldDelete")),
     noteOf: (err, target) => (err instanceof ConntrackUnavailableError ? noteOf(target, err) : undefined),
   });
 }

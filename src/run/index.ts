@@ -26,6 +26,7 @@ export {
   type RunReport,
   type Tally,
   type TallyCounts,
+  type WouldOf,
 } from "./report.js";
 export {
   type Batcher,

@@ -1,8 +1,9 @@
 /**
  * What every destroy and delete run counts, and the shape of its report over namespaces. Every
- * tally balances — matched = done + gone + failed.length + skipped, where done is `destroyed` for
- * sockets and `deleted` for conntrack entries — and `failed` is the list of failure records (the
- * socket or entry, the kernel's errno, its name, why).
+ * tally balances — matched = done + would + gone + failed.length + skipped, where done is
+ * `destroyed` for sockets and `deleted` for conntrack entries, and would (`wouldDestroy`,
+ * `wouldDelete`) what a dry run found and left alone (done stays 0 there) — and `failed` is the
+ * list of failure records (the socket or entry, the kernel's errno, its name, why).
  */
 import type { ConntrackEntry } from "../ctnl/index.js";
 import type { Socket } from "../diag/socket.js";
@@ -37,9 +38,13 @@ export type FailureOf<T extends RunItem> = T extends ConntrackEntry ? ConntrackF
 /** What was done to an item: "destroyed" for sockets, "deleted" for entries. */
 export type DoneOf<T extends RunItem> = T extends ConntrackEntry ? "deleted" : "destroyed";
 
+/** What a dry run counts for an item it would have acted on: "wouldDestroy" for sockets, "wouldDelete" for entries. */
+export type WouldOf<T extends RunItem> = T extends ConntrackEntry ? "wouldDelete" : "wouldDestroy";
+
 /**
  * Tally: the counts of one run, namespace, backend or termination, for sockets (`Tally`, with
- * `destroyed`) or conntrack entries (`Tally<ConntrackEntry>`, with `deleted`).
+ * `destroyed` and `wouldDestroy`) or conntrack entries (`Tally<ConntrackEntry>`, with `deleted`
+ * and `wouldDelete`).
  */
 export type Tally<T extends RunItem = Socket> = {
   /** Matched the query, filter and predicate. */
@@ -50,20 +55,21 @@ export type Tally<T extends RunItem = Socket> = {
   failed: FailureOf<T>[];
   /** Matched but not attempted, because an earlier answer (or a stop) made the attempt pointless. */
   skipped: number;
-} & { [K in DoneOf<T>]: number };
+} & { [K in DoneOf<T> | WouldOf<T>]: number };
 
 /** A tally in numbers only (failures counted, not listed): what logs and metrics carry. */
 export type TallyCounts<T extends RunItem = Socket> = Omit<Tally<T>, "failed"> & { failed: number };
 
-/** What happened to one matched item; "matched" is a dry run's only outcome. */
-export type Outcome<T extends RunItem = Socket> = DoneOf<T> | "gone" | "failed" | "skipped" | "matched";
+/** What happened to one matched item; a dry run's is WouldOf (its only outcome but "skipped"). */
+export type Outcome<T extends RunItem = Socket> = DoneOf<T> | WouldOf<T> | "gone" | "failed" | "skipped";
 
 /** A tally of sockets with nothing counted. */
 export function emptyTally(): Tally;
 /** A tally of conntrack entries with nothing counted. */
 export function emptyTally(done: "deleted"): Tally<ConntrackEntry>;
 export function emptyTally(done: "destroyed" | "deleted" = "destroyed"): Tally | Tally<ConntrackEntry> {
-  return { matched: 0, [done]: 0, gone: 0, failed: [], skipped: 0 } as unknown as Tally;
+  const would = done === "deleted" ? "wouldDelete" : "wouldDestroy";
+  return { matched: 0, [done]: 0, [would]: 0, gone: 0, failed: [], skipped: 0 } as unknown as Tally;
 }
 
 /** The counts of a tally, whatever it counts, as the arithmetic below sees them. */
@@ -75,12 +81,12 @@ export function addTally(total: Tally<ConntrackEntry>, other: Tally<ConntrackEnt
 export function addTally(total: object, other: object): void {
   const sum = total as unknown as Counts;
   const add = other as unknown as Counts;
-  for (const key of ["matched", "destroyed", "deleted", "gone", "skipped"])
+  for (const key of ["matched", "destroyed", "deleted", "wouldDestroy", "wouldDelete", "gone", "skipped"])
     if (typeof add[key] === "number") sum[key] = (sum[key] as number) + (add[key] as number);
   sum.failed.push(...add.failed);
 }
 
-/** Count one outcome (with its failure, for "failed"); a dry run's "matched" counts as matched only. */
+/** Count one outcome (with its failure, for "failed"). */
 export function countOutcome(tally: Tally, outcome: Outcome, failure?: DestroyFailure): void;
 export function countOutcome(
   tally: Tally<ConntrackEntry>,
@@ -92,7 +98,7 @@ export function countOutcome(tally: object, outcome: string, failure?: unknown):
   counts.matched = (counts.matched as number) + 1;
   if (outcome === "failed") {
     if (failure) counts.failed.push(failure);
-  } else if (outcome !== "matched") counts[outcome] = (counts[outcome] as number) + 1;
+  } else counts[outcome] = (counts[outcome] as number) + 1;
 }
 
 /**

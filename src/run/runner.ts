@@ -1,7 +1,7 @@
 /**
  * The destroy/delete runner: the one plan destroySockets and deleteConntrack follow. For each
  * namespace the selection visits it opens a scan, hands every candidate the predicate approves to a
- * batcher (or, in a dry run, only counts it), finishes the batches on the dump's own connection —
+ * batcher (or, in a dry run, only counts it as it would have acted on it), finishes the batches on the dump's own connection —
  * a second one is opened only if a batch fills while the dump runs — and adds the namespace's
  * report to the total, also when the namespace fails half way. A namespace that fails for a reason
  * of its own is recorded and the walk goes on; the caller's signal and predicate end the run with
@@ -30,7 +30,7 @@ import {
 } from "../options/index.js";
 import { type AbortSignalLike, type SockdiagError, SysError } from "../sys/errors.js";
 import { AbortError, approves, PredicateError, PredicateThrew, throwIfAborted } from "./errors.js";
-import type { RunItem, RunReport, Tally } from "./report.js";
+import type { RunItem, RunReport, Tally, WouldOf } from "./report.js";
 
 /** What every destroy and delete takes besides its selection of items. */
 export interface RunOptions<T extends RunItem> extends NamespaceSelection {
@@ -129,8 +129,10 @@ export interface RunKind<
   emptyReport(dryRun: boolean): R;
   /** Add a namespace's report into the total. */
   add(total: R, part: R): void;
+  /** What a dry run counts each candidate as: "wouldDestroy", "wouldDelete". */
+  readonly would: WouldOf<T>;
   /** Told each candidate of a dry run. */
-  onMatched?: ((item: T) => void) | undefined;
+  onWould?: ((item: T) => void) | undefined;
   /** The note for a namespace where there is nothing to do (`err` says why); undefined: not a note. */
   noteOf?(err: unknown, target: Target): NamespaceNote<string> | undefined;
 }
@@ -231,7 +233,8 @@ function* runIn<
     }
     throwIfAborted(signal);
     report.matched++;
-    kind.onMatched?.(args[0]);
+    (report as unknown as Record<string, number>)[kind.would]! += 1;
+    kind.onWould?.(args[0]);
   };
   try {
     for (const _ of kind.scan(scan, visit)) {

@@ -182,7 +182,8 @@ function socketDestroy(query: DestroyQuery): DestroyKind {
       batcher: (scan, connect) => destroyBatcher(scan, connect, { batchSize, onOutcome, signal }),
       emptyReport,
       add: addReport,
-      onMatched: onOutcome && ((s) => onOutcome(s, "matched")),
+      would: "wouldDestroy",
+      onWould: onOutcome && ((s) => onOutcome(s, "wouldDestroy")),
     }),
   };
 }

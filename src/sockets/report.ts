@@ -10,7 +10,10 @@ export interface DestroyStop {
   reason: string;
 }
 
-/** The outcome of destroySockets in one namespace or in total (in a dry run, nothing but `matched`). */
+/**
+ * The outcome of destroySockets in one namespace or in total (in a dry run, `wouldDestroy` counts
+ * what it found, `destroyed` stays 0: the report balances either way).
+ */
 export interface DestroyReport extends Tally {
   stops: DestroyStop[];
   dryRun: boolean;

@@ -98,6 +98,7 @@ export class ConntrackStep {
     result.tally = {
       matched: report.matched,
       deleted: report.deleted,
+      wouldDelete: report.wouldDelete,
       gone: report.gone,
       failed: [...report.failed],
       skipped: report.skipped,

@@ -458,8 +458,8 @@ export class BackendTerminator {
 
 /** One namespace's destroy report out of what the destroyer answered (its walk's lists left out). */
 function destroyReportOf(answer: ReturnType<SocketsDestroyer>): DestroyReport {
-  const { matched, destroyed, gone, failed, skipped, stops, dryRun } = answer;
-  return { matched, destroyed, gone, failed, skipped, stops, dryRun };
+  const { matched, destroyed, wouldDestroy, gone, failed, skipped, stops, dryRun } = answer;
+  return { matched, destroyed, wouldDestroy, gone, failed, skipped, stops, dryRun };
 }
 
 /** Options of one terminate() or terminateMany() call. */

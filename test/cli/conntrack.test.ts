@@ -91,7 +91,23 @@ describeAsRoot("sockdiag conntrack", () => {
     const dry = await sockdiag(["conntrack", "rm", "-N", ns.name, "--orig-src", "10.61.1.9", "--dry-run"]);
     assert.equal(dry.code, 0, dry.stderr);
     assert.equal(lines(dry.stdout).length, 10);
-    assert.match(dry.stderr, /10 conntrack entries matched \(dry run\)/);
+    assert.match(dry.stderr, /10 conntrack entries matched, 10 would be deleted \(dry run\)/);
+    const dryJson = await sockdiag([
+      "conntrack",
+      "rm",
+      "-N",
+      ns.name,
+      "--orig-src",
+      "10.61.1.9",
+      "--dry-run",
+      "-j",
+    ]);
+    const dryReport = JSON.parse(dryJson.stdout).report;
+    assert.deepEqual(
+      [dryReport.matched, dryReport.deleted, dryReport.wouldDelete, dryReport.gone, dryReport.skipped],
+      [10, 0, 10, 0, 0],
+      "the dry run's report balances",
+    );
     assert.equal(listConntrack({ netns: ns.name }).length, mixedTable().length);
     const r = await sockdiag(["conntrack", "rm", "-N", ns.name, "--orig-src", "10.61.1.9", "-j"]);
     assert.equal(r.code, 0, r.stderr);

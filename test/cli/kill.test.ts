@@ -23,6 +23,7 @@ interface KillJson {
   report: {
     matched: number;
     destroyed: number;
+    wouldDestroy: number;
     gone: number;
     failed: Array<{
       socket: { protocol: string; cookie: string };
@@ -119,15 +120,20 @@ describeAsRoot("sockdiag kill", () => {
     const table = await kill("-u", "--dry-run", ...filter);
     assert.equal(table.code, 0, table.stderr);
     for (const s of held) assert.ok(table.stdout.includes(`127.0.0.1:${s.sport}`), table.stdout);
-    assert.match(table.stderr, /^3 matched$/m);
+    assert.match(table.stderr, /^3 matched, 3 would be destroyed \(dry run\)$/m);
 
     const json = await kill("-u", "--dry-run", "-j", ...filter);
     assert.equal(json.code, 0, json.stderr);
     const { sockets, report } = JSON.parse(json.stdout) as KillJson;
     assert.deepEqual(cookiesOf(sockets), cookiesOf(held));
     assert.deepEqual(
-      [report.dryRun, report.matched, report.destroyed, report.failed, report.skipped],
-      [true, 3, 0, [], 0],
+      [report.dryRun, report.matched, report.destroyed, report.wouldDestroy, report.failed, report.skipped],
+      [true, 3, 0, 3, [], 0],
+    );
+    assert.equal(
+      report.matched,
+      report.destroyed + report.wouldDestroy + report.gone + report.failed.length + report.skipped,
+      "the dry run's report balances",
     );
     await assertAlive(held);
     await holder.close(held);
@@ -152,6 +158,7 @@ describeAsRoot("sockdiag kill", () => {
     assert.deepEqual(report, {
       matched: 3,
       destroyed: 3,
+      wouldDestroy: 0,
       gone: 0,
       failed: [],
       skipped: 0,

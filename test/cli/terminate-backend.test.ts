@@ -31,7 +31,14 @@ function sockdiag(...args: string[]): Promise<Run> {
   });
 }
 
-type Counts = { matched: number; destroyed: number; gone: number; failed: unknown[]; skipped: number };
+type Counts = {
+  matched: number;
+  destroyed: number;
+  wouldDestroy: number;
+  gone: number;
+  failed: unknown[];
+  skipped: number;
+};
 
 /** The JSON report: the library's BatchTerminationReport with each namespace's report in JSON form. */
 interface JsonReport {
@@ -39,7 +46,14 @@ interface JsonReport {
   namespaces: {
     netns: string;
     backends: Counts[];
-    report?: { matched: number; destroyed: number; gone: number; failed: unknown[]; dryRun: boolean };
+    report?: {
+      matched: number;
+      destroyed: number;
+      wouldDestroy: number;
+      gone: number;
+      failed: unknown[];
+      dryRun: boolean;
+    };
     error?: unknown;
   }[];
   total: Counts;
@@ -99,7 +113,14 @@ describeAsRoot("sockdiag terminate-backend", () => {
       perNamespace(report),
       [HOST, ...scene.pinnedNames].map((name) => [name, 3, 3, 0]),
     );
-    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 12,
+      destroyed: 12,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.deepEqual(report.sourceErrors, []);
     assert.equal(report.ok, true);
   });
@@ -121,7 +142,14 @@ describeAsRoot("sockdiag terminate-backend", () => {
     const hit = report.namespaces.filter((n) => (n.report?.matched ?? 0) > 0);
     assert.equal(hit.length, 4, "the host and the scene's three namespaces");
     assert.ok(hit.some((n) => n.netns === `pid:${scene.node(unpinned).holder.pid}`));
-    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 12,
+      destroyed: 12,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
   });
 
   test("the text report of an IPv6 backend names it in brackets and counts per namespace", async () => {
@@ -161,7 +189,14 @@ describeAsRoot("sockdiag terminate-backend", () => {
     assert.equal(run.code, 0);
     const report = json(run);
     await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m" || kind === "b6");
-    const counts = (n: number): Counts => ({ matched: n, destroyed: n, gone: 0, failed: [], skipped: 0 });
+    const counts = (n: number): Counts => ({
+      matched: n,
+      destroyed: n,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.deepEqual(
       report.backends.map((b) => [b.backend.address, b.total]),
       [
@@ -193,6 +228,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
     assert.equal(text.code, 0);
     assert.match(text.stdout, /^backend 127\.0\.0\.1:\d+ \(udp\) — dry run$/m);
     assert.match(text.stdout, /total: 3 matched, 3 would be destroyed, .* in 1 namespace\n$/);
+    assert.match(text.stdout, / matched 3 {2}would destroy 3\n/);
   });
 
   test("--dry-run counts and destroys nothing", async () => {
@@ -210,8 +246,19 @@ describeAsRoot("sockdiag terminate-backend", () => {
     assert.equal(run.code, 0);
     const report = json(run);
     await scene.expect(c, () => false);
-    assert.deepEqual(report.total, { matched: 12, destroyed: 0, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 12,
+      destroyed: 0,
+      wouldDestroy: 12,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.ok(report.namespaces.every((n) => n.report?.dryRun === true));
+    for (const n of report.namespaces) {
+      const r = n.report!;
+      assert.deepEqual([r.matched, r.destroyed, r.wouldDestroy], [3, 0, 3], n.netns);
+    }
   });
 
   test("--host-only visits only the host", async () => {

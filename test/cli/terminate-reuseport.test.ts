@@ -14,7 +14,14 @@ import { Scene } from "../terminator/scene.js";
 import { sockdiag } from "./cli.js";
 
 interface JsonReport {
-  total: { matched: number; destroyed: number; gone: number; failed: number; skipped: number };
+  total: {
+    matched: number;
+    destroyed: number;
+    wouldDestroy: number;
+    gone: number;
+    failed: number;
+    skipped: number;
+  };
   ok: boolean;
 }
 
@@ -76,6 +83,7 @@ describeAsRoot("sockdiag terminate-backend and SO_REUSEPORT groups", () => {
     assert.deepEqual(j4?.total, {
       matched: ipv4Targets.length,
       destroyed: ipv4Targets.length,
+      wouldDestroy: 0,
       gone: 0,
       failed: [],
       skipped: 0,
@@ -83,6 +91,7 @@ describeAsRoot("sockdiag terminate-backend and SO_REUSEPORT groups", () => {
     assert.deepEqual(j6?.total, {
       matched: v6.length,
       destroyed: v6.length,
+      wouldDestroy: 0,
       gone: 0,
       failed: [],
       skipped: 0,

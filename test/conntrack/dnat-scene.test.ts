@@ -123,7 +123,14 @@ describeAsRoot("terminate-backend clears the stale conntrack entry of a DNATed U
     const r = await sockdiag(["terminate-backend", `127.0.0.1:${PORT_A}`, "-N", ns.name, "-j"]);
     assert.equal(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout);
-    assert.deepEqual(report.conntrack, { matched: 1, deleted: 1, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.conntrack, {
+      matched: 1,
+      deleted: 1,
+      wouldDelete: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.deepEqual(report.namespaces[0].conntrack, report.conntrack);
     assert.equal(report.total.destroyed, 0, "no socket is connected to A itself");
 

@@ -56,9 +56,12 @@ describeAsRoot("sockdiag/promises conntrack calls give what the sync API gives",
     await conntrackTool(ns.name, ["-F"]);
     insertConntrack(ns.path, mixedTable());
     const query = { netns: ns.name, protocol: "udp", original: { dport: 53 } };
-    assert.deepStrictEqual(
-      await promises.deleteConntrack({ ...query, dryRun: true }),
-      sync.deleteConntrack({ ...query, dryRun: true }),
+    const dry = await promises.deleteConntrack({ ...query, dryRun: true });
+    assert.deepStrictEqual(dry, sync.deleteConntrack({ ...query, dryRun: true }));
+    assert.ok(dry.matched > 0);
+    assert.deepEqual(
+      [dry.deleted, dry.wouldDelete, dry.gone, dry.failed.length, dry.skipped],
+      [0, dry.matched, 0, 0, 0],
     );
     const asked: number[] = [];
     const report = await promises.deleteConntrack({

@@ -57,6 +57,12 @@ describeAsRoot("a termination shared over the worker pool", () => {
       [HOST, ...scene.pinnedNames],
     );
     assert.ok(viaPool.total.matched > 0, "the scene's clients were found");
+    // A dry run's merged report balances: what it found would be destroyed, nothing was.
+    for (const t of [viaPool.total, ...viaPool.backends.map((b) => b.total)])
+      assert.deepEqual(
+        [t.destroyed, t.wouldDestroy, t.gone, t.failed.length, t.skipped],
+        [0, t.matched, 0, 0, 0],
+      );
     const order: number[] = [];
     await new promises.BackendTerminator({
       ...config,

@@ -20,29 +20,48 @@ const entry = { protocol: "udp" } as unknown as ConntrackEntry;
 const failure = (code: string): DestroyFailure => ({ socket, errno: 1, code, message: code });
 const ctFailure: ConntrackFailure = { entry, errno: 16, code: "EBUSY", message: "busy" };
 
-test("countOutcome counts each outcome once, failures with their record, a dry run's match as matched only", () => {
+test("countOutcome counts each outcome once, failures with their record, a dry run's as would", () => {
   const c = emptyTally();
-  for (const o of ["destroyed", "destroyed", "gone", "skipped", "matched"] as const) countOutcome(c, o);
+  for (const o of ["destroyed", "destroyed", "gone", "skipped", "wouldDestroy"] as const) countOutcome(c, o);
   countOutcome(c, "failed", failure("EPERM"));
-  assert.deepEqual(c, { matched: 6, destroyed: 2, gone: 1, failed: [failure("EPERM")], skipped: 1 });
+  assert.deepEqual(c, {
+    matched: 6,
+    destroyed: 2,
+    wouldDestroy: 1,
+    gone: 1,
+    failed: [failure("EPERM")],
+    skipped: 1,
+  });
   const t = emptyTally("deleted");
   countOutcome(t, "deleted");
+  countOutcome(t, "wouldDelete");
   countOutcome(t, "failed", ctFailure);
-  assert.deepEqual(t, { matched: 2, deleted: 1, gone: 0, failed: [ctFailure], skipped: 0 });
+  assert.deepEqual(t, { matched: 3, deleted: 1, wouldDelete: 1, gone: 0, failed: [ctFailure], skipped: 0 });
+  assert.equal(t.matched, t.deleted + t.wouldDelete + t.gone + t.failed.length + t.skipped);
 });
 
 test("addTally adds every count and keep each failure; the sum balances", () => {
-  const a = { matched: 4, destroyed: 1, gone: 1, failed: [failure("EPERM")], skipped: 1 };
+  const a = { matched: 4, destroyed: 1, wouldDestroy: 0, gone: 1, failed: [failure("EPERM")], skipped: 1 };
   const total = emptyTally();
   addTally(total, a);
-  addTally(total, { matched: 2, destroyed: 2, gone: 0, failed: [], skipped: 0 });
-  assert.deepEqual(total, { matched: 6, destroyed: 3, gone: 1, failed: [failure("EPERM")], skipped: 1 });
-  assert.equal(total.matched, total.destroyed + total.gone + total.failed.length + total.skipped);
+  addTally(total, { matched: 2, destroyed: 0, wouldDestroy: 2, gone: 0, failed: [], skipped: 0 });
+  assert.deepEqual(total, {
+    matched: 6,
+    destroyed: 1,
+    wouldDestroy: 2,
+    gone: 1,
+    failed: [failure("EPERM")],
+    skipped: 1,
+  });
+  assert.equal(
+    total.matched,
+    total.destroyed + total.wouldDestroy + total.gone + total.failed.length + total.skipped,
+  );
   assert.equal(a.failed.length, 1, "the added report is not changed");
   const ct = emptyTally("deleted");
-  addTally(ct, { matched: 3, deleted: 1, gone: 1, failed: [ctFailure], skipped: 0 });
-  addTally(ct, { matched: 1, deleted: 0, gone: 0, failed: [], skipped: 1 });
-  assert.deepEqual(ct, { matched: 4, deleted: 1, gone: 1, failed: [ctFailure], skipped: 1 });
+  addTally(ct, { matched: 3, deleted: 1, wouldDelete: 0, gone: 1, failed: [ctFailure], skipped: 0 });
+  addTally(ct, { matched: 2, deleted: 0, wouldDelete: 1, gone: 0, failed: [], skipped: 1 });
+  assert.deepEqual(ct, { matched: 5, deleted: 1, wouldDelete: 1, gone: 1, failed: [ctFailure], skipped: 1 });
 });
 
 test("addReport keeps one stop per cause", () => {

@@ -77,7 +77,16 @@ describeAsRoot("destroySockets in a namespace", () => {
 
     const report = destroySockets(udpQuery(`dst 127.0.0.1:${rx.sport}`));
 
-    const counts = { matched: 3, destroyed: 3, gone: 0, failed: [], skipped: 0, stops: [], dryRun: false };
+    const counts = {
+      matched: 3,
+      destroyed: 3,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+      stops: [],
+      dryRun: false,
+    };
     assert.deepEqual(report, {
       ...counts,
       namespaces: [{ ...counts, netns: ns.name }],
@@ -195,8 +204,16 @@ describeAsRoot("destroySockets in a namespace", () => {
       onOutcome: (s, outcome) => outcomes.push(`${s.cookie}:${outcome}`),
     });
 
-    assert.deepEqual([report.dryRun, report.matched, report.destroyed, report.failed], [true, 3, 0, []]);
-    assert.deepEqual(outcomes.sort(), targets.map((s) => `${s.cookie}:matched`).sort());
+    assert.deepEqual(
+      [report.dryRun, report.matched, report.destroyed, report.wouldDestroy, report.failed, report.skipped],
+      [true, 3, 0, 3, [], 0],
+    );
+    assert.equal(report.matched, report.wouldDestroy + report.destroyed + report.gone + report.failed.length);
+    assert.deepEqual(
+      report.namespaces.map((n) => [n.matched, n.wouldDestroy]),
+      [[3, 3]],
+    );
+    assert.deepEqual(outcomes.sort(), targets.map((s) => `${s.cookie}:wouldDestroy`).sort());
     await assertDestroyedAndAlive([], targets);
   });
 

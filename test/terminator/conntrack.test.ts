@@ -24,6 +24,7 @@ function report(over: Partial<ConntrackDeleteReport> = {}): ConntrackDeleteRepor
   return {
     matched: 0,
     deleted: 0,
+    wouldDelete: 0,
     gone: 0,
     failed: [],
     skipped: 0,
@@ -93,14 +94,14 @@ test("one conntrack call per namespace for every UDP backend, counted per backen
     { family: "inet6", reply: { src: "fd00::7", sport: 5353 } },
   ]);
   assert.equal(queries[0]!.netns, undefined, "the host is the caller's own namespace");
-  assert.deepEqual(r.conntrack, { matched: 3, deleted: 2, gone: 1, failed: [], skipped: 0 });
+  assert.deepEqual(r.conntrack, { matched: 3, deleted: 2, wouldDelete: 0, gone: 1, failed: [], skipped: 0 });
   assert.deepEqual(r.namespaces[0]!.conntrack, r.conntrack);
   assert.deepEqual(
     r.backends.map((b) => b.conntrack),
     [
-      { matched: 2, deleted: 2, gone: 0, failed: [], skipped: 0 },
+      { matched: 2, deleted: 2, wouldDelete: 0, gone: 0, failed: [], skipped: 0 },
       undefined,
-      { matched: 1, deleted: 0, gone: 1, failed: [], skipped: 0 },
+      { matched: 1, deleted: 0, wouldDelete: 0, gone: 1, failed: [], skipped: 0 },
     ],
   );
   assert.equal(r.ok, true);
@@ -142,7 +143,7 @@ test("a conntrack failure is the namespace's conntrackError and makes the run no
     { targets: hostOnly, destroy: noSockets, deleteConntrack: thrown },
   ).terminate({ address: "10.0.0.5", port: 53 });
   assert.equal(r2.namespaces[0]!.conntrackError?.message, "cannot open");
-  assert.deepEqual(r2.conntrack, { matched: 0, deleted: 0, gone: 0, failed: [], skipped: 0 });
+  assert.deepEqual(r2.conntrack, { matched: 0, deleted: 0, wouldDelete: 0, gone: 0, failed: [], skipped: 0 });
   assert.equal(r2.ok, false);
 
   const noted = recording([], {

@@ -52,6 +52,7 @@ function refusedReport(query: DestroyQuery, errno: number, code: string, stop: D
   return {
     matched: rest.length + 1,
     destroyed: 0,
+    wouldDestroy: 0,
     gone: 0,
     failed: [{ socket: first, errno, code, message: stop.reason }],
     skipped: rest.length,
@@ -135,7 +136,14 @@ describeAsRoot("BackendTerminator faults", () => {
       [[b, "vanished"]],
     );
     assert.match(report.notes[0]?.message ?? "", new RegExp(b));
-    assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 9,
+      destroyed: 9,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.equal(report.ok, true); // a namespace gone with its sockets is reported, not a failure
   });
 
@@ -191,7 +199,14 @@ describeAsRoot("BackendTerminator faults", () => {
       report.notes.map((n) => [n.netns, n.skipped]),
       [["zz-plain-file", "plain-file"]],
     );
-    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 12,
+      destroyed: 12,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.equal(report.ok, false);
   });
 
@@ -227,6 +242,7 @@ describeAsRoot("BackendTerminator faults", () => {
     assert.deepEqual(report.total, {
       matched: 12,
       destroyed: 9,
+      wouldDestroy: 0,
       gone: 0,
       failed: refused?.failed,
       skipped: 2,
@@ -263,6 +279,7 @@ describeAsRoot("BackendTerminator faults", () => {
     assert.deepEqual(report.total, {
       matched: 6,
       destroyed: 3,
+      wouldDestroy: 0,
       gone: 0,
       failed: report.namespaces[1]?.report?.failed,
       skipped: 2,
@@ -299,7 +316,14 @@ describeAsRoot("BackendTerminator faults", () => {
     assert.ok(error?.cause instanceof RangeError);
     assert.equal((error.cause as Error).message, `boom in ${b}`);
     assert.deepEqual(warned, [b]);
-    assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 9,
+      destroyed: 9,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.equal(report.ok, false);
   });
 

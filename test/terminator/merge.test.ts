@@ -24,6 +24,7 @@ const destroy: SocketsDestroyer = (query) => {
   const report: DestroyReport = {
     matched: n,
     destroyed: n,
+    wouldDestroy: 0,
     gone: 0,
     failed: [],
     skipped: 0,

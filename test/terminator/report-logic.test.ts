@@ -36,7 +36,7 @@ function answer(
     code: "EBUSY",
     message: "busy",
   }));
-  return { matched, destroyed, gone, failed: failures, skipped, stops: [], dryRun: false };
+  return { matched, destroyed, wouldDestroy: 0, gone, failed: failures, skipped, stops: [], dryRun: false };
 }
 
 /**
@@ -60,7 +60,8 @@ function seam(destroy: SocketsDestroyer, names: string[], errors: NetnsError[] =
   return { destroy, targets: targetsFrom(source) };
 }
 
-const balanced = (t: Tally) => t.matched === t.destroyed + t.gone + t.failed.length + t.skipped;
+const balanced = (t: Tally) =>
+  t.matched === t.destroyed + t.wouldDestroy + t.gone + t.failed.length + t.skipped;
 
 test("the total is the sum of the namespaces, and every count balances", () => {
   const answers = [answer(5, 3, 1, 1, 0), answer(4, 4, 0, 0, 0), answer(2, 0, 0, 0, 2)];
@@ -77,6 +78,7 @@ test("the total is the sum of the namespaces, and every count balances", () => {
   assert.deepEqual(report.total, {
     matched: 11,
     destroyed: 7,
+    wouldDestroy: 0,
     gone: 1,
     failed: answers[0]!.failed,
     skipped: 2,
@@ -131,6 +133,7 @@ test("a namespace that failed after destroying began keeps its counts in the tot
     {
       matched: 6,
       destroyed: 4,
+      wouldDestroy: 0,
       gone: 0,
       failed: 2,
       skipped: 0,

@@ -19,6 +19,7 @@ import { HOST, type Scene, useScene } from "./scene.js";
 const tally = (matched: number, destroyed = matched): Tally => ({
   matched,
   destroyed,
+  wouldDestroy: 0,
   gone: 0,
   failed: [],
   skipped: 0,
@@ -31,6 +32,7 @@ function assertBalanced(report: BatchTerminationReport): void {
       (a, t) => ({
         matched: a.matched + t.matched,
         destroyed: a.destroyed + t.destroyed,
+        wouldDestroy: a.wouldDestroy + t.wouldDestroy,
         gone: a.gone + t.gone,
         failed: [...a.failed, ...t.failed],
         skipped: a.skipped + t.skipped,
@@ -42,11 +44,12 @@ function assertBalanced(report: BatchTerminationReport): void {
     assert.deepEqual(sum(n.backends), {
       matched: r.matched,
       destroyed: r.destroyed,
+      wouldDestroy: r.wouldDestroy,
       gone: r.gone,
       failed: r.failed,
       skipped: r.skipped,
     });
-    if (!r.dryRun) assert.equal(r.matched, r.destroyed + r.gone + r.failed.length + r.skipped);
+    assert.equal(r.matched, r.destroyed + r.wouldDestroy + r.gone + r.failed.length + r.skipped);
   }
   report.backends.forEach((b, i) => {
     assert.deepEqual(b.total, sum(report.namespaces.map((n) => n.backends[i]!)));
@@ -127,7 +130,7 @@ describeAsRoot("BackendTerminator.terminateMany", () => {
     ]);
 
     await scene.expect(c, () => false);
-    const dry = (matched: number): Tally => ({ ...tally(matched, 0) });
+    const dry = (matched: number): Tally => ({ ...tally(matched, 0), wouldDestroy: matched });
     assert.deepEqual(
       report.namespaces.map((n) => n.backends),
       [

@@ -54,7 +54,14 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
         n.netns,
       );
     }
-    assert.deepEqual(report.total, { matched: 12, destroyed: 12, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 12,
+      destroyed: 12,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.deepEqual(report.sourceErrors, []);
     assert.equal(report.unsupported, undefined);
     assert.equal(report.ok, true);
@@ -78,7 +85,14 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
     await scene.expect(c, (_node, kind) => kind === "a6");
     assert.deepEqual(outcomes(report), everywhere([HOST, ...scene.pinnedNames], 1));
-    assert.deepEqual(report.total, { matched: 4, destroyed: 4, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 4,
+      destroyed: 4,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.equal(report.ok, true);
   });
 
@@ -125,7 +139,14 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
     await scene.expect(c, (_node, kind, s) => (kind === "a4" || kind === "a4m") && !kept.includes(s));
     assert.equal(asked.length, 12, "the predicate sees every candidate, and only those");
     for (const k of keptCookies) assert.ok(asked.includes(k));
-    assert.deepEqual(report.total, { matched: 9, destroyed: 9, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 9,
+      destroyed: 9,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.deepEqual(
       report.namespaces.map((n) => n.report?.matched),
       [2, 2, 2, 3],
@@ -142,7 +163,14 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
     );
 
     await scene.expect(c, () => false);
-    assert.deepEqual(report.total, { matched: 12, destroyed: 0, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(report.total, {
+      matched: 12,
+      destroyed: 0,
+      wouldDestroy: 12,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.ok(report.namespaces.every((n: NamespaceResult) => n.report?.dryRun === true));
     assert.equal(report.ok, true);
   });
@@ -189,7 +217,14 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
     await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m");
     assert.equal(first.total.destroyed, 12);
-    assert.deepEqual(second.total, { matched: 0, destroyed: 0, gone: 0, failed: [], skipped: 0 });
+    assert.deepEqual(second.total, {
+      matched: 0,
+      destroyed: 0,
+      wouldDestroy: 0,
+      gone: 0,
+      failed: [],
+      skipped: 0,
+    });
     assert.equal(second.ok, true);
   });
 });

@@ -76,8 +76,8 @@ export interface LibraryTerminatorConfig {
 
 export function emptyOutcome(): BatchOutcome {
   return {
-    sockets: { matched: 0, destroyed: 0, gone: 0, failed: 0, skipped: 0 },
-    conntrack: { matched: 0, deleted: 0, gone: 0, failed: 0, skipped: 0 },
+    sockets: { matched: 0, destroyed: 0, wouldDestroy: 0, gone: 0, failed: 0, skipped: 0 },
+    conntrack: { matched: 0, deleted: 0, wouldDelete: 0, gone: 0, failed: 0, skipped: 0 },
     namespaces: { visited: 0, failed: 0 },
     errors: [],
     touched: [],

@@ -92,7 +92,7 @@ function remove(query: ConntrackQuery, values: ParsedValues): number {
       dryRun,
       all: Boolean(values.all),
       onOutcome: (e, outcome) => {
-        if (outcome === "deleted" || outcome === "matched") output.add(e);
+        if (outcome === "deleted" || outcome === "wouldDelete") output.add(e);
       },
     });
   } catch (err) {
@@ -119,13 +119,13 @@ function reportJson(r: ConntrackDeleteReport): Record<string, unknown> {
 function formatReport(r: ConntrackDeleteReport): string {
   const lines = [
     r.dryRun
-      ? `${r.matched} conntrack entries matched (dry run)`
+      ? `${r.matched} conntrack entries matched, ${r.wouldDelete} would be deleted (dry run)`
       : `${r.matched} matched, ${r.deleted} deleted, ${r.gone} already gone, ${r.failed.length} failed${r.skipped ? `, ${r.skipped} not attempted` : ""}`,
   ];
   if (r.namespaces.length > 1)
     for (const n of r.namespaces)
       lines.push(
-        `  ${escapeText(n.netns).padEnd(24)} matched ${n.matched}  deleted ${n.deleted}  gone ${n.gone}  failed ${n.failed.length}`,
+        `  ${escapeText(n.netns).padEnd(24)} matched ${n.matched}  ${r.dryRun ? `would delete ${n.wouldDelete}` : `deleted ${n.deleted}`}  gone ${n.gone}  failed ${n.failed.length}`,
       );
   for (const f of r.failed.slice(0, 20))
     lines.push(

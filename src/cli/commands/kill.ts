@@ -97,7 +97,7 @@ export async function destroySelected(
       dryRun: options.dryRun,
       signal: stop.signal,
       onOutcome: (socket, outcome) => {
-        if (outcome === "destroyed" || outcome === "matched") output.add(socket);
+        if (outcome === "destroyed" || outcome === "wouldDestroy") output.add(socket);
       },
     });
     report = await drive(run, () => {

@@ -129,20 +129,20 @@ function formatReport(report: BatchTerminationReport): string {
       );
   if (report.conntrack) lines.push(`conntrack: ${conntrackCounts(report.conntrack, dry)}`);
   lines.push(
-    `total: ${total.matched} matched, ${dry ? `${total.matched} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed.length} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
+    `total: ${total.matched} matched, ${dry ? `${total.wouldDestroy} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed.length} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
   );
   return `${lines.join("\n")}\n`;
 }
 
 function conntrackCounts(t: Tally<ConntrackEntry>, dry: boolean): string {
   return dry
-    ? `${t.matched} matched`
+    ? `${t.matched} matched, ${t.wouldDelete} would be deleted`
     : `${t.matched} matched, ${t.deleted} deleted, ${t.gone} already gone, ${t.failed.length} failed${t.skipped ? `, ${t.skipped} not attempted` : ""}`;
 }
 
 function counts(t: Tally, dry: boolean): string {
   return dry
-    ? `matched ${t.matched}`
+    ? `matched ${t.matched}  would destroy ${t.wouldDestroy}`
     : `matched ${t.matched}  destroyed ${t.destroyed}  gone ${t.gone}  failed ${t.failed.length}`;
 }
 
@@ -172,7 +172,8 @@ function describeSockets(n: NamespaceResult): string {
   if (n.skipped || !n.report) return "skipped (the kernel cannot destroy sockets)";
   const r = n.report;
   const parts = [`matched ${r.matched}`];
-  if (!r.dryRun) parts.push(`destroyed ${r.destroyed}`, `gone ${r.gone}`, `failed ${r.failed.length}`);
+  if (r.dryRun) parts.push(`would destroy ${r.wouldDestroy}`);
+  else parts.push(`destroyed ${r.destroyed}`, `gone ${r.gone}`, `failed ${r.failed.length}`);
   const first = r.failed[0];
   if (first) parts.push(`(${first.code}: ${first.message})`);
   return parts.join("  ");
