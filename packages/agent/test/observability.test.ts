@@ -101,6 +101,32 @@ describe("deploy/ against the agent's /metrics", () => {
   });
 });
 
+describe("Grafana dashboard", () => {
+  interface Panel {
+    type: string;
+    title: string;
+    datasource?: { uid?: string };
+    targets?: { expr: string; datasource?: { uid?: string } }[];
+  }
+
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's syntax for its variable `datasource`
+  const PICKED_DATA_SOURCE = "${datasource}";
+
+  test("each panel queries the data source picked at import, for the agents selected", () => {
+    const panels = (JSON.parse(read("grafana/sockdiag-agent.json")) as { panels: Panel[] }).panels;
+    const charts = panels.filter((p) => p.type !== "row");
+    assert.ok(charts.length > 0);
+    for (const panel of charts) {
+      assert.equal(panel.datasource?.uid, PICKED_DATA_SOURCE, panel.title);
+      assert.ok((panel.targets ?? []).length > 0, panel.title);
+      for (const target of panel.targets ?? []) {
+        assert.equal(target.datasource?.uid, PICKED_DATA_SOURCE, panel.title);
+        assert.match(target.expr, /\{instance=~"\$instance"\}/, panel.title);
+      }
+    }
+  });
+});
+
 describe("alert rules", () => {
   test("promtool checks the rules file and passes its unit tests", () => {
     assert.match(promtool("check", "rules", RULES_FILE), /SUCCESS: \d+ rules found/);
