@@ -1,18 +1,20 @@
 /**
  * Text from other users in a table — a unix socket's path, a process name (-p) — is escaped as
  * `ls -b` escapes a file name, so that it can neither forge a row nor drive the terminal; JSON
- * keeps the exact text, and a name that is not UTF-8 carries its bytes (nameBytes, base64).
+ * keeps the exact text, and a name that is not UTF-8 carries its bytes (nameBytes, base64). A
+ * namespace pin name is escaped the same way.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { escapeText } from "../../src/cli/escape.js";
 import { AF_UNIX, bind, close, listen, SOCK_STREAM, socket } from "../../src/sys/index.js";
+import { describeAsRoot } from "../kit/index.js";
 import { type JsonSocket, sockdiag, sockdiagJson } from "./cli.js";
 
 test("escapeText escapes as ls -b: C escapes, a doubled backslash, octal for the other controls", () => {
@@ -117,4 +119,49 @@ test("a unix path or process name cannot forge a row or reach the terminal in th
     [[holder.pid, COMM]],
   );
   assert.ok(row(h).includes(`users:(("ev\\033]0;x\\a\\nudp b\\\\",pid=${holder.pid},`), row(h));
+});
+
+describeAsRoot("pin names in tables", () => {
+  /** A pin name with a newline, a made-up row and a terminal escape. */
+  const PIN = "pin\n(host)  forged\x1b[2J";
+  let pins: string;
+
+  before(() => {
+    pins = mkdtempSync(join(tmpdir(), "sdt-esc-pins-"));
+    writeFileSync(join(pins, PIN), "");
+    execFileSync("unshare", [`--net=${join(pins, PIN)}`, "true"]);
+  });
+  after(() => {
+    spawnSync("umount", [join(pins, PIN)]);
+    rmSync(pins, { recursive: true, force: true });
+  });
+
+  test("a pin name is escaped in netns ls and in ls's Netns column; JSON keeps it exact", async () => {
+    const escaped = "pin\\n(host)  forged\\033[2J";
+    const json = await sockdiag(["netns", "ls", "--netns-dir", pins, "-j"]);
+    assert.equal(json.code, 0, json.stderr);
+    const rows = JSON.parse(json.stdout) as { name: string | null }[];
+    assert.ok(
+      rows.some((r) => r.name === PIN),
+      json.stdout,
+    );
+    for (const args of [
+      ["netns", "ls", "--netns-dir", pins],
+      // The kernel keeps netlink sockets of its own in every namespace.
+      ["ls", "-a", "-A", "netlink", "--all-netns", "--no-discover", "--netns-dir", pins],
+    ]) {
+      const table = await sockdiag(args);
+      assert.equal(table.code, 0, table.stderr);
+      const lines = table.stdout.split("\n");
+      assert.deepEqual(
+        lines.filter((l) => l.startsWith("(host)  forged") || l.includes("\x1b")),
+        [],
+        `${args.join(" ")}: no forged row, no escape byte`,
+      );
+      assert.ok(
+        lines.some((l) => l.startsWith(escaped)),
+        `${args.join(" ")}:\n${table.stdout}`,
+      );
+    }
+  });
 });
