@@ -24,15 +24,17 @@ export function isValidPort(n: unknown): n is number {
 /**
  * The canonical text of an address as the library terminates it (sockdiag's checkBackend: IPv6 as
  * RFC 5952 prints it, so "fd00:0::5" and "fd00::5" are one backend; "::ffff:10.0.0.5" is the IPv4
- * backend "10.0.0.5"), or undefined when it is not an IP address or carries a zone id ("%eth0",
- * which an EndpointSlice address cannot mean): one backend, one key. Never throws.
+ * backend "10.0.0.5"), or undefined when it is not an IP address, carries a zone id ("%eth0",
+ * which an EndpointSlice address cannot mean) or is no backend's address (unspecified or
+ * broadcast: 0.0.0.0, ::, 255.255.255.255, which the library refuses): one backend, one key. Never
+ * throws.
  */
 export function canonicalAddress(address: string): string | undefined {
   if (isIP(address) === 0) return undefined;
   try {
     return checkBackend(address, 1).address;
   } catch {
-    return undefined; // a zone id
+    return undefined;
   }
 }
 

@@ -169,7 +169,10 @@ function readParts(raw: unknown, protocols: ReadonlySet<AgentProtocol>): SliceRe
       const canonical =
         typeof address === "string" && isFamily(address) ? canonicalAddress(address) : undefined;
       if (canonical === undefined) {
-        skipped.push({ reason: "address", detail: `address ${show(address)} is not an ${family} address` });
+        skipped.push({
+          reason: "address",
+          detail: `address ${show(address)} is not an ${family} address a backend can have`,
+        });
         continue;
       }
       read = true;

@@ -120,6 +120,12 @@ describe("readSlice", () => {
         ["address"],
       ],
       [
+        "address unspecified",
+        (s) => ((s.endpoints as Record<string, unknown>[])[0]!.addresses = ["0.0.0.0"]),
+        ["10.0.0.2"],
+        ["address"],
+      ],
+      [
         "address a number",
         (s) => ((s.endpoints as Record<string, unknown>[])[0]!.addresses = [7]),
         ["10.0.0.2"],
