@@ -47,7 +47,7 @@ export function namespacesJson(
 /** A destroy report as a few lines: counts, then each stop and failure. */
 export function formatDestroyReport(report: DestroyReport): string {
   const counts = report.dryRun
-    ? `${report.matched} matched, ${report.wouldDestroy} would be destroyed (dry run)` +
+    ? `${report.matched} matched, ${report.wouldDestroy} would be destroyed; dry run: nothing was destroyed` +
       (report.skipped > 0 ? `, ${report.skipped} not attempted` : "")
     : `${report.matched} matched, ${report.destroyed} destroyed, ${report.gone} already gone, ${report.failed.length} failed` +
       (report.skipped > 0 ? `, ${report.skipped} not attempted` : "");

@@ -134,8 +134,8 @@ export class TableWriter {
     lengths[r] = byteLength(label);
     lengths[r + 1] = id.length;
     lengths[r + 2] = state.length;
-    lengths[r + 3] = digits(s.rqueue);
-    lengths[r + 4] = digits(s.wqueue);
+    lengths[r + 3] = queueWidth(s.rqueue);
+    lengths[r + 4] = queueWidth(s.wqueue);
     // A unix, packet or netlink socket's whole local and peer cells (inet cells are written from their fields).
     const inet = s.family === "inet" || s.family === "inet6";
     let local = "";
@@ -178,12 +178,8 @@ export class TableWriter {
       if (this.options.netnsColumn) cell(out, label, widths[0]!);
       cell(out, id, widths[1]!);
       cell(out, state, widths[2]!);
-      out
-        .spaces(widths[3]! - lengths[r + 3]!)
-        .uint(s.rqueue)
-        .char(32)
-        .spaces(widths[4]! - lengths[r + 4]!)
-        .uint(s.wqueue)
+      queue(out.spaces(widths[3]! - lengths[r + 3]!), s.rqueue).char(32);
+      queue(out.spaces(widths[4]! - lengths[r + 4]!), s.wqueue)
         .char(32)
         .end(spans.head);
     }
@@ -322,6 +318,20 @@ class RowSpans {
 }
 
 /** A left-aligned cell and its separating space. */
+/**
+ * A queue length as ss prints it, a C int: the kernel's u32 past 2^31 reads negative — a socket
+ * being freed (watch, ss -E) has a Send-Q of -1 (sk_wmem_alloc, already 0, less one).
+ */
+function queue(out: AsciiWriter, n: number): AsciiWriter {
+  const signed = n | 0;
+  return signed < 0 ? out.char(45).uint(-signed) : out.uint(n);
+}
+
+function queueWidth(n: number): number {
+  const signed = n | 0;
+  return signed < 0 ? 1 + digits(-signed) : digits(n);
+}
+
 function cell(out: AsciiWriter, text: string, width: number): void {
   out.text(text).spaces(width - byteLength(text) + 1);
 }

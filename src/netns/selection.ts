@@ -104,14 +104,20 @@ const OWN: Target = { netns: undefined, ref: undefined, label: undefined };
  * The namespaces `selection` visits, in order. A single one is opened here and closed when the
  * walk ends (throws InvalidNetnsNameError, NetnsNotFoundError, NotANetnsError, NetnsError); with
  * "all", handles are lent until the walk moves on, and the namespaces that cannot be opened go to
- * `findings` (failures, or notes for those passed over without that being a failure).
+ * `findings` (failures, or notes for those passed over without that being a failure). `onFound` is
+ * told, before the first namespace, how many the walk found (some may vanish before their turn).
  */
-export function* targetsOf(selection: NamespaceSelection, findings: WalkFindings): Generator<Target> {
+export function* targetsOf(
+  selection: NamespaceSelection,
+  findings: WalkFindings,
+  onFound?: (total: number) => void,
+): Generator<Target> {
   const { netns: selector } = selection;
   if (selector === "all") {
-    yield* allTargets(selection, findings);
+    yield* allTargets(selection, findings, onFound);
     return;
   }
+  onFound?.(1);
   if (selector === undefined) {
     yield OWN;
     return;
@@ -138,7 +144,11 @@ function isOwn(netns: NetNS): boolean {
   return netns.equals(own);
 }
 
-function* allTargets(selection: NamespaceSelection, findings: WalkFindings): Generator<Target> {
+function* allTargets(
+  selection: NamespaceSelection,
+  findings: WalkFindings,
+  onFound: ((total: number) => void) | undefined,
+): Generator<Target> {
   const found = walkNetns({
     netnsDirs: selection.netnsDirs,
     discover: selection.discover ?? true,
@@ -151,7 +161,10 @@ function* allTargets(selection: NamespaceSelection, findings: WalkFindings): Gen
       findings.namespaceFailures.push(found.errors[failures]!);
     for (; notes < found.notes.length; notes++) findings.notes.push(found.notes[notes]!);
   };
+  let told = false;
   for (const entry of found) {
+    if (!told && found.found !== undefined) onFound?.(found.found);
+    told = true;
     report();
     yield entry.host ? OWN : { netns: entry.netns, ref: entry.ref, label: entry.ref.label };
   }

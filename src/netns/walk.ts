@@ -67,9 +67,10 @@ export function recordNetnsError(
   else failures.push({ netns: label, error });
 }
 
-/** Where the walk puts each failure it meets. */
+/** Where the walk puts each failure it meets, and how many namespaces it found when it started. */
 interface FailureSink {
   push(error: NetnsError): void;
+  found?(count: number): void;
 }
 
 /**
@@ -82,9 +83,17 @@ export class NetnsIteration<T> implements Iterable<T> {
   readonly errors: NamespaceFailure[] = [];
   /** Namespaces passed over so far in the current pass (vanished, unreadable, no namespace in a pin). */
   readonly notes: NamespaceNote[] = [];
+  /**
+   * How many namespaces the current pass found when it started (some may vanish before they are
+   * opened): undefined until its first step.
+   */
+  found: number | undefined;
   readonly #walk: (errors: FailureSink) => Iterator<T>;
   readonly #sink: FailureSink = {
     push: (error) => recordNetnsError(error, error.netns, this.errors, this.notes),
+    found: (count) => {
+      this.found = count;
+    },
   };
 
   /** `walk` yields the entries and pushes every failure into the sink it is given. */
@@ -96,6 +105,7 @@ export class NetnsIteration<T> implements Iterable<T> {
     threadNetns.assertUsable();
     this.errors.length = 0;
     this.notes.length = 0;
+    this.found = undefined;
     return this.#walk(this.#sink);
   }
 }
@@ -165,6 +175,9 @@ function* walk(options: WalkOptions, errors: FailureSink): Generator<NetnsEntry>
   const host = options.host ?? "found";
   const self = host === "found" ? undefined : current();
   try {
+    const sightings = scan(options, errors);
+    const selfFound = self !== undefined && sightings.has(`${self.dev}:${self.ino}`);
+    errors.found?.(sightings.size - (selfFound ? 1 : 0) + (host === "first" ? 1 : 0));
     if (self && host === "first") {
       yield {
         ref: { ...self.ref, label: HOST_NETNS_NAME },
@@ -175,7 +188,7 @@ function* walk(options: WalkOptions, errors: FailureSink): Generator<NetnsEntry>
         netns: self,
       };
     }
-    for (const s of scan(options, errors).values()) {
+    for (const s of sightings.values()) {
       if (self && s.dev === self.dev && s.ino === self.ino) continue;
       const opened = openSighting(s, errors);
       if (!opened) continue;

@@ -66,7 +66,7 @@ export async function terminateShared(
       const { onNamespace } = config;
       // Each run counts its own namespaces: the caller is told each one's place in the whole walk.
       const share: SentConfig = onNamespace
-        ? { ...config, onNamespace: (result, index) => onNamespace(result, mine[index]!) }
+        ? { ...config, onNamespace: (result, index) => onNamespace(result, mine[index]!, walk.refs.length) }
         : config;
       try {
         const report = await worker(w).call(

@@ -98,8 +98,11 @@ export interface TerminatorConfig extends NamespaceSelection {
   /** Count and report, destroy nothing. */
   dryRun?: boolean;
   logger?: Logger;
-  /** Called after each namespace, e.g. for a progress line. */
-  onNamespace?: (result: NamespaceResult, index: number) => void;
+  /**
+   * Called after each namespace, e.g. for a progress line ("namespace 37 of 412"): its place in the
+   * walk, and how many namespaces the walk found when it started (some may vanish before their turn).
+   */
+  onNamespace?: (result: NamespaceResult, index: number, total: number | undefined) => void;
   /**
    * Also delete the UDP conntrack entries whose reply source is a backend (flows DNATed to it), in
    * every namespace visited. Default true; it concerns backends whose protocol covers UDP.
@@ -171,6 +174,8 @@ interface Run {
   report: BatchTerminationReport;
   /** The run's conntrack step, when it deletes conntrack entries. */
   conntrack: ConntrackStep | undefined;
+  /** How many namespaces the walk found when it started. */
+  total?: number;
 }
 
 /**
@@ -182,7 +187,7 @@ export class BackendTerminator {
   private readonly destroy: SocketsDestroyer | undefined;
   private readonly logger: Logger;
   private readonly deleteConntrack: ConntrackDeleter | undefined;
-  private readonly targets: (findings: WalkFindings) => Iterable<Target>;
+  private readonly targets: (findings: WalkFindings, onFound: (total: number) => void) => Iterable<Target>;
 
   /**
    * Throws QueryError for a malformed configuration: an unknown key, a flag that is not a boolean,
@@ -192,7 +197,7 @@ export class BackendTerminator {
     checkTerminatorConfig(config);
     this.config = config;
     const selection: NamespaceSelection = { ...config, netns: config.netns ?? "all" };
-    this.targets = seam.targets ?? ((findings) => targetsOf(selection, findings));
+    this.targets = seam.targets ?? ((findings, onFound) => targetsOf(selection, findings, onFound));
     this.destroy = seam.destroy;
     this.deleteConntrack = seam.deleteConntrack;
     this.logger = config.logger ?? noLogger;
@@ -286,7 +291,12 @@ export class BackendTerminator {
   private visitNamespaces(run: Run): void {
     const broken: Error[] = [];
     const findings: WalkFindings = { namespaceFailures: [], notes: run.report.notes };
-    const walk = guarded(this.targets(findings), broken);
+    const walk = guarded(
+      this.targets(findings, (total) => {
+        run.total = total;
+      }),
+      broken,
+    );
     const { destroyIn, report } = run;
     // With a core to spare, the next namespace's dump runs on another thread meanwhile. Asked at
     // each call: a container's CPU set can change while the process runs.
@@ -399,7 +409,8 @@ export class BackendTerminator {
     if (run.conntrack) this.visitConntrack(name, target, run.conntrack, run, result);
     report.namespaces.push(result);
     const onNamespace = this.config.onNamespace;
-    if (onNamespace) this.callSafely(report, () => onNamespace(result, report.namespaces.length - 1));
+    if (onNamespace)
+      this.callSafely(report, () => onNamespace(result, report.namespaces.length - 1, run.total));
   }
 
   private log(

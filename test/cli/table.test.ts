@@ -17,6 +17,31 @@ function endpoint(s: InetSocket, host: string, port: number): string {
   return `${s.family === "inet" ? host : `[${host}]`}:${port === 0 ? "*" : port}`;
 }
 
+test("a queue past 2^31 reads negative, as ss prints it: a freed socket's Send-Q is -1", () => {
+  const freed = socketFromWords({
+    family: "inet",
+    protocol: "udp",
+    stateCode: 7,
+    sport: 40000,
+    dport: 53,
+    srcWords: [0x7f000001],
+    dstWords: [0x7f000001],
+    rqueue: 2 ** 31,
+    wqueue: 2 ** 32 - 1,
+    cookie: 1n,
+    inode: 1,
+  });
+  const [header, row] = renderTable([freed], { display, header: true, netnsColumn: false })
+    .toString()
+    .split("\n");
+  assert.deepEqual(row!.trim().split(/ +/).slice(2, 4), ["-2147483648", "-1"]);
+  assert.equal(
+    row!.indexOf("-1 ") + 2,
+    header!.indexOf("Send-Q") + "Send-Q".length,
+    "right-aligned under its header",
+  );
+});
+
 test("each row shows its own socket's cells, aligned as ss aligns them", () => {
   fc.assert(
     fc.property(repeatingInetSockets, fc.boolean(), (sockets, netnsColumn) => {
@@ -32,8 +57,8 @@ test("each row shows its own socket's cells, aligned as ss aligns them", () => {
           ...(netnsColumn ? [s.netns?.label ?? "(host)"] : []),
           s.protocol,
           LABELS[s.state],
-          String(s.rqueue),
-          String(s.wqueue),
+          String(s.rqueue | 0),
+          String(s.wqueue | 0),
           endpoint(s, s.src, s.sport),
           endpoint(s, s.dst, s.dport),
         ];

@@ -227,7 +227,10 @@ describeAsRoot("sockdiag terminate-backend", () => {
     );
     assert.equal(text.code, 0);
     assert.match(text.stdout, /^backend 127\.0\.0\.1:\d+ \(udp\) — dry run$/m);
-    assert.match(text.stdout, /total: 3 matched, 3 would be destroyed, .* in 1 namespace\n$/);
+    assert.match(
+      text.stdout,
+      /total: 3 matched, 3 would be destroyed, .* in 1 namespace\ndry run: nothing was destroyed and no conntrack entry deleted\n$/,
+    );
     assert.match(text.stdout, / matched 3 {2}would destroy 3\n/);
   });
 

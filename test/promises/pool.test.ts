@@ -63,15 +63,15 @@ describeAsRoot("a termination shared over the worker pool", () => {
         [t.destroyed, t.wouldDestroy, t.gone, t.failed.length, t.skipped],
         [0, t.matched, 0, 0, 0],
       );
-    const order: number[] = [];
+    const order: [number, number | undefined][] = [];
     await new promises.BackendTerminator({
       ...config,
-      onNamespace: (_r, i) => void order.push(i),
+      onNamespace: (_r, i, total) => void order.push([i, total]),
     }).terminateMany(backends());
     assert.deepEqual(
-      order.sort((a, b) => a - b),
-      [0, 1, 2, 3],
-      "onNamespace is told each namespace's place in the whole walk",
+      order.sort((a, b) => a[0] - b[0]),
+      [0, 1, 2, 3].map((i) => [i, 4]),
+      "onNamespace is told each namespace's place in the whole walk, and the walk's size",
     );
   });
 

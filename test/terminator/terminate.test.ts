@@ -32,12 +32,12 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
 
   test("an IPv4 backend aborts exactly its IPv4 and v4-mapped clients in every namespace", async () => {
     const c = await open();
-    const seen: [number, string][] = [];
+    const seen: [number, string, number | undefined][] = [];
     const logged: string[] = [];
     const terminator = new BackendTerminator({
       netnsDirs: [scene.dir],
       discover: false,
-      onNamespace: (r, i) => seen.push([i, r.netns]),
+      onNamespace: (r, i, total) => seen.push([i, r.netns, total]),
       logger: { info: (m, f) => logged.push(`${m} ${f?.netns}`), warn: (m) => logged.push(`warn ${m}`) },
     });
     const report = terminator.terminate({ address: "127.0.0.1", port: scene.portA });
@@ -67,7 +67,8 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
     assert.equal(report.ok, true);
     assert.deepEqual(
       seen,
-      names.map((name, i) => [i, name]),
+      names.map((name, i) => [i, name, names.length]),
+      "each namespace's place, of how many the walk found",
     );
     assert.deepEqual(
       logged,

@@ -40,11 +40,15 @@ export const LS: CommandSpec = {
       help: "the namespace's socket counters, as ss -s prints them (-j: as JSON)",
     },
     { name: "kill", short: "K", help: "destroy what is selected, as ss -K: the rules of `sockdiag kill`" },
+    {
+      name: "verbose",
+      help: "also say which protocols this kernel cannot list (no sock_diag handler); -v is ss's --version",
+    },
   ],
   details: [
     "Protocols without -t/-u/-w/-x/-M/-S/-0/-A/-f...: tcp, udp, raw, sctp, mptcp, unix, packet, netlink, vsock, xdp",
     "(ss -A all) — those this kernel cannot list (no sock_diag handler, e.g. sctp) are left out, with a note on",
-    "stderr under -a. With -K: tcp and udp, as kill. -A and -f combine with the other flags as in ss: -A",
+    "stderr under -a where -A or -f named them, or with --verbose. With -K: tcp and udp, as kill. -A and -f combine with the other flags as in ss: -A",
     "starts from no table, each table brings its family and each family its tables (`-4 -x`: IPv4 and unix).",
     "Raw sockets without raw_diag are read from /proc/net/raw{,6} in the namespace, as ss does (not killable).",
     "STATE: established, syn-sent, syn-recv, fin-wait-1, fin-wait-2, time-wait, close (unconnected),",
@@ -121,8 +125,9 @@ export function runLs(argv: readonly string[]): number | Promise<number> {
     process.stderr.write(
       "sockdiag: note: no cgroup2 file system is mounted: cgroups show as unreachable:ID\n",
     );
-  // With -a the user asked for everything there is: say what this kernel could not list.
-  if (values.all)
+  // Say what this kernel could not list where asked: with --verbose, or under -a where a table or
+  // family flag named it (the default's gaps are the same on every run of this kernel).
+  if (values.verbose || (values.all && selection.explicitTables))
     for (const protocol of iteration.unsupported)
       process.stderr.write(
         `sockdiag: note: ${protocol} not listed: this kernel has no sock_diag handler for it\n`,

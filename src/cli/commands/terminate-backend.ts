@@ -85,8 +85,9 @@ export function runTerminateBackend(argv: readonly string[]): number {
     conntrack: !values["no-conntrack"],
     ...chosen,
     netns: one ?? "all",
-    onNamespace: (_result, index) => {
-      if (progress && index + 1 >= PROGRESS_FROM) process.stderr.write(`\r${index + 1} namespaces done`);
+    onNamespace: (_result, index, total) => {
+      if (progress && index + 1 >= PROGRESS_FROM)
+        process.stderr.write(`\rnamespace ${index + 1}${total === undefined ? "" : ` of ${total}`}`);
     },
   };
   const report = new BackendTerminator(config).terminateMany(
@@ -131,6 +132,8 @@ function formatReport(report: BatchTerminationReport): string {
   lines.push(
     `total: ${total.matched} matched, ${dry ? `${total.wouldDestroy} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed.length} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,
   );
+  if (dry)
+    lines.push(`dry run: nothing was destroyed${report.conntrack ? " and no conntrack entry deleted" : ""}`);
   return `${lines.join("\n")}\n`;
 }
 
