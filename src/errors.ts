@@ -24,6 +24,7 @@ export {
   PinDirectoryNotFoundError,
 } from "./netns/errors.js";
 export { QueryError } from "./options/errors.js";
+export { CallbackTimeoutError, WorkerStoppedError } from "./promises/worker-errors.js";
 export { AbortError, EmptySelectionError, PredicateError } from "./run/errors.js";
 export { DestroyError, NamespacesFailedError, UnsupportedProtocolError } from "./sockets/errors.js";
 export { ForeignError, MisuseError, SockdiagError, SysError } from "./sys/errors.js";

@@ -3,25 +3,67 @@
  * referenced only while a call or a chunk is awaited (an idle worker never keeps the process alive),
  * and replaced by a fresh one if it ends. Each call carries its own abort flag, shared with the
  * worker, which checks it before every request it would send.
+ *
+ * A caller's callback runs here while the worker waits for its answer. The wait is bounded: a
+ * callback still pending when the call aborts, or past the call's `callbackTimeout`, is answered
+ * with AbortError or CallbackTimeoutError, which the worker takes as the callback's throw, so the
+ * call ends with its report. A worker that then stays silent for the client's `silence` bound is
+ * terminated (its calls reject with WorkerStoppedError) and the next call starts a new one.
  */
 import { existsSync } from "node:fs";
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import type { NamespaceFailure } from "../netns/index.js";
 import { NetNS } from "../netns/index.js";
-import { AbortError } from "../run/index.js";
+import { AbortError, PredicateError } from "../run/index.js";
 import { MisuseError } from "../sys/errors.js";
 import type { CallMap, CallName, SentArgs, StreamMap, StreamName } from "./ops.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
 import { isCloneError, unsendableAnswer, unsendableArgument } from "./sendable.js";
 import { readChunk, type SocketChunk, type StreamItem, yieldTurn } from "./wire.js";
+import { CallbackTimeoutError, WorkerStoppedError } from "./worker-errors.js";
 
 type Fn = (...args: unknown[]) => unknown;
+
+/** What every call of sockdiag/promises takes besides its own options. */
+export interface Abortable {
+  /**
+   * Once aborted, no further request is sent, the batch in flight is finished, a callback still
+   * pending is answered with AbortError, and the call rejects with AbortError whose `report`
+   * says what was done.
+   */
+  signal?: AbortSignal | undefined;
+  /**
+   * How long a callback (predicate, onOutcome, onNamespace, a logger's method) may take to settle,
+   * in ms: past it, the worker is answered as if the callback threw CallbackTimeoutError (a
+   * predicate's ends the call with PredicateError, others are reported in `callbackErrors`), and
+   * so is every later call of that callback in the call. Default 30,000.
+   */
+  callbackTimeout?: number | undefined;
+}
+
+/** The default of Abortable#callbackTimeout. */
+export const CALLBACK_TIMEOUT_MS = 30_000;
+
+/** The default of the client's `silence` bound: a worker's silence after an abort, at most. */
+export const SILENCE_MS = 30_000;
 
 /** A caller's function the worker may call, and its name in the call's arguments ("predicate"). */
 interface Callback {
   fn: Fn;
   name: string;
+  /** Why it is no longer waited for (it outlived a bound): later calls are answered with this. */
+  stuck?: Error;
+}
+
+/** How a callback settled, for the worker. */
+type Answer = [what: "returned" | "threw", value: unknown];
+
+/** A worker thread, with its port and flag for answers to callbacks. */
+interface Thread {
+  worker: Worker;
+  reply: MessagePort;
+  replied: Int32Array;
 }
 
 interface Pending {
@@ -29,6 +71,10 @@ interface Pending {
   /** Stops telling the worker about the caller's signal. */
   release?: () => void;
   signal?: AbortSignal | undefined;
+  /** Abortable#callbackTimeout. */
+  timeout: number;
+  /** A callback was answered with the abort: the call ends with AbortError, whatever comes next. */
+  cutShort?: boolean;
   onChunk(chunk: SocketChunk, met: Met, done: boolean): void;
   resolve(value: unknown): void;
   reject(err: unknown): void;
@@ -43,22 +89,42 @@ interface Met {
 /** Chunks of a stream decoded ahead of the consumer, at most: back-pressure beyond that. */
 const HIGH_WATER_MARK = 2;
 
+/** How a WorkerClient runs its worker: tests put a worker of their own and short bounds. */
+export interface WorkerClientOptions {
+  /** The worker thread's script. Default: sockdiag's worker (see workerScript). */
+  script?: URL;
+  /** How long the worker may stay silent while an aborted call waits on it, in ms. Default SILENCE_MS. */
+  silence?: number;
+}
+
 export class WorkerClient {
-  #worker: Worker | undefined;
-  #reply: MessagePort | undefined;
-  #replied: Int32Array | undefined;
+  #thread: Thread | undefined;
   readonly #pending = new Map<number, Pending>();
   /** Calls and pulls awaited: the worker is referenced while there is one. */
   #active = 0;
   #next = 1;
+  readonly #script: URL | undefined;
+  readonly #silenceMs: number;
+  /** Armed while an aborted call waits on the worker; each message from it starts it again. */
+  #silence: NodeJS.Timeout | undefined;
+
+  constructor(options: WorkerClientOptions = {}) {
+    this.#script = options.script;
+    this.#silenceMs = options.silence ?? SILENCE_MS;
+  }
+
+  get #worker(): Worker | undefined {
+    return this.#thread?.worker;
+  }
 
   /** Run `op` in the worker; its sockets go to `onChunk` as they come. */
   call<K extends CallName>(
     op: K,
     args: SentArgs<CallMap[K]["args"]>,
-    signal: AbortSignal | undefined,
+    control: Abortable | undefined,
     onChunk?: Pending["onChunk"],
   ): Promise<CallMap[K]["result"]> {
+    const signal = control?.signal;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new AbortError(signal));
       // Packed before anything is registered: arguments that cannot go reject the call, and leave
@@ -66,7 +132,7 @@ export class WorkerClient {
       const callbacks: Callback[] = [];
       const packed = this.#pack(args, callbacks);
       const id = this.#next++;
-      const [abort, release] = abortFlag(signal);
+      const [abort, release] = abortFlag(signal, () => this.#watch());
       this.#activate(1);
       const finish = () => {
         this.#pending.delete(id);
@@ -76,6 +142,7 @@ export class WorkerClient {
       this.#pending.set(id, {
         callbacks,
         signal,
+        timeout: control?.callbackTimeout ?? CALLBACK_TIMEOUT_MS,
         onChunk: onChunk ?? (() => {}),
         resolve: (v) => {
           finish();
@@ -109,13 +176,13 @@ export class WorkerClient {
     op: StreamName,
     args: unknown[],
     signal: AbortSignal | undefined,
-    pending: Omit<Pending, "callbacks">,
+    pending: Omit<Pending, "callbacks" | "timeout">,
   ): number {
     const callbacks: Callback[] = [];
     const packed = this.#pack(args, callbacks);
     const id = this.#next++;
     const [abort, release] = abortFlag(signal);
-    this.#pending.set(id, { ...pending, callbacks, release, signal });
+    this.#pending.set(id, { ...pending, callbacks, release, signal, timeout: CALLBACK_TIMEOUT_MS });
     this.#activate(1);
     try {
       this.#send({ t: "open", id, op, args: packed, abort });
@@ -181,41 +248,78 @@ export class WorkerClient {
   }
 
   #start(): Worker {
-    if (this.#worker) return this.#worker;
+    if (this.#thread) return this.#thread.worker;
     const { port1, port2 } = new MessageChannel();
     const replyFlag = new SharedArrayBuffer(4);
-    const worker = new Worker(workerScript(), {
+    const worker = new Worker(this.#script ?? workerScript(), {
       workerData: { replyPort: port2, replyFlag },
       transferList: [port2],
     });
     if (this.#active === 0) worker.unref();
     port1.unref();
-    worker.on("message", (m: ToMain) => this.#onMessage(m));
-    worker.on("error", (err) => this.#ended(worker, err));
+    const thread: Thread = { worker, reply: port1, replied: new Int32Array(replyFlag) };
+    worker.on("message", (m: ToMain) => this.#onMessage(thread, m));
+    worker.on("error", (err) => this.#ended(worker, () => err));
     worker.on("exit", (code) =>
-      this.#ended(worker, new Error(`sockdiag/promises: the worker thread ended (exit code ${code})`)),
+      this.#ended(worker, () => new Error(`sockdiag/promises: the worker thread ended (exit code ${code})`)),
     );
-    this.#worker = worker;
-    this.#reply = port1;
-    this.#replied = new Int32Array(replyFlag);
+    this.#thread = thread;
     return worker;
   }
 
-  /** The worker ended: every call still waiting on it fails; the next call starts a new one. */
-  #ended(worker: Worker, err: Error): void {
+  /** The worker ended: every call still waiting on it fails (`errorOf`); the next call starts a new one. */
+  #ended(worker: Worker, errorOf: (p: Pending) => unknown): void {
     if (this.#worker !== worker) return;
-    this.#worker = undefined;
-    this.#reply?.close();
+    this.#thread?.reply.close();
+    this.#thread = undefined;
+    clearTimeout(this.#silence);
+    this.#silence = undefined;
     const pending = [...this.#pending.values()];
     this.#pending.clear();
+    for (const p of pending) p.reject(errorOf(p));
+    // Nothing is awaited from this worker any more, whatever the rejections counted down.
     this.#active = 0;
-    for (const p of pending) p.reject(err);
   }
 
-  #onMessage(m: ToMain): void {
+  /** A call was aborted: the worker has `silence` ms to say something, or it is stopped. */
+  #watch(): void {
+    if (this.#silence || !this.#thread) return;
+    this.#silence = setTimeout(() => this.#stop(), this.#silenceMs);
+    this.#silence.unref();
+  }
+
+  /** The worker said something: it has another `silence` ms while an aborted call still waits. */
+  #heard(): void {
+    if (!this.#silence) return;
+    if ([...this.#pending.values()].some((p) => p.signal?.aborted)) this.#silence.refresh();
+    else {
+      clearTimeout(this.#silence);
+      this.#silence = undefined;
+    }
+  }
+
+  /** Terminate a worker silent past the bound; its calls reject with WorkerStoppedError. */
+  #stop(): void {
+    const worker = this.#worker;
+    if (!worker) return;
+    this.#ended(
+      worker,
+      (p) =>
+        new WorkerStoppedError(this.#silenceMs, p.signal?.aborted ? new AbortError(p.signal) : undefined),
+    );
+    void worker.terminate();
+  }
+
+  #onMessage(thread: Thread, m: ToMain): void {
+    if (thread !== this.#thread) return;
+    this.#handle(thread, m);
+    this.#heard();
+  }
+
+  #handle(thread: Thread, m: ToMain): void {
     const p = this.#pending.get(m.id);
     if (m.t === "callback") {
-      void this.#answer(p, m.fn, m.args);
+      void this.#answer(thread, p, m.fn, m.args);
       return;
     }
     if (!p) return;
@@ -227,11 +331,16 @@ export class WorkerClient {
       }
       const met = m.met ? (unpack(m.met, hooks) as Met) : { failures: [], notes: [] };
       p.onChunk(m.chunk, met, Boolean(m.done));
-    } else if (m.t === "done") p.resolve(unpack(m.result, hooks));
-    else {
+    } else if (m.t === "done") {
+      const result = unpack(m.result, hooks);
+      if (p.cutShort) p.reject(new AbortError(p.signal, result));
+      else p.resolve(result);
+    } else {
       this.#pending.delete(m.id);
       p.release?.();
-      const err = unpack(m.error, hooks);
+      let err = unpack(m.error, hooks);
+      // A predicate answered with the abort ended the run: the call was aborted, and says so.
+      if (p.cutShort && err instanceof PredicateError) err = new AbortError(p.signal, err.report);
       // The worker saw only the flag: the signal's reason is here.
       if (err instanceof AbortError && err.cause === undefined && p.signal?.reason !== undefined)
         Object.defineProperty(err, "cause", { value: p.signal.reason, configurable: true, writable: true });
@@ -240,45 +349,79 @@ export class WorkerClient {
   }
 
   /** Run a caller's function the worker called, and wake the worker with its answer. */
-  async #answer(p: Pending | undefined, fn: number, args: Packed): Promise<void> {
+  async #answer(thread: Thread, p: Pending | undefined, fn: number, args: Packed): Promise<void> {
     const callback = p?.callbacks[fn];
-    let answer: [what: "returned" | "threw", value: unknown];
-    try {
-      if (!callback) throw new MisuseError("sockdiag/promises: callback of a finished call");
-      const hooks = { fn: (n: number) => p!.callbacks[n]!.fn };
-      answer = ["returned", await callback.fn(...(unpack(args, hooks) as unknown[]))];
-    } catch (err) {
-      answer = ["threw", err];
-    }
-    this.#wake(callback?.name ?? "callback", ...answer);
+    const answer: Answer =
+      p && callback
+        ? await settle(p, callback, args)
+        : ["threw", new MisuseError("sockdiag/promises: callback of a finished call")];
+    this.#wake(thread, callback?.name ?? "callback", ...answer);
   }
 
   /**
    * Send a callback's answer and wake the worker. An answer that cannot go (a function, a Symbol)
    * is replaced by an error naming the callback: to the worker, the callback threw it.
    */
-  #wake(name: string, what: "returned" | "threw", value: unknown): void {
+  #wake(thread: Thread, name: string, what: Answer[0], value: unknown): void {
     const packed = pack(value);
     const reply: Reply = what === "returned" ? { result: packed } : { error: packed };
     try {
-      this.#reply?.postMessage(reply, transferOf(packed));
+      thread.reply.postMessage(reply, transferOf(packed));
     } catch (err) {
       if (!isCloneError(err)) throw err;
       const error = pack(unsendableAnswer(name, what, packed.value));
-      this.#reply?.postMessage({ error } satisfies Reply, transferOf(error));
+      thread.reply.postMessage({ error } satisfies Reply, transferOf(error));
     }
-    Atomics.store(this.#replied!, 0, 1);
-    Atomics.notify(this.#replied!, 0);
+    Atomics.store(thread.replied, 0, 1);
+    Atomics.notify(thread.replied, 0);
   }
 }
 
-/** A flag the worker reads, set when `signal` aborts; and how to stop listening to the signal. */
-function abortFlag(signal: AbortSignal | undefined): [SharedArrayBuffer, () => void] {
+/**
+ * Run `callback` of call `p` with the worker's `args`: how it settled, or, if it is still pending
+ * when the call aborts or past the call's timeout, an error for the worker to take as its throw
+ * (its late answer is dropped).
+ */
+function settle(p: Pending, callback: Callback, args: Packed): Promise<Answer> {
+  const { signal, timeout } = p;
+  if (callback.stuck) return Promise.resolve(["threw", callback.stuck]);
+  return new Promise((resolve) => {
+    const done = (answer: Answer) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(answer);
+    };
+    const giveUp = (err: Error) => {
+      callback.stuck = err;
+      done(["threw", err]);
+    };
+    const timer = setTimeout(() => giveUp(new CallbackTimeoutError(callback.name, timeout)), timeout);
+    const onAbort = () => {
+      p.cutShort = true;
+      giveUp(new AbortError(signal));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const hooks = { fn: (n: number) => p.callbacks[n]!.fn };
+    (async () => callback.fn(...(unpack(args, hooks) as unknown[])))().then(
+      (value) => done(["returned", value]),
+      (err: unknown) => done(["threw", err]),
+    );
+  });
+}
+
+/**
+ * A flag the worker reads, set when `signal` aborts (`onAbort` is told too); and how to stop
+ * listening to the signal.
+ */
+function abortFlag(signal: AbortSignal | undefined, onAbort?: () => void): [SharedArrayBuffer, () => void] {
   const buf = new SharedArrayBuffer(4);
   if (!signal) return [buf, () => {}];
-  const onAbort = () => Atomics.store(new Int32Array(buf), 0, 1);
-  signal.addEventListener("abort", onAbort, { once: true });
-  return [buf, () => signal.removeEventListener("abort", onAbort)];
+  const flag = () => {
+    Atomics.store(new Int32Array(buf), 0, 1);
+    onAbort?.();
+  };
+  signal.addEventListener("abort", flag, { once: true });
+  return [buf, () => signal.removeEventListener("abort", flag)];
 }
 
 /**

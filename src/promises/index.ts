@@ -6,7 +6,9 @@
  * only on that thread. Every call takes `signal`: once it aborts, no further request is sent, the
  * batch in flight is finished, and the call rejects with AbortError whose `report` says what was
  * done. Callbacks (predicate, onOutcome, logger, onNamespace) run on the caller's thread and may
- * return Promises; each costs one round trip between the threads.
+ * return Promises; each costs one round trip between the threads. One still pending when the
+ * signal aborts, or past the call's `callbackTimeout` (ms, default 30,000), is taken to have thrown
+ * AbortError or CallbackTimeoutError: the call settles with its report whatever a callback never does.
  *
  * @example
  * import { listSockets, BackendTerminator } from "sockdiag/promises";
@@ -51,7 +53,7 @@ import {
   AsyncSocketIteration,
   drain,
   SocketWatchStream,
-  splitSignal,
+  splitControl,
 } from "./streams.js";
 import { PacedDecoder } from "./wire.js";
 
@@ -74,13 +76,13 @@ export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate"> & {
  * NamespacesFailedError, which carries the sockets listed and the failures (as sockdiag's).
  */
 export async function listSockets<const Q extends AsyncQuery>(query?: Q): Promise<QuerySocket<Q>[]> {
-  const [rest, signal] = splitSignal<AsyncQuery>(query === undefined ? {} : query);
+  const [rest, control] = splitControl<AsyncQuery>(query === undefined ? {} : query);
   const out: QuerySocket<Q>[] = [];
   const decoder = new PacedDecoder((s) => {
     // The query's protocols decide which sockets come, as in sockdiag's SocketIteration.
     out.push(s as QuerySocket<Q>);
   });
-  const { failures } = await client.call("listSockets", [rest], signal, (chunk) => decoder.push(chunk));
+  const { failures } = await client.call("listSockets", [rest], control, (chunk) => decoder.push(chunk));
   await decoder.drained();
   throwIfNamespacesFailed(out, failures);
   return out;
@@ -97,8 +99,8 @@ export function iterateSockets<const Q extends AsyncQuery>(query?: Q): AsyncSock
  * destroyed, gone or failed before the stop, the rest of what was found counted as skipped.
  */
 export async function destroySockets(query: AsyncDestroyQuery): Promise<NamespacedDestroyReport> {
-  const [rest, signal] = splitSignal(query);
-  return client.call("destroySockets", [rest], signal);
+  const [rest, control] = splitControl(query);
+  return client.call("destroySockets", [rest], control);
 }
 
 /** Destroy exactly `socket` in the namespace it was listed in (see sockdiag's destroySocket). */
@@ -106,8 +108,8 @@ export async function destroySocket(
   socket: Socket | InetSocketFields,
   options: Omit<DestroySocketOptions, "signal"> & Abortable = {},
 ): Promise<"destroyed" | "gone"> {
-  const [rest, signal] = splitSignal(options);
-  return client.call("destroySocket", [socket, rest], signal);
+  const [rest, control] = splitControl(options);
+  return client.call("destroySocket", [socket, rest], control);
 }
 
 /**
@@ -129,8 +131,8 @@ export class BackendTerminator {
   async terminate(backend: Backend, options: Abortable = {}): Promise<TerminationReport> {
     checkNamespaceSelection(this.config);
     if (!isShared(this.config)) {
-      const [rest, signal] = splitSignal(options);
-      return client.call("terminate", [this.config, backend, rest], signal);
+      const [rest, control] = splitControl(options);
+      return client.call("terminate", [this.config, backend, rest], control);
     }
     try {
       return singleReport(await this.terminateMany([backend], options));
@@ -151,12 +153,12 @@ export class BackendTerminator {
     options: Abortable = {},
   ): Promise<BatchTerminationReport> {
     checkNamespaceSelection(this.config);
-    const [rest, signal] = splitSignal(options);
+    const [rest, control] = splitControl(options);
     // Bad backends are refused here, before any namespace is listed.
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
     if (!isShared(this.config) || set.size === 0)
-      return client.call("terminateMany", [this.config, backends, rest], signal);
-    return terminateShared(this.config, backends, rest, signal);
+      return client.call("terminateMany", [this.config, backends, rest], control);
+    return terminateShared(this.config, backends, rest, control);
   }
 }
 
@@ -165,8 +167,8 @@ export async function terminateUDPConnectionsToBackend(
   backend: string,
   options: AsyncTerminatorConfig & Abortable = {},
 ): Promise<TerminationReport> {
-  const [rest, signal] = splitSignal(options);
-  return client.call("terminateUDPConnectionsToBackend", [backend, withLoggerStandIns(rest)], signal);
+  const [rest, control] = splitControl(options);
+  return client.call("terminateUDPConnectionsToBackend", [backend, withLoggerStandIns(rest)], control);
 }
 
 /**
@@ -184,7 +186,8 @@ export function watchSockets(query: WatchQuery & Abortable = {}): SocketWatchStr
 
 /** What this kernel and these privileges support, checked on the worker's thread. */
 export async function probe(options: Abortable = {}): Promise<ProbeResult> {
-  return client.call("probe", [], options?.signal);
+  const [, control] = splitControl(options);
+  return client.call("probe", [], control);
 }
 
 /** A conntrack query with its signal. */
@@ -217,10 +220,10 @@ class AsyncConntrackIteration implements AsyncIterable<ConntrackEntry> {
   constructor(private readonly query: AsyncConntrackQuery) {}
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ConntrackEntry> {
-    const [rest, signal] = splitSignal(this.query);
+    const [rest, control] = splitControl(this.query);
     this.failures.length = 0;
     this.notes.length = 0;
-    yield* drain(client.open("iterateConntrack", [rest], signal), this);
+    yield* drain(client.open("iterateConntrack", [rest], control.signal), this);
   }
 }
 
@@ -234,8 +237,8 @@ export function iterateConntrack(query: AsyncConntrackQuery = {}): AsyncConntrac
  * onOutcome run on the caller's thread. Aborting rejects with AbortError whose `report` balances.
  */
 export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise<ConntrackDeleteReport> {
-  const [rest, signal] = splitSignal(query);
-  return client.call("deleteConntrack", [rest], signal);
+  const [rest, control] = splitControl(query);
+  return client.call("deleteConntrack", [rest], control);
 }
 
 export type { WatchQuery } from "../sockets/watch.js";

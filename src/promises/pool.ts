@@ -11,7 +11,7 @@ import { availableParallelism } from "node:os";
 import { AbortError } from "../run/index.js";
 import type { Backend, BatchTerminationReport } from "../terminator/index.js";
 import { mergeReports, type ReportPart } from "../terminator/merge.js";
-import { client, WorkerClient } from "./client.js";
+import { type Abortable, client, WorkerClient } from "./client.js";
 import type { CallMap, SentArgs } from "./ops.js";
 
 /** A terminator's configuration as the caller's thread sends it (its callbacks may be async). */
@@ -47,14 +47,15 @@ export async function terminateShared(
   config: SentConfig,
   backends: readonly Backend[],
   options: object,
-  signal: AbortSignal | undefined,
+  control: Abortable,
 ): Promise<BatchTerminationReport> {
+  const { signal } = control;
   const selection = {
     netns: "all" as const,
     netnsDirs: config.netnsDirs,
     discover: config.discover,
   };
-  const walk = await client.call("listTargets", [selection], signal);
+  const walk = await client.call("listTargets", [selection], control);
   const size = Math.min(poolSize(), walk.refs.length);
   const chunks = chunked(walk.refs.length, size);
   const parts: ReportPart[] = [];
@@ -72,7 +73,7 @@ export async function terminateShared(
         const report = await worker(w).call(
           "terminateManyAt",
           [share, backends, mine.map((i) => walk.refs[i]), options],
-          signal,
+          control,
         );
         parts.push({ report, places: mine });
       } catch (err) {

@@ -4,31 +4,30 @@
  */
 import type { InetSocket, Socket } from "../diag/socket.js";
 import { checkNamespaceSelection, type NamespaceFailure, type NamespaceSelection } from "../netns/index.js";
-import { isOptionsObject } from "../options/index.js";
+import { checkPositiveInteger, isOptionsObject } from "../options/index.js";
 import type { NamespacedQuery } from "../sockets/index.js";
 import type { WatchQuery } from "../sockets/watch.js";
-import { type ChunkStream, client } from "./client.js";
+import { type Abortable, type ChunkStream, client } from "./client.js";
 import type { StreamMap } from "./ops.js";
 import type { StreamItem } from "./wire.js";
 
-/** `signal`, which every call of sockdiag/promises takes. */
-export interface Abortable {
-  signal?: AbortSignal | undefined;
-}
+export type { Abortable };
 
 /**
- * A call's options and their signal, apart: the signal stays on the caller's thread, the rest goes
- * to the worker. Their namespace selection is checked here, as the sync call checks it (a forged
- * or closed handle cannot be sent, and nothing is posted for a call that would be refused).
- * Anything but an object goes as it is, for the library to refuse with the error a sync call gives
- * (a QueryError naming it), never a TypeError from taking it apart here.
+ * A call's options and its control (signal, callbackTimeout), apart: the control stays on the
+ * caller's thread, the rest goes to the worker. Their namespace selection is checked here, as the
+ * sync call checks it (a forged or closed handle cannot be sent, and nothing is posted for a call
+ * that would be refused). Anything but an object goes as it is, for the library to refuse with the
+ * error a sync call gives (a QueryError naming it), never a TypeError from taking it apart here.
+ * Throws QueryError for a callbackTimeout that is not a whole number of ms of at least 1.
  */
-export function splitSignal<T extends Abortable>(options: T): [Omit<T, "signal">, AbortSignal | undefined] {
+export function splitControl<T extends Abortable>(options: T): [Omit<T, keyof Abortable>, Abortable] {
   // A caller outside the types: its value goes on as it is, for the library to refuse.
-  if (!isOptionsObject(options)) return [options as Omit<T, "signal">, undefined];
+  if (!isOptionsObject(options)) return [options as Omit<T, keyof Abortable>, {}];
   checkNamespaceSelection(options as NamespaceSelection);
-  const { signal, ...rest } = options;
-  return [rest, signal];
+  const { signal, callbackTimeout, ...rest } = options;
+  checkPositiveInteger(callbackTimeout, "callbackTimeout");
+  return [rest, { signal, callbackTimeout }];
 }
 
 /** A query of listSockets / iterateSockets, with its signal. */
@@ -47,7 +46,7 @@ export class AsyncSocketIteration<S extends Socket = Socket> implements AsyncIte
   constructor(private readonly query: AsyncQuery) {}
 
   async *[Symbol.asyncIterator](): AsyncGenerator<S> {
-    const [rest, signal] = splitSignal(this.query);
+    const [rest, { signal }] = splitControl(this.query);
     this.failures.length = 0;
     this.notes.length = 0;
     // The query's protocols decide which sockets come, as in sockdiag's SocketIteration.
@@ -89,7 +88,7 @@ export class SocketWatchStream implements AsyncIterable<InetSocket> {
   readonly ready: Promise<void>;
 
   constructor(query: WatchQuery & Abortable) {
-    const [rest, signal] = splitSignal(query);
+    const [rest, { signal }] = splitControl(query);
     this.#stream = client.open("watchSockets", [rest], signal);
     this.ready = this.#stream.ready;
   }

@@ -1,0 +1,163 @@
+/**
+ * sockdiag/promises never hangs on a caller's callback: a predicate that never settles (or a
+ * thenable that never calls back) is answered when the call aborts, or past `callbackTimeout`, and
+ * the call settles with a typed error carrying a balanced report; nothing is destroyed, and the
+ * next calls work (another namespace's listing, the pool's terminateMany). A worker silent past
+ * its bound after an abort is stopped and replaced. No timing is asserted: the bounds are small
+ * and each step awaits the condition it needs.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import * as sync from "sockdiag";
+import * as promises from "sockdiag/promises";
+import { WorkerClient } from "../../src/promises/client.js";
+import { describeAsRoot, type HeldSocket, startUdpScene, type UdpScene } from "../kit/index.js";
+
+type Report = { matched: number; destroyed: number; gone: number; failed: unknown[]; skipped: number };
+
+const balances = (r: Report) => assert.equal(r.matched, r.destroyed + r.gone + r.failed.length + r.skipped);
+
+/** A predicate that never settles, and a promise of its first call. */
+function hung<T>(answer: () => T) {
+  let called!: () => void;
+  const first = new Promise<void>((resolve) => {
+    called = resolve;
+  });
+  return {
+    first,
+    predicate: () => {
+      called();
+      return answer();
+    },
+  };
+}
+
+const never = () => new Promise<boolean>(() => {});
+// biome-ignore lint/suspicious/noThenProperty: a thenable that never calls back is the case under test.
+const silentThenable = () => ({ then() {} }) as unknown as Promise<boolean>;
+
+describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
+  let scene: UdpScene;
+  let clients: HeldSocket[];
+  const query = () => ({
+    netns: scene.ns.name,
+    protocols: ["udp"] as const,
+    filter: `dst 127.0.0.1:${scene.receiver.sport}`,
+  });
+  const connected = () => sync.listSockets({ ...query(), states: ["established"] }).length;
+  const backend = () => ({ address: "127.0.0.1", port: scene.receiver.sport });
+
+  before(async () => {
+    scene = await startUdpScene("promises-hung");
+    clients = await scene.clients(3);
+  });
+
+  after(async () => {
+    await scene?.stop();
+  });
+
+  /** Calls that must work after a hung one: another namespace's listing, a dry pool termination. */
+  async function laterCallsWork(): Promise<void> {
+    const own = await promises.listSockets({ protocols: ["udp"] });
+    assert.ok(Array.isArray(own));
+    const report = await new promises.BackendTerminator({ dryRun: true, conntrack: false }).terminateMany([
+      backend(),
+    ]);
+    const ours = report.namespaces.find((n) => n.netns === scene.ns.name);
+    assert.equal(ours?.report?.matched, clients.length, "the pool found the scene's clients");
+  }
+
+  for (const [what, answer] of [
+    ["a promise that never settles", never],
+    ["a thenable that never calls back", silentThenable],
+  ] as const) {
+    test(`abort during ${what}: destroySockets rejects with AbortError and a balanced report; later calls work`, async () => {
+      const controller = new AbortController();
+      const { first, predicate } = hung(answer);
+      const call = promises.destroySockets({ ...query(), predicate, signal: controller.signal });
+      await first;
+      controller.abort(new Error("enough"));
+      const err = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof promises.AbortError, `AbortError: ${err}`);
+      assert.equal((err.cause as Error).message, "enough");
+      balances(err.report as Report);
+      assert.equal((err.report as Report).destroyed, 0);
+      assert.equal(connected(), clients.length);
+      await laterCallsWork();
+    });
+  }
+
+  test("abort during a hung predicate of a pool termination settles it with AbortError; later calls work", async () => {
+    const controller = new AbortController();
+    const { first, predicate } = hung(never);
+    const call = new promises.BackendTerminator({ conntrack: false, predicate }).terminateMany([backend()], {
+      signal: controller.signal,
+    });
+    await first;
+    controller.abort();
+    const err = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof promises.AbortError, `AbortError: ${err}`);
+    const report = err.report as sync.BatchTerminationReport;
+    balances(report.total as Report);
+    assert.equal(report.total.destroyed, 0);
+    assert.equal(connected(), clients.length);
+    await laterCallsWork();
+  });
+
+  test("a predicate past callbackTimeout is a PredicateError caused by CallbackTimeoutError; nothing destroyed", async () => {
+    const err = await promises.destroySockets({ ...query(), predicate: never, callbackTimeout: 20 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof sync.errors.PredicateError, `PredicateError: ${err}`);
+    assert.ok(err.cause instanceof sync.errors.CallbackTimeoutError, `cause: ${err.cause}`);
+    assert.equal(err.cause.callback, "predicate");
+    balances(err.report as Report);
+    assert.equal(connected(), clients.length);
+    await laterCallsWork();
+  });
+
+  test("a logger past callbackTimeout is reported once in callbackErrors; the termination completes", async () => {
+    const logger = { info: never, warn: never };
+    const report = await new promises.BackendTerminator({
+      netns: scene.ns.name,
+      conntrack: false,
+      dryRun: true,
+      logger,
+    }).terminate(backend(), { callbackTimeout: 20 });
+    assert.equal(report.total.matched, clients.length);
+    assert.deepEqual(
+      report.callbackErrors.map((e) => [e.name, (e as { callback?: string }).callback]),
+      [["CallbackTimeoutError", "logger.info"]],
+    );
+  });
+
+  test("callbackTimeout must be a whole number of ms", async () => {
+    await assert.rejects(
+      promises.destroySockets({ ...query(), predicate: () => false, callbackTimeout: 0 }),
+      (e: unknown) => e instanceof sync.errors.QueryError && e.field === "callbackTimeout",
+    );
+  });
+});
+
+test("a worker silent past its bound after an abort is stopped; the next call gets a new one", async () => {
+  const script = new URL("../kit/silent-worker.js", import.meta.url);
+  const client = new WorkerClient({ script, silence: 20 });
+  const controller = new AbortController();
+  const call = client.call("probe", [], { signal: controller.signal });
+  // The stand-in is blocked for good once it has the call; the abort reaches it no more than that.
+  setImmediate(() => controller.abort());
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof sync.errors.WorkerStoppedError, `WorkerStoppedError: ${err}`);
+  assert.ok(err.cause instanceof promises.AbortError);
+  assert.equal(await client.call("listTargets", [{}], undefined), "listTargets");
+});
