@@ -33,14 +33,24 @@ interface Entry {
   terminating: number;
   /**
    * The Service ("namespace/service", or "(slice ns/name)" without one) of each listing: one
-   * string for the usual single listing, a list past it (an array per backend costs ~40 bytes).
+   * string for a single listing, a list past it (an array per backend costs ~40 bytes).
    */
   listedBy: string | string[];
 }
 
+/**
+ * A backend listed once, as ready, is kept as the Service that lists it, with no entry (~50 bytes
+ * a backend less); any other backend has its entry.
+ */
+type Listed = string | Entry;
+
+function entryOf(listed: Listed): Entry {
+  return typeof listed === "string" ? { ready: 1, terminating: 0, listedBy: listed } : listed;
+}
+
 export class EndpointCache {
   private readonly byId = new Map<string, SliceContent>();
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, Listed>();
   /** How many ready endpoints each group has, over every slice; a group without any is not kept. */
   private readonly readyIn = new Map<string, number>();
   /** The backends each group lists as terminating (with how many listings), for the groups that do. */
@@ -93,16 +103,17 @@ export class EndpointCache {
 
   status(key: string): BackendStatus {
     const entry = this.entries.get(key);
-    if (!entry) return "absent";
-    if (entry.ready > 0) return "ready";
+    if (entry === undefined) return "absent";
+    if (typeof entry === "string" || entry.ready > 0) return "ready";
     for (const group of this.groupsOf.get(key) ?? []) if (!this.readyIn.has(group)) return "fallback";
     return "terminating";
   }
 
   /** The Services listing the backend as serving now, each once. */
   servicesOf(key: string): string[] {
-    const listedBy = this.entries.get(key)?.listedBy;
-    if (listedBy === undefined) return [];
+    const listed = this.entries.get(key);
+    if (listed === undefined) return [];
+    const listedBy = typeof listed === "string" ? listed : listed.listedBy;
     return typeof listedBy === "string" ? [listedBy] : [...new Set(listedBy)];
   }
 
@@ -147,14 +158,15 @@ export class EndpointCache {
     const service = slice.service ?? `(slice ${slice.id})`;
     for (const key of slice.keys) {
       const groups = slice.terminating?.get(key);
-      let entry = this.entries.get(key);
-      if (!entry) {
-        entry = { ready: 0, terminating: 0, listedBy: service };
-        this.entries.set(key, entry);
-      } else if (delta > 0) {
+      const listed = this.entries.get(key);
+      if (listed === undefined && (delta < 0 || !groups)) {
+        if (delta > 0) this.entries.set(key, service);
+        continue;
+      }
+      const entry = listed === undefined ? { ready: 0, terminating: 0, listedBy: service } : entryOf(listed);
+      if (listed !== undefined && delta > 0)
         entry.listedBy =
           typeof entry.listedBy === "string" ? [entry.listedBy, service] : [...entry.listedBy, service];
-      }
       if (groups) {
         entry.terminating += delta;
         for (const group of groups) {
@@ -176,6 +188,8 @@ export class EndpointCache {
         rest.splice(rest.indexOf(service), 1);
         entry.listedBy = rest.length === 1 ? rest[0]! : rest;
       }
+      const once = entry.ready === 1 && entry.terminating === 0 && typeof entry.listedBy === "string";
+      this.entries.set(key, once ? (entry.listedBy as string) : entry);
     }
     for (const { key, pod } of slice.notReady ?? [])
       addListing(this.notReadyOf, key, `${service} ${pod}`, delta);

@@ -227,6 +227,26 @@ describe("EndpointCache and RemovalTracker", () => {
     assert.deepEqual([...s.cache.sliceIds()], ["default/bad"]);
   });
 
+  test("a backend's listings, one or several, ready or terminating, as they come and go", () => {
+    const cache = new EndpointCache();
+    const put = (s: V1EndpointSlice) => cache.put(content(s));
+    const at = () => ({ status: cache.status(A), services: cache.servicesOf(A).sort() });
+    put(dns("one-a", "one", ["10.0.0.1"]));
+    assert.deepEqual(at(), { status: "ready", services: ["default/one"] });
+    put(dns("two-a", "two", ["10.0.0.1~"]));
+    assert.deepEqual(at(), { status: "ready", services: ["default/one", "default/two"] });
+    put(dns("one-b", "one", ["10.0.0.1"]));
+    cache.remove("default/one-a");
+    assert.deepEqual(at(), { status: "ready", services: ["default/one", "default/two"] });
+    cache.remove("default/one-b");
+    assert.deepEqual(at(), { status: "fallback", services: ["default/two"] });
+    put(dns("two-a", "two", ["10.0.0.1"]));
+    assert.deepEqual(at(), { status: "ready", services: ["default/two"] });
+    cache.remove("default/two-a");
+    assert.deepEqual(at(), { status: "absent", services: [] });
+    assert.equal(cache.backendCount, 0);
+  });
+
   test("ownersOf: the Service and pod of each listing that is not ready", () => {
     const cache = new EndpointCache();
     cache.put(
