@@ -8,11 +8,14 @@
  * kernel instead of one after another.
  */
 import { availableParallelism } from "node:os";
-import { AbortError } from "../run/index.js";
+import { type NetnsRef, targetLabel } from "../netns/index.js";
+import { AbortError, emptyTally } from "../run/index.js";
+import { BackendSet } from "../terminator/backend-set.js";
 import type { Backend, BatchTerminationReport } from "../terminator/index.js";
 import { mergeReports, type ReportPart } from "../terminator/merge.js";
 import { type Abortable, client, WorkerClient } from "./client.js";
 import type { CallMap, SentArgs } from "./ops.js";
+import { WorkerStoppedError } from "./worker-errors.js";
 
 /** A terminator's configuration as the caller's thread sends it (its callbacks may be async). */
 type SentConfig = NonNullable<SentArgs<CallMap["terminateManyAt"]["args"]>[0]>;
@@ -41,13 +44,16 @@ export function isShared(config: SentConfig): boolean {
 
 /**
  * terminateMany with `netns: "all"` over the pool: the same report as one worker's (see
- * mergeReports). An abort rejects with AbortError whose `report` merges every worker's so far.
+ * mergeReports). An abort rejects with AbortError whose `report` merges every worker's so far; the
+ * namespaces of a worker that was stopped (silent after the abort) are in it with a
+ * WorkerStoppedError: what was done there is unknown. `workers`: the pool (a test puts its own).
  */
 export async function terminateShared(
   config: SentConfig,
   backends: readonly Backend[],
   options: object,
   control: Abortable,
+  workers: (i: number) => WorkerClient = worker,
 ): Promise<BatchTerminationReport> {
   const { signal } = control;
   const selection = {
@@ -59,6 +65,7 @@ export async function terminateShared(
   const size = Math.min(poolSize(), walk.refs.length);
   const chunks = chunked(walk.refs.length, size);
   const parts: ReportPart[] = [];
+  const lost: ReportPart[] = [];
   let taken = 0;
   // Each worker takes the next run of namespaces until none is left (or the call is aborted).
   const runs = Array.from({ length: size }, async (_, w) => {
@@ -70,7 +77,7 @@ export async function terminateShared(
         ? { ...config, onNamespace: (result, index) => onNamespace(result, mine[index]!, walk.refs.length) }
         : config;
       try {
-        const report = await worker(w).call(
+        const report = await workers(w).call(
           "terminateManyAt",
           [share, backends, mine.map((i) => walk.refs[i]), options],
           control,
@@ -79,6 +86,7 @@ export async function terminateShared(
       } catch (err) {
         if (err instanceof AbortError && err.report)
           parts.push({ report: err.report as BatchTerminationReport, places: mine });
+        if (err instanceof WorkerStoppedError) lost.push(unknownPart(config, backends, mine, walk.refs, err));
         throw err;
       }
     }
@@ -87,16 +95,52 @@ export async function terminateShared(
   let aborted: AbortError | undefined;
   for (const s of settled)
     if (s.status === "rejected") aborted ??= s.reason instanceof AbortError ? s.reason : undefined;
-  const failed = settled.find((s) => s.status === "rejected" && !(s.reason instanceof AbortError));
+  // A worker is stopped only once the call was aborted: its run ends the call as an abort does.
+  if (lost.length > 0) aborted ??= new AbortError(signal);
+  const failed = settled.find(
+    (s) =>
+      s.status === "rejected" && !(s.reason instanceof AbortError || s.reason instanceof WorkerStoppedError),
+  );
   if (failed) throw (failed as PromiseRejectedResult).reason;
-  if (parts.length === 0) throw aborted ?? new AbortError(signal);
-  const report = mergeReports(parts, walk);
+  if (parts.length + lost.length === 0) throw aborted ?? new AbortError(signal);
+  // Reports that say what was done first: the merge takes its shape (conntrack or not) from the first.
+  const report = mergeReports([...parts, ...lost], walk);
   if (aborted) {
     report.ok = false;
     aborted.report = report;
     throw aborted;
   }
   return report;
+}
+
+/**
+ * The report part of a run whose worker was stopped: each of its namespaces with `err` (what was
+ * done there is unknown), nothing counted.
+ */
+function unknownPart(
+  config: SentConfig,
+  backends: readonly Backend[],
+  places: readonly number[],
+  refs: readonly (NetnsRef | undefined)[],
+  err: WorkerStoppedError,
+): ReportPart {
+  const set = new BackendSet(backends, config.protocol ?? "udp");
+  return {
+    places,
+    report: {
+      backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
+      namespaces: places.map((i) => ({
+        netns: targetLabel({ netns: undefined, ref: refs[i], label: refs[i]?.label }),
+        error: err,
+        backends: set.backends.map(() => emptyTally()),
+      })),
+      total: emptyTally(),
+      sourceErrors: [],
+      notes: [],
+      callbackErrors: [],
+      ok: false,
+    },
+  };
 }
 
 /**

@@ -10,8 +10,11 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
-import { WorkerClient } from "../../src/promises/client.js";
+import { client, WorkerClient } from "../../src/promises/client.js";
+import { poolSize, terminateShared } from "../../src/promises/pool.js";
 import { describeAsRoot, type HeldSocket, startUdpScene, type UdpScene } from "../kit/index.js";
+
+const silentWorker = new URL("../kit/silent-worker.js", import.meta.url);
 
 type Report = { matched: number; destroyed: number; gone: number; failed: unknown[]; skipped: number };
 
@@ -138,6 +141,28 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
     );
   });
 
+  test("a pool worker silent after an abort is stopped: its namespaces are in the report as unknown", async () => {
+    assert.ok(poolSize() >= 2, `this test needs two cores (${poolSize()})`);
+    const silent = new WorkerClient({ script: silentWorker, silence: 20 });
+    const controller = new AbortController();
+    // The silent worker has its run once any namespace is done: runs are handed out at once.
+    const config = { dryRun: true, conntrack: false, onNamespace: () => controller.abort() };
+    const err = await terminateShared(config, [backend()], {}, { signal: controller.signal }, (i) =>
+      i === 0 ? client : silent,
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof promises.AbortError, `AbortError: ${err}`);
+    const report = err.report as sync.BatchTerminationReport;
+    const unknown = report.namespaces.filter((n) => n.error instanceof sync.errors.WorkerStoppedError);
+    assert.ok(unknown.length > 0, "the stopped worker's namespaces are reported");
+    assert.ok(report.namespaces.length > unknown.length, "the other worker's namespaces are reported");
+    assert.equal(report.ok, false);
+    balances(report.total as Report);
+    await laterCallsWork();
+  });
+
   test("callbackTimeout must be a whole number of ms", async () => {
     await assert.rejects(
       promises.destroySockets({ ...query(), predicate: () => false, callbackTimeout: 0 }),
@@ -147,10 +172,9 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
 });
 
 test("a worker silent past its bound after an abort is stopped; the next call gets a new one", async () => {
-  const script = new URL("../kit/silent-worker.js", import.meta.url);
-  const client = new WorkerClient({ script, silence: 20 });
+  const silent = new WorkerClient({ script: silentWorker, silence: 20 });
   const controller = new AbortController();
-  const call = client.call("probe", [], { signal: controller.signal });
+  const call = silent.call("probe", [], { signal: controller.signal });
   // The stand-in is blocked for good once it has the call; the abort reaches it no more than that.
   setImmediate(() => controller.abort());
   const err = await call.then(
@@ -159,5 +183,5 @@ test("a worker silent past its bound after an abort is stopped; the next call ge
   );
   assert.ok(err instanceof sync.errors.WorkerStoppedError, `WorkerStoppedError: ${err}`);
   assert.ok(err.cause instanceof promises.AbortError);
-  assert.equal(await client.call("listTargets", [{}], undefined), "listTargets");
+  assert.equal(await silent.call("listTargets", [{}], undefined), "listTargets");
 });
