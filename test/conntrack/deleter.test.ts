@@ -87,6 +87,7 @@ test("one write of errors-only DELETEs with the listed tuples and ids, then a ba
     {
       matched: 3,
       deleted: 2,
+      wouldDelete: 0,
       gone: 1,
       failed: 0,
       skipped: 0,
