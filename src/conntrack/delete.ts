@@ -3,6 +3,7 @@
  * entries; they are deleted in batches while the dump streams (on a second socket when a batch
  * fills mid-dump, on the dump's own once it is over), so memory does not grow with the table.
  */
+
 import type { ConntrackEntry, EntrySpans } from "../ctnl/index.js";
 import type { Target } from "../netns/index.js";
 import type { KnownKeys } from "../options/index.js";
@@ -10,12 +11,14 @@ import {
   addTally,
   checkRunOptions,
   EmptySelectionError,
+  guardListener,
   RUN_OPTION_KEYS,
   type RunKind,
   type RunOptions,
   runInTarget,
   runToEnd,
 } from "../run/index.js";
+import type { SockdiagError } from "../sys/errors.js";
 import { EntryDeleter, type EntryOutcomeListener } from "./deleter.js";
 import { ConntrackUnavailableError } from "./errors.js";
 import { CONNTRACK_QUERY_KEYS, type ConntrackQuery, planConntrack } from "./query.js";
@@ -85,21 +88,26 @@ function entryDelete(
   if (!plan.narrow && !plan.nothing && !query.predicate && query.all !== true)
     throw new EmptySelectionError("query", "(no address, port, zone or mark)", "delete every entry");
   const { batchSize, signal } = query;
-  return (onOutcome) => ({
-    verb: "delete",
-    nothing: plan.nothing,
-    open: (target: Target) => new ConntrackScan(target, plan),
-    // One dump with a callback per entry: no step between receive batches.
-    scan: (scan, visit) => {
-      scan.each(visit);
-      return [];
-    },
-    batcher: (scan, connect) =>
-      new EntryDeleter(connect, scan.conn.receiveQueueBytes, { batchSize, onOutcome, signal }),
-    emptyReport: emptyConntrackReport,
-    add: (total, part) => addTally(total, part),
-    would: "wouldDelete",
-    onWould: onOutcome && ((e) => onOutcome(e, "wouldDelete")),
-    noteOf: (err, target) => (err instanceof ConntrackUnavailableError ? noteOf(target, err) : undefined),
-  });
+  return (listener) => {
+    const callbackErrors: SockdiagError[] = [];
+    const onOutcome = guardListener(listener, callbackErrors);
+    return {
+      verb: "delete",
+      nothing: plan.nothing,
+      open: (target: Target) => new ConntrackScan(target, plan),
+      // One dump with a callback per entry: no step between receive batches.
+      scan: (scan, visit) => {
+        scan.each(visit);
+        return [];
+      },
+      batcher: (scan, connect) =>
+        new EntryDeleter(connect, scan.conn.receiveQueueBytes, { batchSize, onOutcome, signal }),
+      emptyReport: emptyConntrackReport,
+      add: (total, part) => addTally(total, part),
+      would: "wouldDelete",
+      onWould: onOutcome && ((e) => onOutcome(e, "wouldDelete")),
+      noteOf: (err, target) => (err instanceof ConntrackUnavailableError ? noteOf(target, err) : undefined),
+      callbackErrors,
+    };
+  };
 }

@@ -19,6 +19,7 @@ export {
   type DoneOf,
   emptyTally,
   type FailureOf,
+  guardListener,
   type NamespaceFailure,
   type NamespaceNote,
   type Outcome,

@@ -8,6 +8,7 @@
 import type { ConntrackEntry } from "../ctnl/index.js";
 import type { Socket } from "../diag/socket.js";
 import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
+import { asSockdiagError, type SockdiagError } from "../sys/errors.js";
 
 export type { NamespaceFailure, NamespaceNote };
 
@@ -112,4 +113,27 @@ export type RunReport<R> = R & {
   namespaceFailures: NamespaceFailure[];
   /** Namespaces passed over without that being a failure (vanished; no conntrack there). */
   notes: NamespaceNote<string>[];
+  /**
+   * What the caller's onOutcome threw: a listener's exception never ends the run nor changes a
+   * count; it is kept here, once per throw.
+   */
+  callbackErrors: SockdiagError[];
 };
+
+/**
+ * `listener` guarded: what it throws goes to `errors` (as a SockdiagError) and the run goes on.
+ * Undefined stays undefined, so that nothing is built for a run nobody listens to.
+ */
+export function guardListener<A extends unknown[]>(
+  listener: ((...args: A) => void) | undefined,
+  errors: SockdiagError[],
+): ((...args: A) => void) | undefined {
+  if (!listener) return undefined;
+  return (...args) => {
+    try {
+      listener(...args);
+    } catch (err) {
+      errors.push(asSockdiagError(err));
+    }
+  };
+}

@@ -129,6 +129,8 @@ export interface RunKind<
   emptyReport(dryRun: boolean): R;
   /** Add a namespace's report into the total. */
   add(total: R, part: R): void;
+  /** Where the kind's guarded listeners put what the caller's onOutcome threw (see guardListener). */
+  readonly callbackErrors?: SockdiagError[];
   /** What a dry run counts each candidate as: "wouldDestroy", "wouldDelete". */
   readonly would: WouldOf<T>;
   /** Told each candidate of a dry run. */
@@ -159,6 +161,7 @@ export function* runInSteps<
     namespaces: [],
     namespaceFailures: [],
     notes: [],
+    callbackErrors: kind.callbackErrors ?? [],
   };
   if (kind.nothing) return total;
   try {

@@ -21,6 +21,7 @@ import {
   type Batcher,
   checkRunOptions,
   EmptySelectionError,
+  guardListener,
   RUN_OPTION_KEYS,
   type RunKind,
   type RunOptions,
@@ -29,7 +30,7 @@ import {
   runToEnd,
   throwIfAborted,
 } from "../run/index.js";
-import type { AbortSignalLike } from "../sys/errors.js";
+import type { AbortSignalLike, SockdiagError } from "../sys/errors.js";
 import { Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper, Scan } from "./dump.js";
 import { DestroyError } from "./errors.js";
@@ -175,16 +176,21 @@ function socketDestroy(query: DestroyQuery): DestroyKind {
   const open = (target: Target) => new Scan(target, plan);
   return {
     open,
-    of: (onOutcome, opened) => ({
-      verb: "destroy",
-      open: (target: Target) => (opened?.target === target ? opened : open(target)),
-      scan: (scan, visit) => scan.dumper.steps(scan.plan, scan.options, visit),
-      batcher: (scan, connect) => destroyBatcher(scan, connect, { batchSize, onOutcome, signal }),
-      emptyReport,
-      add: addReport,
-      would: "wouldDestroy",
-      onWould: onOutcome && ((s) => onOutcome(s, "wouldDestroy")),
-    }),
+    of: (listener, opened) => {
+      const callbackErrors: SockdiagError[] = [];
+      const onOutcome = guardListener(listener, callbackErrors);
+      return {
+        verb: "destroy",
+        open: (target: Target) => (opened?.target === target ? opened : open(target)),
+        scan: (scan, visit) => scan.dumper.steps(scan.plan, scan.options, visit),
+        batcher: (scan, connect) => destroyBatcher(scan, connect, { batchSize, onOutcome, signal }),
+        emptyReport,
+        add: addReport,
+        callbackErrors,
+        would: "wouldDestroy",
+        onWould: onOutcome && ((s) => onOutcome(s, "wouldDestroy")),
+      };
+    },
   };
 }
 

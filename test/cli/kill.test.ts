@@ -166,6 +166,7 @@ describeAsRoot("sockdiag kill", () => {
       dryRun: false,
       namespaceFailures: [],
       notes: [],
+      callbackErrors: [],
     });
     await holder.waitFor(targets, "ECONNABORTED");
     await assertAlive(bystanders);

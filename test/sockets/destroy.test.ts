@@ -92,6 +92,7 @@ describeAsRoot("destroySockets in a namespace", () => {
       namespaces: [{ ...counts, netns: ns.name }],
       namespaceFailures: [],
       notes: [],
+      callbackErrors: [],
     });
     await assertDestroyedAndAlive(targets, [...sameAddressOtherPort, ...samePortOtherAddress]);
     assert.deepEqual(

@@ -32,6 +32,7 @@ function report(over: Partial<ConntrackDeleteReport> = {}): ConntrackDeleteRepor
     namespaces: [],
     namespaceFailures: [],
     notes: [],
+    callbackErrors: [],
     ...over,
   };
 }

@@ -12,12 +12,13 @@ import {
   iterateConntrack,
 } from "../../conntrack/index.js";
 import { ambiguousPort, noPeerAddress } from "../../diag/address.js";
-import { EmptySelectionError } from "../../run/index.js";
+import { AbortError, EmptySelectionError } from "../../run/index.js";
 import { ConntrackOutput } from "../conntrack-output.js";
 import { escapeText } from "../escape.js";
 import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
 import { namespacesJson, reportNamespaces } from "../report.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, NO_DISCOVER_OPTION, namespaceFromArgs } from "../select.js";
+import { OutputError } from "../stdout.js";
 import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
 import type { Command } from "./index.js";
 
@@ -86,16 +87,28 @@ function remove(query: ConntrackQuery, values: ParsedValues): number {
   const dryRun = Boolean(values["dry-run"]);
   const output = new ConntrackOutput(values, query.netns === "all", '{"entries":[');
   let report: ConntrackDeleteReport;
+  // Nobody reads what was deleted any more: stop deleting, as kill does when its pipe closes.
+  const stop = new AbortController();
+  let broken: OutputError | undefined;
   try {
     report = deleteConntrack({
       ...query,
       dryRun,
       all: Boolean(values.all),
+      signal: stop.signal,
       onOutcome: (e, outcome) => {
-        if (outcome === "deleted" || outcome === "wouldDelete") output.add(e);
+        if (broken || (outcome !== "deleted" && outcome !== "wouldDelete")) return;
+        try {
+          output.add(e);
+        } catch (err) {
+          if (!(err instanceof OutputError)) throw err;
+          broken = err;
+          stop.abort(err);
+        }
       },
     });
   } catch (err) {
+    if (err instanceof AbortError && broken) throw broken;
     if (err instanceof EmptySelectionError)
       throw new UsageError(
         "refusing to delete every selected conntrack entry without an address, port, zone or mark",
