@@ -101,7 +101,8 @@ describe("deploy/Dockerfile", () => {
   };
 
   test("built and run on a supported Node.js line that is not past its end of life (22 or 24)", () => {
-    for (const stage of stages) assert.match(stage.image, /^node:(22|24)-bookworm-slim$/);
+    for (const stage of stages)
+      assert.match(stage.image, /^node:(22|24)-bookworm-slim(@sha256:[0-9a-f]{64})?$/);
   });
 
   test("the build stage installs with optional dependencies (koffi's binary) and builds", () => {
