@@ -7,7 +7,7 @@ for (const e of iterateConntrack({ netns: "all", original: { dst: "10.96.0.10", 
   console.log(e.netns ?? "(host)", e.original.src, "->", e.reply.src, e.flags);
 
 // Delete exactly (each entry's own tuple and id), in batches; per namespace and in total:
-// matched = deleted + gone + failed.length + skipped.
+// matched = deleted + wouldDelete + gone + failed.length + skipped.
 const r = deleteConntrack({ netns: "pod-a", protocol: "udp", reply: { src: "10.244.1.7", sport: 53 } });
 console.log(r.deleted, r.gone, r.failed, r.namespaces, r.notes);
 // Several selections in one dump per namespace (how the terminator serves many backends at once):

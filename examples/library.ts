@@ -19,8 +19,10 @@ for (const s of all) console.log(s.netns?.label ?? "(host)", s.state, s.dst);
 for (const f of all.failures) console.error(f.netns, f.error.code);
 for (const n of all.notes) console.error(n.netns, "skipped:", n.skipped);
 
-// Destroy, with a veto per socket; every socket's outcome is in the report, which balances:
-// matched = destroyed + gone + failed.length + skipped.
+// Destroy, with a veto per socket (it answers true or false; anything else ends the run with
+// PredicateError); every socket's outcome is in the report, which balances:
+// matched = destroyed + wouldDestroy + gone + failed.length + skipped (a dryRun counts
+// wouldDestroy, conntrack's wouldDelete, and leaves destroyed/deleted at 0).
 const report = destroySockets({
   protocols: ["udp"],
   netns: "pod-a",
