@@ -132,7 +132,10 @@ describeAsRoot("sockdiag conntrack", () => {
       [["rm", "-p", "quic", "--all"], /quic/],
       [["frob"], /unknown conntrack command "frob"/],
       [[], /conntrack needs ls or rm/],
-      [["ls", "-4", "-6"], /choose one of -4, -6/],
+      [["ls", "-4", "-6"], /choose one family: -4, -6 or -f/],
+      [["ls", "-4", "-f", "ipv6"], /choose one family: -4, -6 or -f/],
+      [["ls", "-f", "inet7"], /-f\/--family: "inet7" is not ipv4 or ipv6/],
+      [["-L", "-D"], /choose one of -L, -D/],
       [["ls", "--mark", "x"], /--mark: "x" is not a number/],
       // A zero mask with mark 0 selects every entry: as no selection at all.
       [["rm", "--mark", "0/0"], /refusing to delete/],
