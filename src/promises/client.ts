@@ -73,6 +73,8 @@ interface Pending {
   signal?: AbortSignal | undefined;
   /** Abortable#callbackTimeout. */
   timeout: number;
+  /** A call (the worker runs calls one at a time, in order), not a stream. */
+  isCall: boolean;
   /** A callback was answered with the abort: the call ends with AbortError, whatever comes next. */
   cutShort?: boolean;
   onChunk(chunk: SocketChunk, met: Met, done: boolean): void;
@@ -105,8 +107,10 @@ export class WorkerClient {
   #next = 1;
   readonly #script: URL | undefined;
   readonly #silenceMs: number;
-  /** Armed while an aborted call waits on the worker; each message from it starts it again. */
+  /** Armed while the worker runs an aborted call; each message from it starts it again. */
   #silence: NodeJS.Timeout | undefined;
+  /** Callbacks of the worker being run here: while one is, the worker waits on this thread. */
+  #answering = 0;
 
   constructor(options: WorkerClientOptions = {}) {
     this.#script = options.script;
@@ -143,6 +147,7 @@ export class WorkerClient {
         callbacks,
         signal,
         timeout: control?.callbackTimeout ?? CALLBACK_TIMEOUT_MS,
+        isCall: true,
         onChunk: onChunk ?? (() => {}),
         resolve: (v) => {
           finish();
@@ -176,13 +181,20 @@ export class WorkerClient {
     op: StreamName,
     args: unknown[],
     signal: AbortSignal | undefined,
-    pending: Omit<Pending, "callbacks" | "timeout">,
+    pending: Omit<Pending, "callbacks" | "timeout" | "isCall">,
   ): number {
     const callbacks: Callback[] = [];
     const packed = this.#pack(args, callbacks);
     const id = this.#next++;
     const [abort, release] = abortFlag(signal);
-    this.#pending.set(id, { ...pending, callbacks, release, signal, timeout: CALLBACK_TIMEOUT_MS });
+    this.#pending.set(id, {
+      ...pending,
+      callbacks,
+      release,
+      signal,
+      timeout: CALLBACK_TIMEOUT_MS,
+      isCall: false,
+    });
     this.#activate(1);
     try {
       this.#send({ t: "open", id, op, args: packed, abort });
@@ -281,20 +293,25 @@ export class WorkerClient {
     this.#active = 0;
   }
 
-  /** A call was aborted: the worker has `silence` ms to say something, or it is stopped. */
-  #watch(): void {
-    if (this.#silence || !this.#thread) return;
-    this.#silence = setTimeout(() => this.#stop(), this.#silenceMs);
-    this.#silence.unref();
+  /** Whether the call the worker runs now (the oldest pending one) was aborted. */
+  #runningAborted(): boolean {
+    for (const p of this.#pending.values()) if (p.isCall) return p.signal?.aborted ?? false;
+    return false;
   }
 
-  /** The worker said something: it has another `silence` ms while an aborted call still waits. */
-  #heard(): void {
-    if (!this.#silence) return;
-    if ([...this.#pending.values()].some((p) => p.signal?.aborted)) this.#silence.refresh();
-    else {
+  /**
+   * A call was aborted, or the worker said something: while the call it runs is an aborted one, it
+   * has `silence` ms (from now) to say more, or it is stopped. A call still queued behind another
+   * is not waited on yet, however long the one before it takes.
+   */
+  #watch(): void {
+    if (!this.#thread || !this.#runningAborted()) {
       clearTimeout(this.#silence);
       this.#silence = undefined;
+    } else if (this.#silence) this.#silence.refresh();
+    else {
+      this.#silence = setTimeout(() => this.#stop(), this.#silenceMs);
+      this.#silence.unref();
     }
   }
 
@@ -302,6 +319,11 @@ export class WorkerClient {
   #stop(): void {
     const worker = this.#worker;
     if (!worker) return;
+    // Waiting for a callback of ours (bounded by its own timeout) is not the worker's silence.
+    if (this.#answering > 0) {
+      this.#silence?.refresh();
+      return;
+    }
     this.#ended(
       worker,
       (p) =>
@@ -313,7 +335,7 @@ export class WorkerClient {
   #onMessage(thread: Thread, m: ToMain): void {
     if (thread !== this.#thread) return;
     this.#handle(thread, m);
-    this.#heard();
+    this.#watch();
   }
 
   #handle(thread: Thread, m: ToMain): void {
@@ -353,9 +375,19 @@ export class WorkerClient {
     const callback = p?.callbacks[fn];
     const answer: Answer =
       p && callback
-        ? await settle(p, callback, args)
+        ? await this.#settle(p, callback, args)
         : ["threw", new MisuseError("sockdiag/promises: callback of a finished call")];
     this.#wake(thread, callback?.name ?? "callback", ...answer);
+  }
+
+  /** settle(), counted in #answering while it runs. */
+  async #settle(p: Pending, callback: Callback, args: Packed): Promise<Answer> {
+    this.#answering++;
+    try {
+      return await settle(p, callback, args);
+    } finally {
+      this.#answering--;
+    }
   }
 
   /**

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
 import { client, WorkerClient } from "../../src/promises/client.js";
@@ -163,6 +164,35 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
     await laterCallsWork();
   });
 
+  test("a callback slower than the silence bound after an abort is not the worker's silence", async () => {
+    const own = new WorkerClient({ silence: 500 });
+    const controller = new AbortController();
+    const { first, predicate } = hung(never);
+    let warned = false;
+    // Told of the namespace the abort ended: the worker waits on this thread, many bounds long.
+    const logger = {
+      info() {},
+      warn: async () => {
+        await sleep(2000);
+        warned = true;
+      },
+    };
+    const call = own.call(
+      "terminate",
+      [{ netns: scene.ns.name, conntrack: false, predicate, logger }, backend(), {}],
+      { signal: controller.signal },
+    );
+    await first;
+    controller.abort();
+    const err = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof promises.AbortError, `AbortError: ${err}`);
+    assert.ok(warned, "the logger was heard out");
+    assert.equal(connected(), clients.length);
+  });
+
   test("callbackTimeout must be a whole number of ms", async () => {
     await assert.rejects(
       promises.destroySockets({ ...query(), predicate: () => false, callbackTimeout: 0 }),
@@ -184,4 +214,20 @@ test("a worker silent past its bound after an abort is stopped; the next call ge
   assert.ok(err instanceof sync.errors.WorkerStoppedError, `WorkerStoppedError: ${err}`);
   assert.ok(err.cause instanceof promises.AbortError);
   assert.equal(await silent.call("listTargets", [{}], undefined), "listTargets");
+});
+
+test("an aborted call queued behind a running one does not get the worker stopped", async () => {
+  const worker = new WorkerClient({ script: silentWorker, silence: 20 });
+  const hold = new SharedArrayBuffer(4);
+  const running = worker.call("destroySocket", [hold] as never, undefined);
+  const controller = new AbortController();
+  const queued = worker.call("listTargets", [{}], { signal: controller.signal });
+  controller.abort();
+  // Many silence bounds pass while the call before the aborted one holds the worker: no condition
+  // to await here but time.
+  await sleep(200);
+  Atomics.store(new Int32Array(hold), 0, 1);
+  Atomics.notify(new Int32Array(hold), 0);
+  assert.equal(await running, "destroySocket");
+  assert.equal(await queued, "listTargets");
 });
