@@ -38,7 +38,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "conntrack",
-    summary: "List (ls) or delete (rm) connection-tracking entries, in this namespace or others",
+    summary: "List (ls, -L) or delete (rm, -D) connection-tracking entries, in this namespace or others",
     load: () => import("./conntrack.js").then((m) => m.command),
   },
   {
