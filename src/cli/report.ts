@@ -37,9 +37,9 @@ function isUnreadableProcess(note: NamespaceNote<string>): boolean {
 export function namespacesJson(
   failures: readonly NamespaceFailure[],
   notes: readonly NamespaceNote<string>[],
-): { namespaceFailures: unknown[]; notes: NamespaceNote<string>[] } {
+): { failures: unknown[]; notes: NamespaceNote<string>[] } {
   return {
-    namespaceFailures: failures.map((f) => ({ netns: f.netns, error: f.error.message, code: f.error.code })),
+    failures: failures.map((f) => ({ netns: f.netns, error: f.error.message, code: f.error.code })),
     notes: [...notes],
   };
 }
@@ -79,7 +79,7 @@ export function formatDestroyReport(report: DestroyReport): string {
  */
 export function destroyReportJson(
   report: DestroyReport & {
-    namespaceFailures?: readonly NamespaceFailure[];
+    failures?: readonly NamespaceFailure[];
     notes?: readonly NamespaceNote<string>[];
     namespaces?: unknown;
   },
@@ -94,7 +94,6 @@ export function destroyReportJson(
       message: f.message,
     })),
   };
-  if (report.namespaceFailures)
-    Object.assign(out, namespacesJson(report.namespaceFailures, report.notes ?? []));
+  if (report.failures) Object.assign(out, namespacesJson(report.failures, report.notes ?? []));
   return out;
 }

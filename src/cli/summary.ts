@@ -46,7 +46,7 @@ export interface Summaries {
 /** Read the counters of every namespace `selection` names; one that fails is recorded (with "all"). */
 export function readSummaries(selection: NamespaceSelection): Summaries {
   const out: Summaries = { summaries: [], failures: [], notes: [] };
-  for (const target of targetsOf(selection, { namespaceFailures: out.failures, notes: out.notes })) {
+  for (const target of targetsOf(selection, { failures: out.failures, notes: out.notes })) {
     try {
       const counters = inNetns(target.netns, () => ({
         fields: readSockstatFields(),

@@ -46,7 +46,7 @@ const DELETE_QUERY_KEYS: KnownKeys<DeleteConntrackQuery> = {
  * since the dump), failed (with errno), skipped. Throws EmptySelectionError (unless `all` or a
  * predicate) or ConntrackQueryError / QueryError before sending anything; for a single namespace,
  * the errors of opening it; PredicateError when the predicate throws; AbortError when the signal
- * aborts. A namespace failing after deleting began is recorded in `namespaceFailures` with its
+ * aborts. A namespace failing after deleting began is recorded in `failures` with its
  * counts; one without conntrack is a note.
  */
 export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteReport {

@@ -57,7 +57,7 @@ export class ConntrackIteration implements Iterable<ConntrackEntry> {
     this.failures.length = 0;
     this.notes.length = 0;
     if (this.plan.nothing) return;
-    yield* targetsOf(this.query, { namespaceFailures: this.failures, notes: this.notes });
+    yield* targetsOf(this.query, { failures: this.failures, notes: this.notes });
   }
 
   #record(target: Target, err: unknown): void {

@@ -94,7 +94,7 @@ export function targetLabel(target: Target): string {
 
 /** What a walk over "all" met besides the namespaces: failures, and namespaces passed over. */
 export interface WalkFindings {
-  readonly namespaceFailures: NamespaceFailure[];
+  readonly failures: NamespaceFailure[];
   readonly notes: NamespaceNote<string>[];
 }
 
@@ -157,8 +157,7 @@ function* allTargets(
   let failures = 0;
   let notes = 0;
   const report = () => {
-    for (; failures < found.errors.length; failures++)
-      findings.namespaceFailures.push(found.errors[failures]!);
+    for (; failures < found.errors.length; failures++) findings.failures.push(found.errors[failures]!);
     for (; notes < found.notes.length; notes++) findings.notes.push(found.notes[notes]!);
   };
   let told = false;
@@ -201,7 +200,7 @@ export function* targetsOfRefs(
       netns = reopenNetns(ref);
     } catch (error) {
       if (!(error instanceof NetnsError) || isFatalNetnsError(error)) throw error;
-      recordNetnsError(error, ref.label, findings.namespaceFailures, findings.notes);
+      recordNetnsError(error, ref.label, findings.failures, findings.notes);
       continue;
     }
     try {

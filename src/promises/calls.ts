@@ -59,7 +59,7 @@ export const calls: Calls = {
   terminateMany: ([config, backends, options], ctx) =>
     new BackendTerminator(config).terminateMany(backends, withSignal(options, ctx)),
   listTargets: ([selection]) => {
-    const findings: WalkFindings = { namespaceFailures: [], notes: [] };
+    const findings: WalkFindings = { failures: [], notes: [] };
     const refs = listTargets(selection, findings);
     return { refs, ...findings };
   },

@@ -110,7 +110,7 @@ export type RunReport<R> = R & {
   /** Each namespace visited, in order, with its counts (also when it failed half way). */
   namespaces: (R & { netns: string })[];
   /** Namespaces that could not be visited, or failed half way (their counts are in the report). */
-  namespaceFailures: NamespaceFailure[];
+  failures: NamespaceFailure[];
   /** Namespaces passed over without that being a failure (vanished; no conntrack there). */
   notes: NamespaceNote<string>[];
   /**

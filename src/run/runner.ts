@@ -159,7 +159,7 @@ export function* runInSteps<
   const total: RunReport<R> = {
     ...kind.emptyReport(Boolean(options.dryRun)),
     namespaces: [],
-    namespaceFailures: [],
+    failures: [],
     notes: [],
     callbackErrors: kind.callbackErrors ?? [],
   };
@@ -175,7 +175,7 @@ export function* runInSteps<
         // From opening the namespace, or what runIn could not record (not the namespace's own).
         const note = kind.noteOf?.(err, target);
         if (note) total.notes.push(note);
-        else recordOrThrow(options.netns, target, err, total.namespaceFailures);
+        else recordOrThrow(options.netns, target, err, total.failures);
       }
     }
   } catch (err) {
@@ -254,8 +254,7 @@ function* runIn<
     batcher?.abandon(err);
     const note = kind.noteOf?.(err, scan.target);
     if (note) total.notes.push(note);
-    else if (isNamespaceScoped(err))
-      total.namespaceFailures.push({ netns: targetLabel(scan.target), error: err });
+    else if (isNamespaceScoped(err)) total.failures.push({ netns: targetLabel(scan.target), error: err });
     else throw err;
   } finally {
     second?.close();

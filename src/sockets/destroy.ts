@@ -63,7 +63,7 @@ const DESTROY_QUERY_KEYS: KnownKeys<DestroyQuery> = {
  * (EPERM, EOPNOTSUPP — reported once in `stops`). Sockets that share a 4-tuple (SO_REUSEPORT
  * groups) are destroyed one round at a time until none is left. Never throws for a socket's
  * failure, nor for a namespace that fails after destroying began: that goes to
- * `namespaceFailures`, with the counts of what was done before it. Throws QueryError /
+ * `failures`, with the counts of what was done before it. Throws QueryError /
  * FilterSyntaxError before sending anything when the query is wrong, EmptySelectionError for a
  * query that would destroy everything without `all: true`; for a single namespace, the errors of
  * opening it (NetnsError) and of compiling the filter there; PredicateError when the predicate

@@ -78,7 +78,7 @@ export class SocketIteration<S extends Socket = Socket> implements Iterable<S> {
   #targets(): Generator<Target> {
     this.failures.length = 0;
     this.notes.length = 0;
-    return targetsOf(this.query, { namespaceFailures: this.failures, notes: this.notes });
+    return targetsOf(this.query, { failures: this.failures, notes: this.notes });
   }
 
   /**

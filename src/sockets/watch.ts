@@ -149,13 +149,12 @@ export class SocketWatch implements Disposable {
   /** Subscribe in every namespace of the query not subscribed yet. */
   #scan(): void {
     this.#scanned = Date.now();
-    const met = { namespaceFailures: [] as NamespaceFailure[], notes: [] as NamespaceNote[] };
+    const met = { failures: [] as NamespaceFailure[], notes: [] as NamespaceNote[] };
     try {
       this.#subscribe(met);
     } finally {
       // Every rescan walks past the entries it cannot use again (a plain file in a pin directory).
-      for (const f of met.namespaceFailures)
-        if (this.#firstTime(`${f.netns}\0${f.error.code}`)) this.failures.push(f);
+      for (const f of met.failures) if (this.#firstTime(`${f.netns}\0${f.error.code}`)) this.failures.push(f);
       for (const n of met.notes) if (this.#firstTime(`${n.netns}\0${n.skipped}`)) this.notes.push(n);
     }
   }
@@ -184,7 +183,7 @@ export class SocketWatch implements Disposable {
         }
         this.#seen.add(key);
       } catch (err) {
-        recordOrThrow(this.#query.netns, target, err, met.namespaceFailures);
+        recordOrThrow(this.#query.netns, target, err, met.failures);
         this.#seen.add(key);
       }
     }

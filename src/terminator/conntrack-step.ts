@@ -103,7 +103,7 @@ export class ConntrackStep {
       failed: [...report.failed],
       skipped: report.skipped,
     };
-    const failure = report.namespaceFailures[0];
+    const failure = report.failures[0];
     if (failure) result.error = failure.error;
     const note = report.notes[0];
     if (note) result.note = note;

@@ -20,7 +20,7 @@ export interface ReportPart {
  */
 export function mergeReports(
   parts: readonly ReportPart[],
-  walk: { namespaceFailures: readonly NamespaceFailure[]; notes: readonly NamespaceNote<string>[] },
+  walk: { failures: readonly NamespaceFailure[]; notes: readonly NamespaceNote<string>[] },
 ): BatchTerminationReport {
   const first = parts[0]!.report;
   const conntrack = first.conntrack !== undefined;
@@ -33,7 +33,7 @@ export function mergeReports(
     namespaces: [],
     total: emptyTally(),
     ...(conntrack ? { conntrack: emptyTally("deleted") } : {}),
-    sourceErrors: [...walk.namespaceFailures],
+    sourceErrors: [...walk.failures],
     notes: [...walk.notes],
     callbackErrors: [],
     ok: true,
@@ -56,6 +56,6 @@ export function mergeReports(
     if (report.unsupported && !merged.unsupported) merged.unsupported = report.unsupported;
   }
   merged.namespaces = placed.sort((a, b) => a[0] - b[0]).map(([, n]) => n);
-  merged.ok = parts.every((p) => p.report.ok) && walk.namespaceFailures.length === 0;
+  merged.ok = parts.every((p) => p.report.ok) && walk.failures.length === 0;
   return merged;
 }

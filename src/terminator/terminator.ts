@@ -71,7 +71,7 @@ interface DestroyIn extends Partial<Disposable> {
 }
 
 /** A destroy report's record of the namespace that failed after destroying began. */
-type NamespacedFailures = Pick<NamespacedDestroyReport, "namespaceFailures">;
+type NamespacedFailures = Pick<NamespacedDestroyReport, "failures">;
 
 /** Where log lines go. Without one, BackendTerminator logs nothing (everything is in its report). */
 export interface Logger {
@@ -290,7 +290,7 @@ export class BackendTerminator {
    */
   private visitNamespaces(run: Run): void {
     const broken: Error[] = [];
-    const findings: WalkFindings = { namespaceFailures: [], notes: run.report.notes };
+    const findings: WalkFindings = { failures: [], notes: run.report.notes };
     const walk = guarded(
       this.targets(findings, (total) => {
         run.total = total;
@@ -331,7 +331,7 @@ export class BackendTerminator {
     } finally {
       destroyIn[Symbol.dispose]?.();
     }
-    run.report.sourceErrors = [...findings.namespaceFailures, ...broken].map(sourceFailure);
+    run.report.sourceErrors = [...findings.failures, ...broken].map(sourceFailure);
     for (const f of run.report.sourceErrors)
       this.log(run.report, "warn", "namespace source error", { netns: f.netns, error: f.error.message });
   }
@@ -379,7 +379,7 @@ export class BackendTerminator {
         const r = destroyReportOf(answer);
         result.report = r;
         // A failure after destroying began comes back with the partial report instead of thrown.
-        const failure = answer.namespaceFailures?.[0];
+        const failure = answer.failures?.[0];
         if (failure && !result.error) result.error = failure.error;
         // A destroyer that tells no outcomes: with one backend, its report is that backend's.
         if (set.size === 1 && result.backends[0]!.matched !== r.matched) {

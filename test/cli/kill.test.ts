@@ -34,7 +34,7 @@ interface KillJson {
     skipped: number;
     stops: Array<{ protocol?: string; code: string; reason: string }>;
     dryRun: boolean;
-    namespaceFailures: unknown[];
+    failures: unknown[];
   };
 }
 
@@ -164,7 +164,7 @@ describeAsRoot("sockdiag kill", () => {
       skipped: 0,
       stops: [],
       dryRun: false,
-      namespaceFailures: [],
+      failures: [],
       notes: [],
       callbackErrors: [],
     });

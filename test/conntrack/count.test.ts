@@ -88,7 +88,7 @@ describeAsRoot("the conntrack entry count (IPCTNL_MSG_CT_GET_STATS)", () => {
         none.deleted,
         none.namespaces.map((n) => [n.netns, n.matched]),
         none.notes,
-        none.namespaceFailures,
+        none.failures,
       ],
       [0, 0, [[empty.name, 0]], [], []],
     );

@@ -74,7 +74,7 @@ describeAsRoot("one report shape", () => {
         report.namespaces.map((n) => [n.netns, n.matched, n.dryRun]),
         [["(host)", report.matched, true]],
       );
-      assert.deepEqual(report.namespaceFailures, []);
+      assert.deepEqual(report.failures, []);
       assert.ok(Array.isArray(report.notes));
     }
   });

@@ -102,7 +102,7 @@ describeAsRoot("destroying namespace by namespace, the next one's dump sent ahea
       prepared[Symbol.dispose]();
       // The next socket may get the closed one's number: its own dump must be answered in full.
       const report = destroySockets({ ...QUERY, dryRun: true, netns: c.netns });
-      assert.deepEqual([report.matched, report.namespaceFailures], [20, []]);
+      assert.deepEqual([report.matched, report.failures], [20, []]);
     }
     assert.equal(readdirSync("/proc/self/fd").length, before);
   });

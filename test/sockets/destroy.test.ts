@@ -90,7 +90,7 @@ describeAsRoot("destroySockets in a namespace", () => {
     assert.deepEqual(report, {
       ...counts,
       namespaces: [{ ...counts, netns: ns.name }],
-      namespaceFailures: [],
+      failures: [],
       notes: [],
       callbackErrors: [],
     });

@@ -89,7 +89,7 @@ describeAsRoot("balanced reports when a run breaks", () => {
       assertBalanced(report, "the report");
       assert.ok(report.matched >= 2, String(report.matched));
       assert.deepEqual(
-        report.namespaceFailures.map((f) => [f.netns, (f.error as { code?: string }).code]),
+        report.failures.map((f) => [f.netns, (f.error as { code?: string }).code]),
         [[scene!.ns.name, "EMFILE"]],
       );
       assert.ok(report.failed.length >= 2);

@@ -18,7 +18,7 @@ import { ForeignError } from "../../src/sys/errors.js";
 import { BackendTerminator, type ConntrackDeleter } from "../../src/terminator/index.js";
 import { hostOnly } from "./seam.js";
 
-const noSockets = (q: DestroyQuery) => ({ ...emptyReport(Boolean(q.dryRun)), namespaceFailures: [] });
+const noSockets = (q: DestroyQuery) => ({ ...emptyReport(Boolean(q.dryRun)), failures: [] });
 
 function report(over: Partial<ConntrackDeleteReport> = {}): ConntrackDeleteReport {
   return {
@@ -30,7 +30,7 @@ function report(over: Partial<ConntrackDeleteReport> = {}): ConntrackDeleteRepor
     skipped: 0,
     dryRun: false,
     namespaces: [],
-    namespaceFailures: [],
+    failures: [],
     notes: [],
     callbackErrors: [],
     ...over,
@@ -126,7 +126,7 @@ test("conntrack: false, or TCP backends only: no conntrack call and no conntrack
 
 test("a conntrack failure is the namespace's conntrackError and makes the run not ok; a note does not", () => {
   const failing = recording([], {
-    namespaceFailures: [{ netns: "(host)", error: new ForeignError(new Error("kernel said no")) }],
+    failures: [{ netns: "(host)", error: new ForeignError(new Error("kernel said no")) }],
   });
   const r = new BackendTerminator(
     {},

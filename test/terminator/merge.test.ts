@@ -34,7 +34,7 @@ const destroy: SocketsDestroyer = (query) => {
   const s = (dport: number) => ({ family: "inet", protocol: "udp", dst: "10.0.0.5", dport }) as never;
   for (let k = 0; k < n; k++) query.onOutcome?.(s(53 + (k % 2)), "destroyed");
   if (names[i] === "b")
-    return { ...report, namespaceFailures: [{ netns: "b", error: new ForeignError(new Error("EMFILE")) }] };
+    return { ...report, failures: [{ netns: "b", error: new ForeignError(new Error("EMFILE")) }] };
   return report;
 };
 
@@ -64,7 +64,7 @@ test("shares merged give the one-thread report: order, totals per backend and in
       { report: run(even), places: [0, 2, 4] },
       { report: run(odd), places: [1, 3] },
     ],
-    { namespaceFailures: [], notes: [] },
+    { failures: [], notes: [] },
   );
   assert.deepEqual(
     merged.namespaces.map((n) => [n.netns, n.report?.destroyed, n.error?.message]),
@@ -85,7 +85,7 @@ test("the walk's own failures and notes are in the merged report, and a walk fai
   const failure = { netns: "x", error: new ForeignError(new Error("unreadable pin dir")) };
   const note = { netns: "y", skipped: "vanished" as const, message: "gone" };
   const merged = mergeReports([{ report: run(["a"]), places: [0] }], {
-    namespaceFailures: [failure],
+    failures: [failure],
     notes: [note],
   });
   assert.deepEqual(merged.sourceErrors, [failure]);

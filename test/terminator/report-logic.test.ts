@@ -122,7 +122,7 @@ test("a namespace that failed after destroying began keeps its counts in the tot
   const failure: NamespaceFailure = { netns: "a", error: new ForeignError(new Error("EMFILE")) };
   let call = 0;
   const destroy: SocketsDestroyer = () =>
-    call++ === 0 ? answer(0, 0, 0, 0, 0) : { ...answer(6, 4, 0, 2, 0), namespaceFailures: [failure] };
+    call++ === 0 ? answer(0, 0, 0, 0, 0) : { ...answer(6, 4, 0, 2, 0), failures: [failure] };
   const report = new BackendTerminator({ conntrack: false }, seam(destroy, ["a"])).terminate({
     address: "10.0.0.5",
     port: 53,

@@ -21,7 +21,7 @@ export function targetsFrom(
     try {
       for (const { name, netns } of s) yield { netns, ref: netns.ref, label: name };
     } finally {
-      findings.namespaceFailures.push(...s.errors);
+      findings.failures.push(...s.errors);
       findings.notes.push(...(s.notes ?? []));
     }
   };

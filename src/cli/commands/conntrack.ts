@@ -147,12 +147,12 @@ function remove(query: ConntrackQuery, values: ParsedValues): number {
     output.end();
     process.stderr.write(formatReport(report));
   }
-  reportNamespaces(report.namespaceFailures, report.notes);
-  return report.failed.length > 0 || report.namespaceFailures.length > 0 ? EXIT_FAILED : EXIT_OK;
+  reportNamespaces(report.failures, report.notes);
+  return report.failed.length > 0 || report.failures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 function reportJson(r: ConntrackDeleteReport): Record<string, unknown> {
-  return { ...r, ...namespacesJson(r.namespaceFailures, r.notes) };
+  return { ...r, ...namespacesJson(r.failures, r.notes) };
 }
 
 function formatReport(r: ConntrackDeleteReport): string {

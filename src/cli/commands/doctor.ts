@@ -28,14 +28,14 @@ interface UdpTable {
 
 /** The UDP table of the host and of every pinned or discovered namespace this process can enter. */
 function udpTables(): { tables: UdpTable[]; findings: WalkFindings } {
-  const findings: WalkFindings = { namespaceFailures: [], notes: [] };
+  const findings: WalkFindings = { failures: [], notes: [] };
   const tables: UdpTable[] = [];
   for (const target of targetsOf({ netns: "all" }, findings)) {
     try {
       const buckets = inNetns(target.netns, udpHashEntries);
       tables.push({ netns: targetLabel(target), buckets, own: buckets !== undefined && buckets > 0 });
     } catch (error) {
-      findings.namespaceFailures.push({ netns: targetLabel(target), error: asSockdiagError(error) });
+      findings.failures.push({ netns: targetLabel(target), error: asSockdiagError(error) });
     }
   }
   return { tables, findings };
@@ -74,7 +74,7 @@ export function runDoctor(argv: readonly string[]): number {
       );
     writeOut(text);
   }
-  reportNamespaces(findings.namespaceFailures, findings.notes);
+  reportNamespaces(findings.failures, findings.notes);
   return essential.every((i) => i.ok) ? EXIT_OK : EXIT_FAILED;
 }
 

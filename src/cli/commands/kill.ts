@@ -125,10 +125,10 @@ export async function destroySelected(
   }
   output.end(report, broken);
   if (broken && !broken.readerGone) process.stderr.write(`sockdiag: ${broken.message}\n`);
-  reportNamespaces(report.namespaceFailures, report.notes);
+  reportNamespaces(report.failures, report.notes);
   if (signal) return SIGNAL_EXITS[signal];
   if (broken && !broken.readerGone) return EXIT_FAILED;
-  return report.failed.length > 0 || report.namespaceFailures.length > 0 ? EXIT_FAILED : EXIT_OK;
+  return report.failed.length > 0 || report.failures.length > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 /** CannotDestroyError: the selection holds sockets this kernel cannot destroy; nothing was sent. */
