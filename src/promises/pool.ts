@@ -1,13 +1,13 @@
 /**
  * A termination over many namespaces, spread over a pool of worker threads: one per core (at most
- * 8), each the same worker as the first — its own thread entering namespaces and coming back, with
+ * 8, and as many as a quarter of the process's memory holds), each the same worker as the first — its own thread entering namespaces and coming back, with
  * its own netlink sockets. The first lists the namespaces; the workers take runs of them in the
  * walk's order, each the next run when it is done with one, so that a worker still starting, or one
  * held up by crowded namespaces, takes fewer; their reports merge into the one a single thread would
  * give, in the walk's order. Dumps of a table the namespaces share then run side by side in the
  * kernel instead of one after another.
  */
-import { availableParallelism } from "node:os";
+import { availableParallelism, totalmem } from "node:os";
 import { type NetnsRef, targetLabel } from "../netns/index.js";
 import { AbortError, emptyTally } from "../run/index.js";
 import { BackendSet } from "../terminator/backend-set.js";
@@ -20,12 +20,30 @@ import { WorkerStoppedError } from "./worker-errors.js";
 /** A terminator's configuration as the caller's thread sends it (its callbacks may be async). */
 type SentConfig = NonNullable<SentArgs<CallMap["terminateManyAt"]["args"]>[0]>;
 
+/** The resident memory a worker adds: its own heap, the library and koffi loaded again. */
+export const WORKER_BYTES = 14 * 1024 * 1024;
+
 /**
- * Workers a termination spreads over: one per core the process may use now, at most 8. Asked at
- * each call (sched_getaffinity): a container's CPU set can change while the process runs; workers
- * started for more cores than there are now stay idle.
+ * Workers for `cores` cores and `memory` bytes the process may use: one per core, at most 8, and
+ * no more than a quarter of the memory can hold; always one.
  */
-export const poolSize = () => Math.min(availableParallelism(), 8);
+export function workersFor(cores: number, memory: number): number {
+  return Math.max(1, Math.min(cores, 8, Math.floor(memory / 4 / WORKER_BYTES)));
+}
+
+/**
+ * Workers a termination spreads over, for the cores the process may use now and its memory (a
+ * cgroup's limit, else the machine's). Asked at each call (sched_getaffinity): a container's CPU
+ * set can change while the process runs; workers started for more cores than there are now stay
+ * idle.
+ */
+export const poolSize = () => workersFor(availableParallelism(), memoryLimit());
+
+/** The cgroup's memory limit when it is below the machine's memory, else the machine's. */
+function memoryLimit(): number {
+  const limit = process.constrainedMemory?.() ?? 0;
+  return limit > 0 && limit < totalmem() ? limit : totalmem();
+}
 
 const pool: WorkerClient[] = [client];
 

@@ -60,6 +60,8 @@ const VERSION = 2;
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** Entries checked between two turns of the event loop: checking 100,000 keys takes ~200 ms. */
 const CHUNK = 4096;
+/** The size of the pieces a state file is written in. */
+const PIECE_CHARS = 256 * 1024;
 
 // O_NONBLOCK: opening a FIFO planted at the path would otherwise wait for a writer forever.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -210,7 +212,6 @@ export class StateFile {
   }
 
   private async write(body: Body): Promise<void> {
-    const text = `${JSON.stringify({ version: VERSION, savedAt: new Date().toISOString(), ...body })}\n`;
     // A random name that nobody can plant a link at in advance, created exclusively, never
     // through a link: whatever is at the name already makes the open fail.
     const tmp = join(this.dir, `.${FILE}.${randomBytes(16).toString("hex")}.tmp`);
@@ -218,7 +219,7 @@ export class StateFile {
     let renamed = false;
     try {
       try {
-        await file.writeFile(text);
+        for (const piece of pieces(body)) await file.writeFile(piece);
         await file.sync();
       } finally {
         await file.close();
@@ -258,6 +259,25 @@ function group(known: Iterable<KnownGroup>): Body {
     services[service] = before === undefined ? keys : [...before, ...keys];
   }
   return { services, unlisted };
+}
+
+/**
+ * The file's text (a version 2 body) in pieces of about PIECE_CHARS, written one after the other:
+ * with a million backends the whole text would be ~25 MB held at once, and its encoding a long turn
+ * of the event loop.
+ */
+function* pieces(body: Body): Generator<string> {
+  let text = `{"version":${VERSION},"savedAt":${JSON.stringify(new Date().toISOString())},"services":{`;
+  let first = true;
+  for (const service in body.services) {
+    text += `${first ? "" : ","}${JSON.stringify(service)}:${JSON.stringify(body.services[service])}`;
+    first = false;
+    if (text.length >= PIECE_CHARS) {
+      yield text;
+      text = "";
+    }
+  }
+  yield `${text}},"unlisted":${JSON.stringify(body.unlisted)}}\n`;
 }
 
 function addService(backends: Map<string, string[]>, key: string, service: string | undefined): void {
