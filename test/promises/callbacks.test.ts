@@ -5,34 +5,16 @@
  * answer, and the next call works. Real sockets in a throwaway namespace.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import pino from "pino";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
-import { describeAsRoot, type HeldSocket, startUdpScene, type UdpScene } from "../kit/index.js";
-
-type Report = { matched: number; destroyed: number; gone: number; failed: unknown[]; skipped: number };
-
-const balances = (r: Report) => assert.equal(r.matched, r.destroyed + r.gone + r.failed.length + r.skipped);
+import { describeAsRoot } from "../kit/index.js";
+import { balances, orRejection, type Report, useCallbackScene } from "./callback-scene.js";
 
 describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
-  let scene: UdpScene;
-  let clients: HeldSocket[];
-  const query = () => ({
-    netns: scene.ns.name,
-    protocols: ["udp"] as const,
-    filter: `dst 127.0.0.1:${scene.receiver.sport}`,
-  });
-  const connected = () => sync.listSockets({ ...query(), states: ["established"] }).length;
-
-  before(async () => {
-    scene = await startUdpScene("promises-callbacks");
-    clients = await scene.clients(3);
-  });
-
-  after(async () => {
-    await scene?.stop();
-  });
+  const scene = useCallbackScene("promises-callbacks");
+  const { query, connected, backend } = scene;
 
   const unsendable: [string, () => unknown][] = [
     ["a function", () => () => true],
@@ -43,16 +25,15 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
 
   for (const [what, answer] of unsendable) {
     test(`a predicate answering ${what} settles the call with PredicateError naming it; nothing destroyed`, async () => {
-      const err = await promises.destroySockets({ ...query(), predicate: () => answer() as boolean }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await promises
+        .destroySockets({ ...query(), predicate: () => answer() as boolean })
+        .then(...orRejection);
       assert.ok(err instanceof sync.errors.PredicateError, `PredicateError: ${err}`);
       assert.ok(err.cause instanceof sync.errors.ForeignError, `cause: ${err.cause}`);
       assert.match(err.message, /predicate returned .*cannot be sent to sockdiag's worker thread/);
       balances(err.report as Report);
       assert.equal((err.report as Report).destroyed, 0);
-      assert.equal(connected(), clients.length);
+      assert.equal(connected(), scene.clients);
     });
   }
 
@@ -64,24 +45,21 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
           throw Symbol("no");
         },
       })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      .then(...orRejection);
     assert.ok(err instanceof sync.errors.PredicateError, `PredicateError: ${err}`);
     assert.match(err.message, /predicate threw a Symbol/);
-    assert.equal(connected(), clients.length);
+    assert.equal(connected(), scene.clients);
   });
 
   test("an async predicate answering false keeps every socket", async () => {
     const report = await new promises.BackendTerminator({
-      netns: scene.ns.name,
+      netns: scene.netns,
       conntrack: false,
       predicate: async () => false,
-    }).terminate({ address: "127.0.0.1", port: scene.receiver.sport });
+    }).terminate(backend());
     assert.equal(report.total.destroyed, 0);
     assert.equal(report.ok, true);
-    assert.equal(connected(), clients.length);
+    assert.equal(connected(), scene.clients);
   });
 
   const notBooleans: [string, () => unknown][] = [
@@ -100,21 +78,18 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
     test(`a predicate settling to ${what} is a predicate that threw: PredicateError, balanced, nothing destroyed`, async () => {
       const err = await promises
         .destroySockets({ ...query(), predicate: predicate as () => Promise<boolean> })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        );
+        .then(...orRejection);
       assert.ok(err instanceof sync.errors.PredicateError, `PredicateError: ${err}`);
       balances(err.report as Report);
       assert.equal((err.report as Report).destroyed, 0);
       const report = await new promises.BackendTerminator({
-        netns: scene.ns.name,
+        netns: scene.netns,
         conntrack: false,
         predicate: predicate as () => Promise<boolean>,
-      }).terminate({ address: "127.0.0.1", port: scene.receiver.sport });
+      }).terminate(backend());
       assert.equal(report.namespaces[0]?.error?.name, "PredicateError");
       assert.equal(report.total.destroyed, 0);
-      assert.equal(connected(), clients.length);
+      assert.equal(connected(), scene.clients);
     });
   }
 
@@ -131,13 +106,13 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
 
   const terminate = (config: promises.AsyncTerminatorConfig) =>
     new promises.BackendTerminator({
-      netns: scene.ns.name,
+      netns: scene.netns,
       conntrack: false,
       dryRun: true,
       ...config,
     }).terminate({
       address: "127.0.0.1",
-      port: scene.receiver.sport,
+      port: backend().port,
     });
 
   test("a logger's methods are called with the logger as this: a class, a plain object", async () => {
@@ -163,8 +138,8 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
       );
     }
     const viaUdp = new Lines();
-    await promises.terminateUDPConnectionsToBackend(`127.0.0.1:${scene.receiver.sport}`, {
-      netns: scene.ns.name,
+    await promises.terminateUDPConnectionsToBackend(`127.0.0.1:${backend().port}`, {
+      netns: scene.netns,
       conntrack: false,
       dryRun: true,
       logger: viaUdp,
@@ -188,24 +163,21 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
     class Protocol {
       toString = () => "udp";
     }
-    const err = await terminate({ protocol: new Protocol() as unknown as "udp" }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await terminate({ protocol: new Protocol() as unknown as "udp" }).then(...orRejection);
     assert.ok(err instanceof sync.errors.QueryError, `QueryError: ${err}`);
     assert.equal(err.field, "protocol");
     assert.equal(err.value, "a Protocol");
-    assert.equal(connected(), clients.length);
+    assert.equal(connected(), scene.clients);
   });
 
   test("onNamespace answering a function is reported in callbackErrors; the termination goes on", async () => {
     const report = await new promises.BackendTerminator({
-      netns: scene.ns.name,
+      netns: scene.netns,
       conntrack: false,
       dryRun: true,
       onNamespace: () => (() => {}) as unknown as undefined,
-    }).terminate({ address: "127.0.0.1", port: scene.receiver.sport });
-    assert.equal(report.total.matched, clients.length);
+    }).terminate(backend());
+    assert.equal(report.total.matched, scene.clients);
     assert.deepEqual(
       report.callbackErrors.map((e) => [e.name, /onNamespace returned a function/.test(e.message)]),
       [["ForeignError", true]],

@@ -7,19 +7,16 @@
  * and each step awaits the condition it needs.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
 import { client, WorkerClient } from "../../src/promises/client.js";
 import { poolSize, terminateShared } from "../../src/promises/pool.js";
-import { describeAsRoot, type HeldSocket, startUdpScene, type UdpScene } from "../kit/index.js";
+import { describeAsRoot } from "../kit/index.js";
+import { balances, orRejection, type Report, useCallbackScene } from "./callback-scene.js";
 
 const silentWorker = new URL("../kit/silent-worker.js", import.meta.url);
-
-type Report = { matched: number; destroyed: number; gone: number; failed: unknown[]; skipped: number };
-
-const balances = (r: Report) => assert.equal(r.matched, r.destroyed + r.gone + r.failed.length + r.skipped);
 
 /** A predicate that never settles, and a promise of its first call. */
 function hung<T>(answer: () => T) {
@@ -41,24 +38,8 @@ const never = () => new Promise<boolean>(() => {});
 const silentThenable = () => ({ then() {} }) as unknown as Promise<boolean>;
 
 describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
-  let scene: UdpScene;
-  let clients: HeldSocket[];
-  const query = () => ({
-    netns: scene.ns.name,
-    protocols: ["udp"] as const,
-    filter: `dst 127.0.0.1:${scene.receiver.sport}`,
-  });
-  const connected = () => sync.listSockets({ ...query(), states: ["established"] }).length;
-  const backend = () => ({ address: "127.0.0.1", port: scene.receiver.sport });
-
-  before(async () => {
-    scene = await startUdpScene("promises-hung");
-    clients = await scene.clients(3);
-  });
-
-  after(async () => {
-    await scene?.stop();
-  });
+  const scene = useCallbackScene("promises-hung");
+  const { query, connected, backend } = scene;
 
   /** Calls that must work after a hung one: another namespace's listing, a dry pool termination. */
   async function laterCallsWork(): Promise<void> {
@@ -67,8 +48,8 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
     const report = await new promises.BackendTerminator({ dryRun: true, conntrack: false }).terminateMany([
       backend(),
     ]);
-    const ours = report.namespaces.find((n) => n.netns === scene.ns.name);
-    assert.equal(ours?.report?.matched, clients.length, "the pool found the scene's clients");
+    const ours = report.namespaces.find((n) => n.netns === scene.netns);
+    assert.equal(ours?.report?.matched, scene.clients, "the pool found the scene's clients");
   }
 
   for (const [what, answer] of [
@@ -81,15 +62,12 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
       const call = promises.destroySockets({ ...query(), predicate, signal: controller.signal });
       await first;
       controller.abort(new Error("enough"));
-      const err = await call.then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await call.then(...orRejection);
       assert.ok(err instanceof promises.AbortError, `AbortError: ${err}`);
       assert.equal((err.cause as Error).message, "enough");
       balances(err.report as Report);
       assert.equal((err.report as Report).destroyed, 0);
-      assert.equal(connected(), clients.length);
+      assert.equal(connected(), scene.clients);
       await laterCallsWork();
     });
   }
@@ -102,40 +80,36 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
     });
     await first;
     controller.abort();
-    const err = await call.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await call.then(...orRejection);
     assert.ok(err instanceof promises.AbortError, `AbortError: ${err}`);
     const report = err.report as sync.BatchTerminationReport;
     balances(report.total as Report);
     assert.equal(report.total.destroyed, 0);
-    assert.equal(connected(), clients.length);
+    assert.equal(connected(), scene.clients);
     await laterCallsWork();
   });
 
   test("a predicate past callbackTimeout is a PredicateError caused by CallbackTimeoutError; nothing destroyed", async () => {
-    const err = await promises.destroySockets({ ...query(), predicate: never, callbackTimeout: 20 }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await promises
+      .destroySockets({ ...query(), predicate: never, callbackTimeout: 20 })
+      .then(...orRejection);
     assert.ok(err instanceof sync.errors.PredicateError, `PredicateError: ${err}`);
     assert.ok(err.cause instanceof sync.errors.CallbackTimeoutError, `cause: ${err.cause}`);
     assert.equal(err.cause.callback, "predicate");
     balances(err.report as Report);
-    assert.equal(connected(), clients.length);
+    assert.equal(connected(), scene.clients);
     await laterCallsWork();
   });
 
   test("a logger past callbackTimeout is reported once in callbackErrors; the termination completes", async () => {
     const logger = { info: never, warn: never };
     const report = await new promises.BackendTerminator({
-      netns: scene.ns.name,
+      netns: scene.netns,
       conntrack: false,
       dryRun: true,
       logger,
     }).terminate(backend(), { callbackTimeout: 20 });
-    assert.equal(report.total.matched, clients.length);
+    assert.equal(report.total.matched, scene.clients);
     assert.deepEqual(
       report.callbackErrors.map((e) => [e.name, (e as { callback?: string }).callback]),
       [["CallbackTimeoutError", "logger.info"]],
@@ -150,10 +124,7 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
     const config = { dryRun: true, conntrack: false, onNamespace: () => controller.abort() };
     const err = await terminateShared(config, [backend()], {}, { signal: controller.signal }, (i) =>
       i === 0 ? client : silent,
-    ).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    ).then(...orRejection);
     assert.ok(err instanceof promises.AbortError, `AbortError: ${err}`);
     const report = err.report as sync.BatchTerminationReport;
     const unknown = report.namespaces.filter((n) => n.error instanceof sync.errors.WorkerStoppedError);
@@ -165,7 +136,7 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
   });
 
   test("a callback slower than the silence bound after an abort is not the worker's silence", async () => {
-    const own = new WorkerClient({ silence: 500 });
+    const own = new WorkerClient({ silence: 2000 });
     const controller = new AbortController();
     const { first, predicate } = hung(never);
     let warned = false;
@@ -173,24 +144,21 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
     const logger = {
       info() {},
       warn: async () => {
-        await sleep(2000);
+        await sleep(5000);
         warned = true;
       },
     };
     const call = own.call(
       "terminate",
-      [{ netns: scene.ns.name, conntrack: false, predicate, logger }, backend(), {}],
+      [{ netns: scene.netns, conntrack: false, predicate, logger }, backend(), {}],
       { signal: controller.signal },
     );
     await first;
     controller.abort();
-    const err = await call.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await call.then(...orRejection);
     assert.ok(err instanceof promises.AbortError, `AbortError: ${err}`);
     assert.ok(warned, "the logger was heard out");
-    assert.equal(connected(), clients.length);
+    assert.equal(connected(), scene.clients);
   });
 
   test("callbackTimeout must be a whole number of ms", async () => {
@@ -207,10 +175,7 @@ test("a worker silent past its bound after an abort is stopped; the next call ge
   const call = silent.call("probe", [], { signal: controller.signal });
   // The stand-in is blocked for good once it has the call; the abort reaches it no more than that.
   setImmediate(() => controller.abort());
-  const err = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const err = await call.then(...orRejection);
   assert.ok(err instanceof sync.errors.WorkerStoppedError, `WorkerStoppedError: ${err}`);
   assert.ok(err.cause instanceof promises.AbortError);
   assert.equal(await silent.call("listTargets", [{}], undefined), "listTargets");
