@@ -44,7 +44,7 @@ const terminator = new BackendTerminator({
   logger: { info: console.log, warn: console.warn },
 });
 const result = terminator.terminate({ address: "10.0.0.5", port: 53 });
-console.log(result.total.destroyed, result.namespaces.length, result.sourceErrors, result.ok);
+console.log(result.total.destroyed, result.namespaces.length, result.failures, result.ok);
 
 // Many backends in one pass: each namespace entered once; counts per backend and per namespace.
 const batch = terminator.terminateMany([

@@ -153,7 +153,7 @@ function unknownPart(
         backends: set.backends.map(() => emptyTally()),
       })),
       total: emptyTally(),
-      sourceErrors: [],
+      failures: [],
       notes: [],
       callbackErrors: [],
       ok: false,

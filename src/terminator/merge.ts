@@ -33,7 +33,7 @@ export function mergeReports(
     namespaces: [],
     total: emptyTally(),
     ...(conntrack ? { conntrack: emptyTally("deleted") } : {}),
-    sourceErrors: [...walk.failures],
+    failures: [...walk.failures],
     notes: [...walk.notes],
     callbackErrors: [],
     ok: true,
@@ -50,7 +50,7 @@ export function mergeReports(
       addTally(into.total, b.total);
       if (into.conntrack && b.conntrack) addTally(into.conntrack, b.conntrack);
     });
-    merged.sourceErrors.push(...report.sourceErrors);
+    merged.failures.push(...report.failures);
     merged.notes.push(...report.notes);
     merged.callbackErrors.push(...report.callbackErrors);
     if (report.unsupported && !merged.unsupported) merged.unsupported = report.unsupported;

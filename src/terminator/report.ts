@@ -50,13 +50,13 @@ export interface BackendResult {
   conntrack?: Tally<ConntrackEntry>;
 }
 
-/** What the two termination reports share: totals, source errors, the kernel's verdict, ok. */
+/** What the two termination reports share: totals, failed namespaces, the kernel's verdict, ok. */
 export interface ReportCommon {
   total: Tally;
   /** Conntrack entries over every namespace, apart from sockets (when conntrack is on). */
   conntrack?: Tally<ConntrackEntry>;
   /** Namespaces the walk could not give: an unreadable directory, an entry that is not a namespace, ... */
-  sourceErrors: NamespaceFailure[];
+  failures: NamespaceFailure[];
   /**
    * Namespaces the walk passed over without that being a failure: one that vanished between being
    * listed and being opened had no socket left to destroy; a pin that is a plain file or a dangling

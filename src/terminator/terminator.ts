@@ -239,7 +239,7 @@ export class BackendTerminator {
       backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
       namespaces: [],
       total: emptyTally(),
-      sourceErrors: [],
+      failures: [],
       notes: [],
       callbackErrors: [],
       ok: true,
@@ -278,7 +278,7 @@ export class BackendTerminator {
     report.ok =
       report.total.failed.length === 0 &&
       (report.conntrack?.failed.length ?? 0) === 0 &&
-      report.sourceErrors.length === 0 &&
+      report.failures.length === 0 &&
       report.namespaces.every((n) => !n.error && !n.conntrackError);
     return report;
   }
@@ -286,7 +286,7 @@ export class BackendTerminator {
   /**
    * Visit every namespace of the selection. A walk that throws (a namespace named alone that cannot
    * be opened, or a test's source) ends it: what was visited stays in the report and the exception
-   * joins `sourceErrors`.
+   * joins `failures`.
    */
   private visitNamespaces(run: Run): void {
     const broken: Error[] = [];
@@ -331,8 +331,8 @@ export class BackendTerminator {
     } finally {
       destroyIn[Symbol.dispose]?.();
     }
-    run.report.sourceErrors = [...findings.failures, ...broken].map(sourceFailure);
-    for (const f of run.report.sourceErrors)
+    run.report.failures = [...findings.failures, ...broken].map(sourceFailure);
+    for (const f of run.report.failures)
       this.log(run.report, "warn", "namespace source error", { netns: f.netns, error: f.error.message });
   }
 

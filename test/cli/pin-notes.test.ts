@@ -52,11 +52,11 @@ describeAsRoot("pin-directory notes in the CLI", () => {
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const report = JSON.parse(r.stdout) as {
       ok: boolean;
-      sourceErrors: unknown[];
+      failures: unknown[];
       notes: { netns: string; skipped: string; message: string }[];
     };
     assert.equal(report.ok, true);
-    assert.deepEqual(report.sourceErrors, [], "notes are no failures");
+    assert.deepEqual(report.failures, [], "notes are no failures");
     assert.deepEqual(report.notes.map((n) => [n.netns, n.skipped]).sort(), [
       ["dangling", "dangling-symlink"],
       ["half-added", "plain-file"],

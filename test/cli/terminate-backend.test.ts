@@ -57,7 +57,7 @@ interface JsonReport {
     error?: unknown;
   }[];
   total: Counts;
-  sourceErrors: { netns: string; error: { name: string; code: string; message: string } }[];
+  failures: { netns: string; error: { name: string; code: string; message: string } }[];
   ok: boolean;
 }
 
@@ -121,7 +121,7 @@ describeAsRoot("sockdiag terminate-backend", () => {
       failed: [],
       skipped: 0,
     });
-    assert.deepEqual(report.sourceErrors, []);
+    assert.deepEqual(report.failures, []);
     assert.equal(report.ok, true);
   });
 
@@ -294,9 +294,9 @@ describeAsRoot("sockdiag terminate-backend", () => {
     await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m");
     assert.equal(report.ok, false);
     assert.equal(report.total.destroyed, 12);
-    assert.equal(report.sourceErrors.length, 1);
-    assert.match(report.sourceErrors[0]?.error.message ?? "", new RegExp(missing));
-    assert.equal(report.sourceErrors[0]?.error.code, "ERR_SOCKDIAG_PIN_DIRECTORY_NOT_FOUND");
+    assert.equal(report.failures.length, 1);
+    assert.match(report.failures[0]?.error.message ?? "", new RegExp(missing));
+    assert.equal(report.failures[0]?.error.code, "ERR_SOCKDIAG_PIN_DIRECTORY_NOT_FOUND");
   });
 
   test("bad input exits 2 naming the problem and destroys nothing", async () => {

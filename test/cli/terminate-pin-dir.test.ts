@@ -16,7 +16,7 @@ import { sockdiag } from "./cli.js";
 interface Report {
   ok: boolean;
   namespaces: { netns: string }[];
-  sourceErrors: { netns: string; note?: string; error: { name: string; message: string } }[];
+  failures: { netns: string; note?: string; error: { name: string; message: string } }[];
 }
 
 describe("terminate-backend --netns-dir: a named pin directory must exist", () => {
@@ -45,7 +45,7 @@ describe("terminate-backend --netns-dir: a named pin directory must exist", () =
       ["(host)"],
     );
     assert.deepEqual(
-      report.sourceErrors.map((e) => [e.netns, e.error.name, e.note]),
+      report.failures.map((e) => [e.netns, e.error.name, e.note]),
       [[missing, "PinDirectoryNotFoundError", undefined]],
     );
     const text = await terminate(missing);
@@ -61,6 +61,6 @@ describe("terminate-backend --netns-dir: a named pin directory must exist", () =
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const report = JSON.parse(r.stdout) as Report;
     assert.equal(report.ok, true);
-    assert.deepEqual(report.sourceErrors, []);
+    assert.deepEqual(report.failures, []);
   });
 });

@@ -174,6 +174,6 @@ describeAsRoot("a malformed namespace selection", () => {
       port: scene.receiver.sport,
     });
     assert.equal(single.ok, false);
-    assert.equal(single.sourceErrors.length, 1);
+    assert.equal(single.failures.length, 1);
   });
 });

@@ -130,7 +130,7 @@ describeAsRoot("BackendTerminator faults", () => {
       [a, 3, undefined, false],
       [c, 3, undefined, false],
     ]);
-    assert.deepEqual(report.sourceErrors, []);
+    assert.deepEqual(report.failures, []);
     assert.deepEqual(
       report.notes.map((n) => [n.netns, n.skipped]),
       [[b, "vanished"]],
@@ -167,7 +167,7 @@ describeAsRoot("BackendTerminator faults", () => {
       [c, undefined, "NetnsError", false],
     ]);
     assert.match(report.namespaces[3]?.error?.message ?? "", /closed|close\(\)/);
-    assert.deepEqual(report.sourceErrors, []);
+    assert.deepEqual(report.failures, []);
     assert.equal(report.ok, false);
   });
 
@@ -191,10 +191,10 @@ describeAsRoot("BackendTerminator faults", () => {
     );
     // The missing directory is a failure; the plain file a note.
     assert.deepEqual(
-      report.sourceErrors.map((f) => f.error.name),
+      report.failures.map((f) => f.error.name),
       ["PinDirectoryNotFoundError"],
     );
-    assert.match(report.sourceErrors[0]?.error.message ?? "", /no-such-dir/);
+    assert.match(report.failures[0]?.error.message ?? "", /no-such-dir/);
     assert.deepEqual(
       report.notes.map((n) => [n.netns, n.skipped]),
       [["zz-plain-file", "plain-file"]],
@@ -344,7 +344,7 @@ describeAsRoot("BackendTerminator faults", () => {
       [HOST, a],
     );
     assert.deepEqual(
-      report.sourceErrors.map((f) => [f.netns, f.error.code, f.error.message]),
+      report.failures.map((f) => [f.netns, f.error.code, f.error.message]),
       [["(source)", "ERR_SOCKDIAG_FOREIGN", `source broke at ${b}`]],
     );
     assert.equal(report.ok, false);
@@ -363,7 +363,7 @@ describeAsRoot("BackendTerminator faults", () => {
     );
     assert.deepEqual(outcomes(report), [[HOST, 3, undefined, false]]);
     assert.deepEqual(
-      report.sourceErrors.map((f) => [f.netns, f.error.code, f.error.message]),
+      report.failures.map((f) => [f.netns, f.error.code, f.error.message]),
       [["(source)", "ERR_SOCKDIAG_FOREIGN", "no namespaces today"]],
     );
     assert.equal(report.ok, false);

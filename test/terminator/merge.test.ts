@@ -88,7 +88,7 @@ test("the walk's own failures and notes are in the merged report, and a walk fai
     failures: [failure],
     notes: [note],
   });
-  assert.deepEqual(merged.sourceErrors, [failure]);
+  assert.deepEqual(merged.failures, [failure]);
   assert.deepEqual(merged.notes, [note]);
   assert.equal(merged.ok, false);
 });

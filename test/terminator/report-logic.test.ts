@@ -97,7 +97,7 @@ test("source errors with a note are reported and are no failure; others are", ()
     address: "10.0.0.5",
     port: 53,
   });
-  assert.deepEqual(ok.sourceErrors, []);
+  assert.deepEqual(ok.failures, []);
   assert.deepEqual(
     ok.notes.map((n) => [n.netns, n.skipped]),
     [
@@ -111,7 +111,7 @@ test("source errors with a note are reported and are no failure; others are", ()
     seam(destroy, ["a"], [new NotANetnsError("dev", "special-file")]),
   ).terminate({ address: "10.0.0.5", port: 53 });
   assert.deepEqual(
-    bad.sourceErrors.map((e) => e.error.name),
+    bad.failures.map((e) => e.error.name),
     ["NotANetnsError"],
   );
   assert.deepEqual(bad.notes, []);
@@ -179,8 +179,8 @@ test("a source that lists plain Errors still gets its report: each becomes a nam
       })),
     },
   ).terminate({ address: "10.0.0.5", port: 53 });
-  assert.equal(report.sourceErrors.length, 1);
-  const [failure] = report.sourceErrors;
+  assert.equal(report.failures.length, 1);
+  const [failure] = report.failures;
   assert.equal(failure!.netns, "(source)");
   assert.ok(failure!.error instanceof ForeignError);
   assert.equal(failure!.error.cause, plain);

@@ -62,7 +62,7 @@ describeAsRoot("BackendTerminator in the host and pinned namespaces", () => {
       failed: [],
       skipped: 0,
     });
-    assert.deepEqual(report.sourceErrors, []);
+    assert.deepEqual(report.failures, []);
     assert.equal(report.unsupported, undefined);
     assert.equal(report.ok, true);
     assert.deepEqual(

@@ -173,7 +173,7 @@ function outcomeOf(report: BatchTerminationReport): BatchOutcome {
     for (const f of n.report?.failed ?? [])
       outcome.errors.push({ netns: n.netns, code: f.code, message: f.message });
   }
-  for (const f of report.sourceErrors)
+  for (const f of report.failures)
     outcome.errors.push({ netns: f.netns, code: f.error.code, message: f.error.message });
   if (report.unsupported) outcome.unsupported = report.unsupported;
   return outcome;

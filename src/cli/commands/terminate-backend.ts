@@ -122,7 +122,7 @@ function formatReport(report: BatchTerminationReport): string {
     lines.push(`  (${quiet.length} namespace${quiet.length === 1 ? "" : "s"} without matching sockets)`);
   if (report.unsupported) lines.push(`  stopped: ${report.unsupported}`);
   for (const n of report.notes) lines.push(`  note: skipped (${n.skipped}): ${n.message}`);
-  for (const f of report.sourceErrors) lines.push(`  namespace source error: ${f.error.message}`);
+  for (const f of report.failures) lines.push(`  namespace source error: ${f.error.message}`);
   if (backends.length > 1)
     for (const b of backends)
       lines.push(
