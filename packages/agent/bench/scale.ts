@@ -7,7 +7,7 @@
  * its event to the end of its batch with --coalesce 0 (host namespace only). It runs at 10,000,
  * 40,000 and 100,000 Services (BENCH_SERVICES: a comma-separated list), then at 10,000 beside
  * 100,000 TCP-only Services (BENCH_TCP_SERVICES; 0: not), which the agent (UDP only) does not act
- * on, and prints RSS against Service count.
+ * on, and prints RSS against Service count. The agent runs with the DaemonSet's NODE_OPTIONS.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -22,6 +22,14 @@ const TCP_SERVICES = Number(process.env.BENCH_TCP_SERVICES ?? 100_000);
 const ENDPOINTS = 10;
 const UPDATES = 1000;
 const BIN = fileURLToPath(new URL("../../bin/sockdiag-agent.js", import.meta.url));
+
+/**
+ * The Node flags the DaemonSet runs the agent with (deploy/daemonset.yaml's NODE_OPTIONS, V8's heap
+ * sizing): the agent is measured as it is deployed.
+ */
+const AGENT_NODE_OPTIONS = /- name: NODE_OPTIONS\n\s+value: (.*)\n/.exec(
+  readFileSync(new URL("../../../../deploy/daemonset.yaml", import.meta.url), "utf8"),
+)![1]!;
 
 /** The goals of issue 19, at 100,000 endpoints. */
 const GOALS = { rssAfterSyncMB: 150, peakMB: 250, readyS: 20, loopDuringSyncMs: 100, removalS: 1 };
@@ -115,6 +123,7 @@ async function scaleRun(services: number, tcpOnly: number): Promise<Run> {
       env: {
         ...process.env,
         NODE_EXTRA_CA_CERTS: "",
+        NODE_OPTIONS: AGENT_NODE_OPTIONS,
         SOCKDIAG_AGENT_NETNS_DIRS: pins,
         SOCKDIAG_AGENT_NO_DISCOVER: "1",
         SOCKDIAG_AGENT_COALESCE_MS: "0",
@@ -151,7 +160,7 @@ async function scaleRun(services: number, tcpOnly: number): Promise<Run> {
       `  ${label.padEnd(44)} ${value.toFixed(digits).padStart(7)} ${unit.padEnd(3)} goal <= ${goal} ${unit} ${value <= goal ? "" : "  (over)"}`;
     const beside = tcpOnly > 0 ? ` beside ${tcpOnly} TCP-only Services` : "";
     const lines = [
-      `sockdiag-agent at scale: ${services} Services x ${ENDPOINTS} endpoints (${services * ENDPOINTS} endpoints)${beside}, the agent's bin as its own process; Node ${process.version}`,
+      `sockdiag-agent at scale: ${services} Services x ${ENDPOINTS} endpoints (${services * ENDPOINTS} endpoints)${beside}, the agent's bin as its own process (${AGENT_NODE_OPTIONS}); Node ${process.version}`,
       row("ready (start to first list applied)", readyS, GOALS.readyS, "s", 1),
       row("RSS after sync", afterSync.rssMB, GOALS.rssAfterSyncMB, "MB"),
       row(`RSS after ${UPDATES} updates`, afterUpdates.rssMB, GOALS.peakMB, "MB"),

@@ -232,6 +232,14 @@ if (!haveKubectl && process.env.CI !== "true")
     assert.equal(limits.cpu, undefined, "no CPU limit: a throttled agent is a late one");
   });
 
+  test("V8's heap is sized for the memory limit: NODE_OPTIONS' old-space limit is the container's", () => {
+    const options = envValue("NODE_OPTIONS") ?? "";
+    const limit = container().resources!.limits!.memory as string;
+    assert.match(limit, /^\d+Mi$/, "the limit in Mi");
+    assert.match(options, new RegExp(`(^| )--max-old-space-size=${Number.parseInt(limit, 10)}( |$)`));
+    assert.match(options, /(^| )--max-semi-space-size=\d+( |$)/);
+  });
+
   test("RBAC: the service account may do what the agent asks of the API server, nothing more", async () => {
     const sa = one<V1ServiceAccount>("ServiceAccount");
     const role = one<V1ClusterRole>("ClusterRole");
