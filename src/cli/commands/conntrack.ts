@@ -11,7 +11,7 @@ import {
   deleteConntrack,
   iterateConntrack,
 } from "../../conntrack/index.js";
-import { ambiguousPort, noPeerAddress } from "../../diag/address.js";
+import { ambiguousPort } from "../../diag/address.js";
 import { AbortError, EmptySelectionError } from "../../run/index.js";
 import { ConntrackOutput } from "../conntrack-output.js";
 import { escapeText } from "../escape.js";
@@ -96,7 +96,7 @@ export function runConntrack(argv: readonly string[]): number {
   if (extra.length > 0) throw new UsageError(`conntrack ${sub}: unexpected "${extra[0]}"`);
   if (sub === "ls")
     for (const k of ["dry-run", "all"]) if (values[k]) throw new UsageError(`--${k} goes with conntrack rm`);
-  const query = queryFromArgs(values, sub === "rm");
+  const query = queryFromArgs(values);
   return sub === "ls" ? list(query, values) : remove(query, values);
 }
 
@@ -175,9 +175,10 @@ function formatReport(r: ConntrackDeleteReport): string {
 
 /**
  * The selection flags as a conntrack query; a bad address or number is a usage error naming the
- * flag. For `rm` (`deleting`), an unspecified or broadcast address is one too: only a typo.
+ * flag. The unspecified and broadcast addresses are selections like any other here: real entries
+ * carry them (a DHCP client's 0.0.0.0:68 -> 255.255.255.255:67).
  */
-function queryFromArgs(values: ParsedValues, deleting: boolean): ConntrackQuery {
+function queryFromArgs(values: ParsedValues): ConntrackQuery {
   const query: ConntrackQuery = { ...namespaceFromArgs(values) };
   const families = [
     values.ipv4 && "inet",
@@ -190,10 +191,10 @@ function queryFromArgs(values: ParsedValues, deleting: boolean): ConntrackQuery 
     query.protocol = /^\d+$/.test(values.proto) ? Number(values.proto) : values.proto;
   const original: ConntrackTupleSelection = {};
   const reply: ConntrackTupleSelection = {};
-  endpoint(alias(values, "orig-src", "src"), original, "src", "sport", deleting);
-  endpoint(alias(values, "orig-dst", "dst"), original, "dst", "dport", deleting);
-  endpoint(alias(values, "reply-src"), reply, "src", "sport", deleting);
-  endpoint(alias(values, "reply-dst"), reply, "dst", "dport", deleting);
+  endpoint(alias(values, "orig-src", "src"), original, "src", "sport");
+  endpoint(alias(values, "orig-dst", "dst"), original, "dst", "dport");
+  endpoint(alias(values, "reply-src"), reply, "src", "sport");
+  endpoint(alias(values, "reply-dst"), reply, "dst", "dport");
   portOption(alias(values, "sport", "orig-port-src"), original, "sport");
   portOption(alias(values, "dport", "orig-port-dst"), original, "dport");
   portOption(alias(values, "reply-port-src"), reply, "sport");
@@ -245,7 +246,6 @@ function endpoint(
   into: ConntrackTupleSelection,
   addr: "src" | "dst",
   port: "sport" | "dport",
-  deleting: boolean,
 ): void {
   if (text === undefined) return;
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
@@ -253,11 +253,7 @@ function endpoint(
   const m = bracketed ?? v4port;
   const address = m ? m[1]! : text;
   if (address === "" && !v4port) throw new UsageError(`--${flag}: an address is missing in "${text}"`);
-  if (address !== "") {
-    const notPeer = deleting ? noPeerAddress(address) : undefined;
-    if (notPeer) throw new UsageError(`--${flag}: "${address}" is ${notPeer}`);
-    into[addr] = address;
-  }
+  if (address !== "") into[addr] = address;
   const portText = m?.[2];
   if (portText !== undefined) setPort({ flag, text: portText }, into, port);
 }
