@@ -157,7 +157,7 @@ function* allTargets(
   let failures = 0;
   let notes = 0;
   const report = () => {
-    for (; failures < found.errors.length; failures++) findings.failures.push(found.errors[failures]!);
+    for (; failures < found.failures.length; failures++) findings.failures.push(found.failures[failures]!);
     for (; notes < found.notes.length; notes++) findings.notes.push(found.notes[notes]!);
   };
   let told = false;

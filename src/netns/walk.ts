@@ -75,12 +75,12 @@ interface FailureSink {
 
 /**
  * NetnsIteration is a re-iterable sequence of namespaces with the failures met so far. Each pass
- * starts a fresh walk and clears `errors`. Handles it yields are lent: each is closed when the loop
+ * starts a fresh walk and clears `failures`. Handles it yields are lent: each is closed when the loop
  * moves on, breaks or throws — call `netns.dup()` to keep one.
  */
 export class NetnsIteration<T> implements Iterable<T> {
   /** Failures met so far in the current pass; readable inside the loop and after it. */
-  readonly errors: NamespaceFailure[] = [];
+  readonly failures: NamespaceFailure[] = [];
   /** Namespaces passed over so far in the current pass (vanished, unreadable, no namespace in a pin). */
   readonly notes: NamespaceNote[] = [];
   /**
@@ -90,7 +90,7 @@ export class NetnsIteration<T> implements Iterable<T> {
   found: number | undefined;
   readonly #walk: (errors: FailureSink) => Iterator<T>;
   readonly #sink: FailureSink = {
-    push: (error) => recordNetnsError(error, error.netns, this.errors, this.notes),
+    push: (error) => recordNetnsError(error, error.netns, this.failures, this.notes),
     found: (count) => {
       this.found = count;
     },
@@ -103,7 +103,7 @@ export class NetnsIteration<T> implements Iterable<T> {
 
   [Symbol.iterator](): Iterator<T> {
     threadNetns.assertUsable();
-    this.errors.length = 0;
+    this.failures.length = 0;
     this.notes.length = 0;
     this.found = undefined;
     return this.#walk(this.#sink);
@@ -158,7 +158,7 @@ interface Sighting {
  * the loop starts, then opens one namespace per step through the first of its paths that still
  * leads to it. A namespace held only by a descriptor or a non-main thread is invisible to it.
  * Failures — an unreadable directory, an entry that is no namespace, a namespace that vanished or
- * that may not be inspected — go to `errors` as NamespaceFailures, or to `notes` for those that are
+ * that may not be inspected — go to `failures` as NamespaceFailures, or to `notes` for those that are
  * no failure.
  */
 export function walkNetns(options: WalkOptions = {}): NetnsIteration<NetnsEntry> {
@@ -330,7 +330,7 @@ export interface PinnedNetns {
  * @example
  * const all = allNetns({ netnsDirs: ["/run/netns", "/var/run/cilium/netns"] });
  * for (const { name, netns } of all) console.log(name, netns.id);
- * for (const { netns, error } of all.errors) console.error(netns, error.message);
+ * for (const { netns, error } of all.failures) console.error(netns, error.message);
  */
 export function allNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<PinnedNetns> {
   return new NetnsIteration(function* (errors) {

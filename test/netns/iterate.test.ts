@@ -49,7 +49,7 @@ describe("allNetns()", { skip: rootOnly() }, () => {
     const errorsSeen: number[] = [];
     for (const entry of all) {
       yielded.push(entry.name);
-      errorsSeen.push(all.errors.length + all.notes.length);
+      errorsSeen.push(all.failures.length + all.notes.length);
       assert.equal(entry.path, join(entry.name[0] === "x" ? dir2.dir : dir1.dir, entry.name));
       assert.equal(entry.netns.name, entry.name);
       if (entry.name === "a-good") dir1.unpin("z-doomed");
@@ -58,8 +58,8 @@ describe("allNetns()", { skip: rootOnly() }, () => {
     // Pins are looked at (stat) when the walk starts, opened one per step.
     assert.deepEqual(errorsSeen, [2, 3, 4], "failures and notes are readable while the loop runs");
     // A failure is { netns, error }; a namespace passed over is a note { netns, skipped, message }.
-    assert.equal(all.errors.length, 1);
-    const missed = all.errors[0]!;
+    assert.equal(all.failures.length, 1);
+    const missed = all.failures[0]!;
     assert.ok(missed.error instanceof NetnsNotFoundError && missed.netns === missing, "missing directory");
     assert.deepEqual(
       all.notes.map((n) => [n.netns, n.skipped]),
@@ -112,9 +112,9 @@ describe("allNetns()", { skip: rootOnly() }, () => {
   test("each pass starts afresh", () => {
     const all = allNetns({ netnsDirs: [missing] });
     assert.deepEqual([...all], []);
-    assert.equal(all.errors.length, 1);
+    assert.equal(all.failures.length, 1);
     assert.deepEqual([...all], []);
-    assert.equal(all.errors.length, 1);
+    assert.equal(all.failures.length, 1);
   });
 });
 
@@ -168,7 +168,7 @@ describe("discoverNetns()", { skip: rootOnly() }, () => {
         entries.find((e) => e.ino === home.ino)?.pids.includes(process.pid),
         "our own namespace, with us in it",
       );
-      for (const f of found.errors)
+      for (const f of found.failures)
         assert.ok(!f.netns.startsWith(pins.dir), `no error about our pins: ${f.error.message}`);
     } finally {
       child.kill();

@@ -55,7 +55,7 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
         ["d-good"],
       );
       assert.deepEqual(
-        all.errors.map(({ netns, error }) => {
+        all.failures.map(({ netns, error }) => {
           const e = error as NotANetnsError;
           return [netns, e.name, e.kind, e.cause?.code];
         }),
@@ -98,7 +98,7 @@ describe("the pin-directory walk", { skip: rootOnly() }, () => {
         ],
       );
       assert.deepEqual(
-        all.errors.map((f) => f.netns),
+        all.failures.map((f) => f.netns),
         [join(sub.dir, "no-such-dir")],
       );
       assert.match(all.notes[0]!.message, /dangling symlink/);

@@ -62,7 +62,7 @@ describeAsRoot("balanced reports when a run breaks", () => {
   });
 
   const source = (): NamespaceSource => ({
-    errors: [],
+    failures: [],
     *[Symbol.iterator]() {
       for (let i = 0; i < scenes.length; i++) yield { name: scenes[i]!.ns.name, netns: handles[i]! };
     },

@@ -65,7 +65,7 @@ function refusedReport(query: DestroyQuery, errno: number, code: string, stop: D
 function sourceWith(dir: string, between: (entry: PinnedNetns) => PinnedNetns | undefined): NamespaceSource {
   const all = allNetns({ netnsDirs: [dir] });
   return {
-    errors: all.errors,
+    failures: all.failures,
     notes: all.notes,
     *[Symbol.iterator]() {
       for (const entry of all) {

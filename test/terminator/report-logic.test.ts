@@ -48,7 +48,7 @@ function seam(destroy: SocketsDestroyer, names: string[], errors: NetnsError[] =
   const notes: NamespaceNote[] = [];
   for (const error of errors) recordNetnsError(error, error.netns, failures, notes);
   const source = (): NamespaceSource => ({
-    errors: failures,
+    failures,
     notes,
     *[Symbol.iterator]() {
       for (const name of names) {
@@ -174,7 +174,7 @@ test("a source that lists plain Errors still gets its report: each becomes a nam
     {
       destroy: () => answer(0, 0, 0, 0, 0),
       targets: targetsFrom(() => ({
-        errors: [plain] as unknown as NamespaceFailure[],
+        failures: [plain] as unknown as NamespaceFailure[],
         *[Symbol.iterator]() {},
       })),
     },

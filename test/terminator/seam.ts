@@ -3,7 +3,7 @@ import type { NamespaceFailure, NamespaceNote, NetNS, Target, WalkFindings } fro
 
 /** Namespaces a test hands the terminator, with the failures and notes met giving them (like allNetns). */
 export type NamespaceSource = Iterable<{ name: string; netns: NetNS }> & {
-  readonly errors: readonly NamespaceFailure[];
+  readonly failures: readonly NamespaceFailure[];
   readonly notes?: readonly NamespaceNote[];
 };
 
@@ -21,7 +21,7 @@ export function targetsFrom(
     try {
       for (const { name, netns } of s) yield { netns, ref: netns.ref, label: name };
     } finally {
-      findings.failures.push(...s.errors);
+      findings.failures.push(...s.failures);
       findings.notes.push(...(s.notes ?? []));
     }
   };

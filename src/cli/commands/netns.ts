@@ -87,7 +87,7 @@ export function runNetns(argv: readonly string[]): number {
         "\n",
     );
   }
-  const failures = found.errors;
+  const failures = found.failures;
   const notes = found.notes;
   reportNamespaces(failures, notes);
   return rows.some((r) => r.error) || failures.length > 0 ? EXIT_FAILED : EXIT_OK;
