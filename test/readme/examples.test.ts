@@ -78,10 +78,15 @@ test("every example runs as written, in a throwaway namespace with pod-a pinned"
   const blocks = examples();
   for (let i = 1; i <= blocks.length; i++) {
     const script = join(DIR, `example-${i}.mjs`);
-    const setup = `ip link set lo up && mount -t tmpfs tmpfs /run/netns && ip netns add pod-a && exec "$0" "$1"`;
+    // A /run and a /proc of its own: the examples' default of every namespace (the pin directories
+    // under /run, discovery through /proc) meets only what the example made.
+    const setup = `ip link set lo up && mount -t tmpfs tmpfs /run && mkdir /run/netns && ip netns add pod-a && exec "$0" "$1"`;
     const r = await run(
       "unshare",
-      ["--net", "--mount", "--propagation", "private", "--", "sh", "-c", setup, process.execPath, script],
+      [
+        ...["--net", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc"],
+        ...["--", "sh", "-c", setup, process.execPath, script],
+      ],
       { maxBuffer: 1 << 26 },
     ).catch((err: { stderr?: string; code?: number }) => {
       throw new Error(`example ${i} failed (exit ${err.code}):\n${err.stderr}`);

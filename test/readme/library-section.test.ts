@@ -53,15 +53,33 @@ describeAsRoot("docs/library.md's examples run", () => {
   for (const example of ["library", "conntrack", "promises"]) {
     test(`examples/${example}.ts`, () => {
       const script = [
-        "mount -t tmpfs sdt-readme /run/netns",
+        // A /run and a /proc of its own: the examples' default of every namespace (the pin
+        // directories under /run, discovery through /proc) meets only what the example made.
+        "mount -t tmpfs sdt-readme /run",
+        "mkdir /run/netns",
         "ip link set lo up",
         "ip netns add pod-a",
         `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(root(`dist/examples/${example}.js`))}`,
       ].join(" && ");
-      const r = spawnSync("unshare", ["--mount", "--net", "--propagation", "private", "sh", "-c", script], {
-        encoding: "utf8",
-        timeout: 60_000,
-      });
+      const r = spawnSync(
+        "unshare",
+        [
+          "--mount",
+          "--net",
+          "--propagation",
+          "private",
+          "--pid",
+          "--fork",
+          "--mount-proc",
+          "sh",
+          "-c",
+          script,
+        ],
+        {
+          encoding: "utf8",
+          timeout: 60_000,
+        },
+      );
       assert.equal(r.error, undefined);
       assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     });
