@@ -15,7 +15,7 @@ import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import type { NamespaceFailure } from "../netns/index.js";
 import { NetNS } from "../netns/index.js";
 import { AbortError, PredicateError } from "../run/index.js";
-import { MisuseError } from "../sys/errors.js";
+import { ForeignError, MisuseError } from "../sys/errors.js";
 import type { CallMap, CallName, SentArgs, StreamMap, StreamName } from "./ops.js";
 import { type Packed, pack, transferOf, unpack } from "./pack.js";
 import type { Reply, ToMain, ToWorker } from "./protocol.js";
@@ -391,17 +391,17 @@ export class WorkerClient {
   }
 
   /**
-   * Send a callback's answer and wake the worker. An answer that cannot go (a function, a Symbol)
-   * is replaced by an error naming the callback: to the worker, the callback threw it.
+   * Send a callback's answer and wake the worker. An answer that cannot go (a function, a Symbol,
+   * a getter that throws) is replaced by an error naming the callback: to the worker, the callback
+   * threw it.
    */
   #wake(thread: Thread, name: string, what: Answer[0], value: unknown): void {
-    const packed = pack(value);
-    const reply: Reply = what === "returned" ? { result: packed } : { error: packed };
     try {
+      const packed = pack(value);
+      const reply: Reply = what === "returned" ? { result: packed } : { error: packed };
       thread.reply.postMessage(reply, transferOf(packed));
     } catch (err) {
-      if (!isCloneError(err)) throw err;
-      const error = pack(unsendableAnswer(name, what, packed.value));
+      const error = pack(isCloneError(err) ? unsendableAnswer(name, what, value) : new ForeignError(err));
       thread.reply.postMessage({ error } satisfies Reply, transferOf(error));
     }
     Atomics.store(thread.replied, 0, 1);

@@ -37,6 +37,21 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
     });
   }
 
+  test("a predicate answering an object whose getter throws is a PredicateError", async () => {
+    const answer = {
+      get yes(): boolean {
+        throw new Error("no getting this");
+      },
+    };
+    const err = await promises
+      .destroySockets({ ...query(), predicate: () => answer as unknown as boolean })
+      .then(...orRejection);
+    assert.ok(err instanceof sync.errors.PredicateError, `PredicateError: ${err}`);
+    assert.match(err.message, /no getting this/);
+    balances(err.report as Report);
+    assert.equal(connected(), scene.clients);
+  });
+
   test("a predicate that throws what cannot cross is a PredicateError naming it", async () => {
     const err = await promises
       .destroySockets({
