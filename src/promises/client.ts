@@ -401,11 +401,19 @@ export class WorkerClient {
       const reply: Reply = what === "returned" ? { result: packed } : { error: packed };
       thread.reply.postMessage(reply, transferOf(packed));
     } catch (err) {
-      const error = pack(isCloneError(err) ? unsendableAnswer(name, what, value) : new ForeignError(err));
+      let refusal: Error;
+      try {
+        refusal = isCloneError(err) ? unsendableAnswer(name, what, value) : new ForeignError(err);
+      } catch (inner) {
+        refusal = new ForeignError(inner);
+      }
+      const error = pack(refusal);
       thread.reply.postMessage({ error } satisfies Reply, transferOf(error));
+    } finally {
+      // The worker waits for this whatever happened above.
+      Atomics.store(thread.replied, 0, 1);
+      Atomics.notify(thread.replied, 0);
     }
-    Atomics.store(thread.replied, 0, 1);
-    Atomics.notify(thread.replied, 0);
   }
 }
 

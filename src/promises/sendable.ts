@@ -14,13 +14,16 @@ export function isCloneError(err: unknown): boolean {
 
 /**
  * The path ("logger.fields", "" for the value itself) of the first part of `value` that structured
- * clone refuses, looking into plain objects and arrays; undefined if none does.
+ * clone refuses, looking into plain objects and arrays (each once: a cycle is followed no further);
+ * undefined if none does.
  */
-export function unsendablePath(value: unknown, path = ""): string | undefined {
+function unsendablePath(value: unknown, path = "", seen = new Set<object>()): string | undefined {
   const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
   if (Array.isArray(value) || proto === Object.prototype || proto === null) {
+    if (seen.has(value as object)) return undefined;
+    seen.add(value as object);
     for (const [k, x] of Object.entries(value as object)) {
-      const found = unsendablePath(x, path ? `${path}.${k}` : k);
+      const found = unsendablePath(x, path ? `${path}.${k}` : k, seen);
       if (found !== undefined) return found;
     }
     return undefined;

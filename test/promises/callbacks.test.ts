@@ -21,6 +21,15 @@ describeAsRoot("sockdiag/promises callbacks keep the contract", () => {
     ["a Symbol", () => Symbol("yes")],
     ["a WeakMap", () => new WeakMap()],
     ["an object with a method", () => ({ destroy: true, valueOf: () => 1 })],
+    [
+      "a cyclic object with a method",
+      () => {
+        const answer: Record<string, unknown> = {};
+        answer.self = answer;
+        answer.valueOf = () => 1;
+        return answer;
+      },
+    ],
   ];
 
   for (const [what, answer] of unsendable) {
