@@ -3,6 +3,7 @@
 import { isInetSocket } from "../diag/socket.js";
 import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
 import type { DestroyReport } from "../sockets/index.js";
+import { CAP_SYS_PTRACE, hasCapability } from "../sys/capabilities.js";
 import { escapeText } from "./escape.js";
 
 /**
@@ -23,9 +24,20 @@ export function reportNamespaces(
     if (!isUnreadableProcess(n)) to.write(`sockdiag: note: skipped (${n.skipped}): ${n.message}\n`);
   if (processes.length > 0)
     to.write(
-      `sockdiag: note: skipped the network namespaces of ${processes.length} process${processes.length === 1 ? "" : "es"}: /proc/PID/ns/net of a process this user may not inspect needs CAP_SYS_PTRACE\n`,
+      `sockdiag: note: skipped the network namespaces of ${processes.length} process${processes.length === 1 ? "" : "es"}: ${unreadableWhy()}\n`,
     );
   for (const f of failures) to.write(`sockdiag: ${f.error.message}\n`);
+}
+
+/**
+ * Why /proc/PID/ns/net was refused (EACCES: ptrace_may_access). Without CAP_SYS_PTRACE that is the
+ * reason; with it, the process is out of reach all the same (another user namespace's, or a
+ * security module's rule), and advice to get the capability would be wrong.
+ */
+function unreadableWhy(): string {
+  return hasCapability(CAP_SYS_PTRACE)
+    ? "/proc/PID/ns/net was refused (EACCES) even with CAP_SYS_PTRACE: a process of another user namespace, or a security module's rule"
+    : "/proc/PID/ns/net of a process this user may not inspect needs CAP_SYS_PTRACE";
 }
 
 /** A process's namespace that discovery could not look at (EACCES on /proc/PID/ns/net): one of many. */

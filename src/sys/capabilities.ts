@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 
 // include/uapi/linux/capability.h
 export const CAP_NET_ADMIN = 12;
+export const CAP_SYS_PTRACE = 19;
 export const CAP_SYS_ADMIN = 21;
 
 /** The effective capability mask, or undefined when /proc/self/status cannot be read. */

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { test } from "node:test";
 import { promisify } from "node:util";
+import { reportNamespaces } from "../../src/cli/report.js";
 import type { ConntrackProbe } from "../../src/conntrack/probe.js";
 import { PROTOCOL_NAMES, type ProbeResult } from "../../src/sockets/index.js";
 import { mixedTable } from "../conntrack/population.js";
@@ -83,7 +84,7 @@ describeAsRoot("sockdiag doctor", () => {
     assert.equal(notes.length, 1, result.stderr);
     assert.match(
       notes[0]!,
-      /^sockdiag: note: skipped the network namespaces of \d+ process(es)?: .*CAP_SYS_PTRACE$/,
+      /^sockdiag: note: skipped the network namespaces of \d+ process(es)?: .*needs CAP_SYS_PTRACE$/,
     );
     const json = await sockdiag(["doctor", "-j"], { unprivileged: true });
     const { conntrack } = JSON.parse(json.stdout) as { conntrack: ConntrackProbe };
@@ -91,6 +92,17 @@ describeAsRoot("sockdiag doctor", () => {
       [conntrack.answers.ok, conntrack.delete.ok, conntrack.entries],
       [false, false, undefined],
     );
+  });
+
+  test("with CAP_SYS_PTRACE held, the note about unreadable processes does not ask for it", () => {
+    const lines: string[] = [];
+    const note = { netns: "/proc/1/ns/net", skipped: "unreadable", message: "EACCES" };
+    reportNamespaces([], [note, { ...note, netns: "/proc/2/ns/net" }], {
+      write: (l: string) => lines.push(l),
+    });
+    assert.deepEqual(lines, [
+      "sockdiag: note: skipped the network namespaces of 2 processes: /proc/PID/ns/net was refused (EACCES) even with CAP_SYS_PTRACE: a process of another user namespace, or a security module's rule\n",
+    ]);
   });
 
   test("unprivileged, -j: destroy fails with EPERM, CAP_NET_ADMIN missing, exit 1", async () => {
