@@ -12,7 +12,7 @@ import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./usage.js";
  * would otherwise set as a hyphen), any other character past ASCII `\[uXXXX]`, and a line starting
  * with `.` or `'` is not taken for a request.
  */
-export function roffText(text: string): string {
+function roffText(text: string): string {
   return text
     .replace(/\\/g, "\\e")
     .replace(/-/g, "\\-")
@@ -23,7 +23,7 @@ export function roffText(text: string): string {
 }
 
 /** An option's flags as `--help` writes them (`-f, --family FAMILY`), in bold and italics. */
-export function roffFlags(o: OptionSpec): string {
+function roffFlags(o: OptionSpec): string {
   const short = o.short ? `\\fB${roffText(`-${o.short}`)}\\fR, ` : "";
   const value = o.value ? ` \\fI${roffText(o.value)}\\fR` : "";
   return `${short}\\fB${roffText(`--${o.name}`)}\\fR${value}`;

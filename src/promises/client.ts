@@ -43,10 +43,10 @@ export interface Abortable {
 }
 
 /** The default of Abortable#callbackTimeout. */
-export const CALLBACK_TIMEOUT_MS = 30_000;
+const CALLBACK_TIMEOUT_MS = 30_000;
 
 /** The default of the client's `silence` bound: a worker's silence after an abort, at most. */
-export const SILENCE_MS = 30_000;
+const SILENCE_MS = 30_000;
 
 /** A caller's function the worker may call, and its name in the call's arguments ("predicate"). */
 interface Callback {

@@ -16,7 +16,7 @@ import { access, constants, realpath, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve, sep } from "node:path";
 import { ConfigError } from "./kubeconfig.js";
 
-export const EXEC_API_VERSIONS = [
+const EXEC_API_VERSIONS = [
   "client.authentication.k8s.io/v1",
   "client.authentication.k8s.io/v1beta1",
 ] as const;

@@ -58,7 +58,7 @@ export class ApiStatusError extends Error {
 export { AnswerTooLargeError, BrokenAnswerError };
 
 /** The annotation of the bookmark that ends a streaming list's initial events. */
-export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
 /** True for the bookmark that ends a streaming list's initial events: the state is whole. */
 export function isInitialEventsEnd(event: WatchEvent): boolean {
