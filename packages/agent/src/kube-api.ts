@@ -224,9 +224,18 @@ export class EndpointSliceApi implements ListWatchSource {
   }
 }
 
+/** An error answer is a Status of a few hundred bytes: past this much, it is not read on. */
+const MAX_ERROR_BODY = 64 * 1024;
+
 async function readBody(res: IncomingMessage, signal: AbortSignal): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    // Leaving the loop destroys the answer: the rest is never received.
+    if (size > MAX_ERROR_BODY) return Buffer.concat(chunks).toString("utf8", 0, MAX_ERROR_BODY);
+  }
   // A response cut short ends without error on some paths: "aborted" says so.
   if (res.errored || !res.complete) throw res.errored ?? new BrokenAnswerError("the answer was cut short");
   signal.throwIfAborted();

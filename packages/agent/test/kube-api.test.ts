@@ -8,9 +8,54 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
-import { EndpointSliceApi, type WatchEvent } from "../src/kube-api.js";
+import { ApiStatusError, EndpointSliceApi, type WatchEvent } from "../src/kube-api.js";
+
+function kubeconfigFor(port: number): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "c", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: "u" }],
+    contexts: [{ name: "x", cluster: "c", user: "u" }],
+    currentContext: "x",
+  });
+  return kc;
+}
 
 describe("EndpointSliceApi", () => {
+  test("an error answer that never ends is read only so far: the request fails, the answer is dropped", async () => {
+    const chunk = Buffer.alloc(64 * 1024, "x");
+    let written = 0;
+    let closed: () => void;
+    const gone = new Promise<void>((resolve) => {
+      closed = resolve;
+    });
+    const server = createServer((_req, res) => {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.once("close", () => closed());
+      const pump = () => {
+        while (!res.destroyed && res.write(chunk)) written += chunk.length;
+        if (!res.destroyed) res.once("drain", pump);
+      };
+      pump();
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const api = new EndpointSliceApi(kubeconfigFor((server.address() as AddressInfo).port), {
+        maxObjectBytes: 1024,
+        maxListBytes: 4096,
+      });
+      await assert.rejects(
+        api.list({ resourceVersion: "0" }, new AbortController().signal, () => {}),
+        (err: unknown) => err instanceof ApiStatusError && err.code === 500,
+      );
+      await gone;
+      assert.ok(written < 64 << 20, `the server wrote ${written} bytes before the agent hung up`);
+    } finally {
+      server.close();
+    }
+  });
+
   test("a watch line split inside a UTF-8 character, and between lines, comes out whole", async () => {
     const line = Buffer.from(
       `${JSON.stringify({ type: "ADDED", object: { metadata: { name: "café-ü" } } })}\n`,
@@ -25,19 +70,7 @@ describe("EndpointSliceApi", () => {
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     try {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [
-          {
-            name: "c",
-            server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-            skipTLSVerify: true,
-          },
-        ],
-        users: [{ name: "u" }],
-        contexts: [{ name: "x", cluster: "c", user: "u" }],
-        currentContext: "x",
-      });
+      const kc = kubeconfigFor((server.address() as AddressInfo).port);
       const events: WatchEvent[] = [];
       await new EndpointSliceApi(kc, { maxObjectBytes: 1024, maxListBytes: 4096 }).watch(
         { resourceVersion: "1", timeoutSeconds: 1 },
