@@ -53,7 +53,6 @@ export {
   add as addNetns,
   create as createNetns,
   current as currentNetns,
-  DEFAULT_NETNS_DIRS,
   type DiscoveredNetns,
   fromName as netnsFromName,
   fromPath as netnsFromPath,

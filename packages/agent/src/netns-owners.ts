@@ -12,7 +12,8 @@
  *   a cgroup root such as kind's /kubelet prefixes each name ("kubelet-kubepods-...").
  */
 import { readFile } from "node:fs/promises";
-import { DEFAULT_NETNS_DIRS, locateNetns, netnsProcesses } from "sockdiag";
+import { locateNetns, netnsProcesses } from "sockdiag";
+import { DEFAULT_NETNS_DIRS } from "./options.js";
 
 /** One namespace of a batch, as an operator is told about it. */
 export interface NetnsOwners {

@@ -4,11 +4,12 @@
  */
 import { isIP } from "node:net";
 import { parseArgs } from "node:util";
-import { DEFAULT_NETNS_DIRS } from "sockdiag";
 import type { AgentProtocol } from "./backend.js";
 import type { ListenAddress } from "./http-server.js";
 import type { TerminatingPolicy } from "./removals.js";
 
+/** Pin directories looked at by default, each where it exists. */
+export const DEFAULT_NETNS_DIRS = ["/run/netns", "/var/run/cilium/netns", "/var/run/docker/netns"];
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

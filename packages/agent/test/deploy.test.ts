@@ -19,8 +19,7 @@ import {
   type V1DaemonSet,
   type V1ServiceAccount,
 } from "@kubernetes/client-node";
-import { DEFAULT_NETNS_DIRS } from "sockdiag";
-import { parseOptions } from "../src/options.js";
+import { DEFAULT_NETNS_DIRS, parseOptions } from "../src/options.js";
 import {
   type HttpCall,
   RecordingTerminator,

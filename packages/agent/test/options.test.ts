@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { DEFAULT_NETNS_DIRS } from "sockdiag";
-import { helpText, parseOptions, UsageError } from "../src/options.js";
+import { DEFAULT_NETNS_DIRS, helpText, parseOptions, UsageError } from "../src/options.js";
 
 function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   const command = parseOptions(argv, env);
