@@ -317,7 +317,6 @@ class RowSpans {
   readonly peer = new Span();
 }
 
-/** A left-aligned cell and its separating space. */
 /**
  * A queue length as ss prints it, a C int: the kernel's u32 past 2^31 reads negative — a socket
  * being freed (watch, ss -E) has a Send-Q of -1 (sk_wmem_alloc, already 0, less one).
@@ -332,6 +331,7 @@ function queueWidth(n: number): number {
   return signed < 0 ? 1 + digits(-signed) : digits(n);
 }
 
+/** A left-aligned cell and its separating space. */
 function cell(out: AsciiWriter, text: string, width: number): void {
   out.text(text).spaces(width - byteLength(text) + 1);
 }
