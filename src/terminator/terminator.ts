@@ -9,6 +9,7 @@
  */
 
 import { availableParallelism } from "node:os";
+import type { ConntrackEntry } from "../conntrack/index.js";
 import { type InetSocket, isInetSocket, type Socket } from "../diag/socket.js";
 import {
   checkNamespaceSelection,
@@ -30,6 +31,7 @@ import {
   emptyTally,
   type Outcome,
   PredicateError,
+  type Tally,
 } from "../run/index.js";
 import {
   type DestroyQuery,
@@ -393,14 +395,13 @@ export class BackendTerminator {
         const unsupported = r.stops.find(isKernelUnsupported);
         if (unsupported) report.unsupported = unsupported.reason;
       }
+      const counts =
+        result.report && result.report.matched > 0
+          ? loggedCounts(result.report, result.report.dryRun)
+          : undefined;
       if (result.error)
-        this.log(report, "warn", "namespace failed", { netns: name, error: result.error.message });
-      else if (result.report && result.report.matched > 0)
-        this.log(report, "info", "terminated sockets", {
-          netns: name,
-          destroyed: result.report.destroyed,
-          failed: result.report.failed.length,
-        });
+        this.log(report, "warn", "namespace failed", { netns: name, error: result.error.message, ...counts });
+      else if (counts) this.log(report, "info", "terminated sockets", { netns: name, ...counts });
       if (aborted) {
         report.namespaces.push(result);
         throw aborted;
@@ -456,15 +457,24 @@ export class BackendTerminator {
       result.conntrack = emptyTally("deleted");
       result.conntrackError = asSockdiagError(err);
     }
+    const counts =
+      result.conntrack.matched > 0 ? loggedCounts(result.conntrack, Boolean(this.config.dryRun)) : undefined;
     if (result.conntrackError)
-      this.log(report, "warn", "conntrack failed", { netns: name, error: result.conntrackError.message });
-    else if (result.conntrack.matched > 0)
-      this.log(report, "info", "deleted conntrack entries", {
+      this.log(report, "warn", "conntrack failed", {
         netns: name,
-        deleted: result.conntrack.deleted,
-        failed: result.conntrack.failed.length,
+        error: result.conntrackError.message,
+        ...counts,
       });
+    else if (counts) this.log(report, "info", "deleted conntrack entries", { netns: name, ...counts });
   }
+}
+
+/** A step's counts as its log line gives them: in a dry run what would have been done, else what was. */
+function loggedCounts(tally: Tally | Tally<ConntrackEntry>, dryRun: boolean): Record<string, number> {
+  const [done, would] = "deleted" in tally ? ["deleted", "wouldDelete"] : ["destroyed", "wouldDestroy"];
+  const key = dryRun ? would : done;
+  const count = (tally as unknown as Record<string, number>)[key]!;
+  return { matched: tally.matched, [key]: count, failed: tally.failed.length };
 }
 
 /** One namespace's destroy report out of what the destroyer answered (its walk's lists left out). */

@@ -184,3 +184,35 @@ test("a dry run asks for a dry run", () => {
   ).terminate({ address: "10.0.0.5", port: 53 });
   assert.equal(queries[0]!.dryRun, true);
 });
+
+test("the conntrack log line gives a dry run's would-count, and a failure's warning the counts so far", () => {
+  const logged: [string, Record<string, unknown> | undefined][] = [];
+  const logger = {
+    info: (m: string, f?: Record<string, unknown>) => logged.push([m, f]),
+    warn: (m: string, f?: Record<string, unknown>) => logged.push([m, f]),
+  };
+  const entry = entryTo("10.0.0.5", 53);
+  const dry = recording([], { matched: 2, wouldDelete: 2, dryRun: true });
+  new BackendTerminator(
+    { dryRun: true, logger },
+    { targets: hostOnly, destroy: noSockets, deleteConntrack: dry.deleter },
+  ).terminate({ address: "10.0.0.5", port: 53 });
+  assert.deepEqual(logged, [
+    ["deleted conntrack entries", { netns: "(host)", matched: 2, wouldDelete: 2, failed: 0 }],
+  ]);
+
+  logged.length = 0;
+  const broke = recording([], {
+    matched: 3,
+    deleted: 1,
+    failed: [{ entry, errno: 1, code: "EPERM", message: "x" }],
+    failures: [{ netns: "(host)", error: new ForeignError(new Error("dump broke")) }],
+  });
+  new BackendTerminator(
+    { logger },
+    { targets: hostOnly, destroy: noSockets, deleteConntrack: broke.deleter },
+  ).terminate({ address: "10.0.0.5", port: 53 });
+  assert.deepEqual(logged, [
+    ["conntrack failed", { netns: "(host)", error: "dump broke", matched: 3, deleted: 1, failed: 1 }],
+  ]);
+});
