@@ -88,7 +88,7 @@ export class NetnsIteration<T> implements Iterable<T> {
    * opened): undefined until its first step.
    */
   found: number | undefined;
-  readonly #walk: (errors: FailureSink) => Iterator<T>;
+  readonly #walk: (failures: FailureSink) => Iterator<T>;
   readonly #sink: FailureSink = {
     push: (error) => recordNetnsError(error, error.netns, this.failures, this.notes),
     found: (count) => {
@@ -97,7 +97,7 @@ export class NetnsIteration<T> implements Iterable<T> {
   };
 
   /** `walk` yields the entries and pushes every failure into the sink it is given. */
-  constructor(walk: (errors: FailureSink) => Iterator<T>) {
+  constructor(walk: (failures: FailureSink) => Iterator<T>) {
     this.#walk = walk;
   }
 
@@ -162,7 +162,7 @@ interface Sighting {
  * no failure.
  */
 export function walkNetns(options: WalkOptions = {}): NetnsIteration<NetnsEntry> {
-  return new NetnsIteration((errors) => walk(options, errors));
+  return new NetnsIteration((failures) => walk(options, failures));
 }
 
 /**
@@ -171,13 +171,13 @@ export function walkNetns(options: WalkOptions = {}): NetnsIteration<NetnsEntry>
  */
 export const HOST_NETNS_NAME = "(host)";
 
-function* walk(options: WalkOptions, errors: FailureSink): Generator<NetnsEntry> {
+function* walk(options: WalkOptions, failures: FailureSink): Generator<NetnsEntry> {
   const host = options.host ?? "found";
   const self = host === "found" ? undefined : current();
   try {
-    const sightings = scan(options, errors);
+    const sightings = scan(options, failures);
     const selfFound = self !== undefined && sightings.has(`${self.dev}:${self.ino}`);
-    errors.found?.(sightings.size - (selfFound ? 1 : 0) + (host === "first" ? 1 : 0));
+    failures.found?.(sightings.size - (selfFound ? 1 : 0) + (host === "first" ? 1 : 0));
     if (self && host === "first") {
       yield {
         ref: { ...self.ref, label: HOST_NETNS_NAME },
@@ -190,7 +190,7 @@ function* walk(options: WalkOptions, errors: FailureSink): Generator<NetnsEntry>
     }
     for (const s of sightings.values()) {
       if (self && s.dev === self.dev && s.ino === self.ino) continue;
-      const opened = openSighting(s, errors);
+      const opened = openSighting(s, failures);
       if (!opened) continue;
       const ref = { ...opened.ref, label: walkLabel(s.names[0], s.pids, opened.ino) };
       try {
@@ -205,7 +205,7 @@ function* walk(options: WalkOptions, errors: FailureSink): Generator<NetnsEntry>
 }
 
 /** Every namespace the pins (and processes) lead to, in the order first seen. */
-function scan(options: WalkOptions, errors: FailureSink): Map<string, Sighting> {
+function scan(options: WalkOptions, failures: FailureSink): Map<string, Sighting> {
   const seen = new Map<string, Sighting>();
   const sighting = (st: Stats): Sighting => {
     const key = `${st.dev}:${st.ino}`;
@@ -216,17 +216,17 @@ function scan(options: WalkOptions, errors: FailureSink): Map<string, Sighting> 
     }
     return s;
   };
-  for (const { name, path } of pinCandidates(options.netnsDirs, errors)) {
+  for (const { name, path } of pinCandidates(options.netnsDirs, failures)) {
     let st: Stats;
     try {
       st = statSync(path);
     } catch (err) {
-      errors.push(lookError(name, path, "cannot look at", err));
+      failures.push(lookError(name, path, "cannot look at", err));
       continue;
     }
     // Only a regular file can be a namespace file: the rest is never opened.
     if (st.isDirectory() || !st.isFile()) {
-      errors.push(new NotANetnsError(name, st.isDirectory() ? "directory" : "special-file"));
+      failures.push(new NotANetnsError(name, st.isDirectory() ? "directory" : "special-file"));
       continue;
     }
     const s = sighting(st);
@@ -234,7 +234,7 @@ function scan(options: WalkOptions, errors: FailureSink): Map<string, Sighting> 
     s.paths.push([path, undefined]);
   }
   if (options.discover === false) return seen;
-  for (const pid of processes(errors)) {
+  for (const pid of processes(failures)) {
     const path = `/proc/${pid}/ns/net`;
     try {
       const s = sighting(statSync(path));
@@ -243,7 +243,9 @@ function scan(options: WalkOptions, errors: FailureSink): Map<string, Sighting> 
     } catch (err) {
       const e = fsError(path, "cannot look at", err);
       if (e instanceof NetnsNotFoundError) continue; // the process exited
-      errors.push(e.cause?.code === "EACCES" ? new NetnsUnreadableError(path, "cannot look at", e.cause) : e);
+      failures.push(
+        e.cause?.code === "EACCES" ? new NetnsUnreadableError(path, "cannot look at", e.cause) : e,
+      );
     }
   }
   return seen;
@@ -256,7 +258,7 @@ interface Candidate {
 }
 
 /** The entries of each pin directory (default: DEFAULT_NETNS_DIRS); a failure to list one is recorded. */
-function* pinCandidates(dirs: readonly string[] | undefined, errors: FailureSink): Generator<Candidate> {
+function* pinCandidates(dirs: readonly string[] | undefined, failures: FailureSink): Generator<Candidate> {
   for (const dir of dirs ?? DEFAULT_NETNS_DIRS) {
     let names: string[];
     try {
@@ -267,7 +269,7 @@ function* pinCandidates(dirs: readonly string[] | undefined, errors: FailureSink
       if (dirs === undefined && (err as NodeJS.ErrnoException).code === "ENOENT") continue;
       const cause = sysErrorOf(err);
       const Failure = cause.code === "ENOENT" ? PinDirectoryNotFoundError : NetnsError;
-      errors.push(new Failure(dir, "cannot read the pin directory", cause));
+      failures.push(new Failure(dir, "cannot read the pin directory", cause));
       continue;
     }
     for (const name of names) yield { name, path: `${dir}/${name}` };
@@ -275,14 +277,14 @@ function* pinCandidates(dirs: readonly string[] | undefined, errors: FailureSink
 }
 
 /** The numeric entries of /proc, ascending. */
-function processes(errors: FailureSink): number[] {
+function processes(failures: FailureSink): number[] {
   try {
     return readdirSync("/proc")
       .filter((e) => /^\d+$/.test(e))
       .map(Number)
       .sort((a, b) => a - b);
   } catch (err) {
-    errors.push(fsError("/proc", "cannot list processes", err));
+    failures.push(fsError("/proc", "cannot list processes", err));
     return [];
   }
 }
@@ -293,7 +295,7 @@ function processes(errors: FailureSink): number[] {
  * reused by a process elsewhere. A namespace with no live path left is gone: the failure of its
  * last pin is recorded (vanished, or what the pin is now), a process that exited is not.
  */
-function openSighting(s: Sighting, errors: FailureSink): NetNS | undefined {
+function openSighting(s: Sighting, failures: FailureSink): NetNS | undefined {
   let failure: NetnsError | undefined;
   for (const [path, pid] of s.paths) {
     try {
@@ -305,7 +307,7 @@ function openSighting(s: Sighting, errors: FailureSink): NetNS | undefined {
       if (pid === undefined || !(err instanceof NetnsNotFoundError)) failure = err;
     }
   }
-  if (failure) errors.push(failure);
+  if (failure) failures.push(failure);
   return undefined;
 }
 
@@ -324,7 +326,7 @@ export interface PinnedNetns {
 /**
  * allNetns iterates the namespaces pinned in `options.netnsDirs`, in directory order then name order,
  * each namespace once even when pinned under several paths (the first path wins). An unreadable
- * directory or an entry that is not a namespace becomes a NamespaceFailure on `errors`, one removed
+ * directory or an entry that is not a namespace becomes a NamespaceFailure on `failures`, one removed
  * while iterating a NamespaceNote on `notes`, and the walk goes on.
  *
  * @example
@@ -333,8 +335,8 @@ export interface PinnedNetns {
  * for (const { netns, error } of all.failures) console.error(netns, error.message);
  */
 export function allNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<PinnedNetns> {
-  return new NetnsIteration(function* (errors) {
-    for (const e of walk({ netnsDirs: options.netnsDirs, discover: false }, errors))
+  return new NetnsIteration(function* (failures) {
+    for (const e of walk({ netnsDirs: options.netnsDirs, discover: false }, failures))
       yield { name: e.names[0]!, path: e.path, ref: e.ref, netns: e.netns };
   });
 }
@@ -359,11 +361,11 @@ export interface DiscoveredNetns {
  * discoverNetns finds the namespaces pinned in `options.netnsDirs` (default DEFAULT_NETNS_DIRS) and those of
  * every process in /proc, with the pids in each and its pinned names, each once. Processes that
  * exit meanwhile, or whose namespace may not be inspected (EACCES without CAP_SYS_PTRACE), are
- * passed over on `notes`; other failures (a bad pin) are recorded on `errors` as NamespaceFailures.
+ * passed over on `notes`; other failures (a bad pin) are recorded on `failures` as NamespaceFailures.
  */
 export function discoverNetns(options: Pick<WalkOptions, "netnsDirs"> = {}): NetnsIteration<DiscoveredNetns> {
-  return new NetnsIteration(function* (errors) {
-    for (const e of walk({ netnsDirs: options.netnsDirs, discover: true }, errors))
+  return new NetnsIteration(function* (failures) {
+    for (const e of walk({ netnsDirs: options.netnsDirs, discover: true }, failures))
       yield { name: e.names[0], names: e.names, pids: e.pids, path: e.path, ref: e.ref, netns: e.netns };
   });
 }
