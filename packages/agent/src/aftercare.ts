@@ -15,7 +15,7 @@
  * when it stops serving or leaves every slice, its real removal.
  */
 import type { AgentBackend } from "./backend.js";
-import type { Clock } from "./removals.js";
+import type { Clock } from "./clock.js";
 
 export interface AftercareOptions {
   /** How long after its batch a backend is watched over; 0 turns aftercare off. */

@@ -11,10 +11,11 @@
  */
 import type { Logger } from "pino";
 import { Aftercare } from "./aftercare.js";
+import { type Clock, systemClock } from "./clock.js";
 import { type Before, EndpointCache } from "./endpoint-cache.js";
 import type { AgentMetrics } from "./metrics.js";
 import { Passes } from "./passes.js";
-import { type Clock, RemovalTracker, systemClock, type TerminatingPolicy } from "./removals.js";
+import { RemovalTracker, type TerminatingPolicy } from "./removals.js";
 import type { SliceContent } from "./slice.js";
 import type { SliceSink } from "./slice-store.js";
 import type { StateFile } from "./state-file.js";

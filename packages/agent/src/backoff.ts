@@ -3,8 +3,9 @@
  * doubling up to 30 s, each delay drawn between it and twice it (jitter factor 1.0), back to 800 ms
  * once no back-off was asked for 2 minutes.
  */
+
+import { type Clock, systemClock } from "./clock.js";
 import type { Backoff } from "./reflector.js";
-import { type Clock, systemClock } from "./removals.js";
 
 export interface BackoffOptions {
   /** Default 800. */

@@ -7,8 +7,9 @@
  */
 import type { Logger } from "pino";
 import type { LateCheck } from "./aftercare.js";
+import type { Clock } from "./clock.js";
 import type { AgentMetrics } from "./metrics.js";
-import type { Clock, Removal } from "./removals.js";
+import type { Removal } from "./removals.js";
 import type { BatchError, BatchOutcome, Terminator } from "./terminator.js";
 
 /** How many error lines one pass logs; the rest are counted in the pass's line. */

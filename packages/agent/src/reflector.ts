@@ -25,8 +25,9 @@
  *   than that plus a margin (a stuck proxy keeps a connection open and silent);
  * - a list answer is given up when no item of it came for the list timeout.
  */
+
+import { type Clock, systemClock } from "./clock.js";
 import { ApiStatusError, isInitialEventsEnd, type WatchEvent } from "./kube-api.js";
-import { type Clock, systemClock } from "./removals.js";
 
 /** What a list asks: `resourceVersion` absent for "most recent"; `limit` absent for all at once. */
 export interface ListRequest {

@@ -10,6 +10,7 @@
  * cannot postpone removals forever.
  */
 import { type AgentBackend, parseBackendKey } from "./backend.js";
+import { type Clock, systemClock } from "./clock.js";
 import type { BackendStatus, Before, EndpointCache } from "./endpoint-cache.js";
 import type { KnownGroup } from "./state-file.js";
 
@@ -29,19 +30,6 @@ export interface Removal {
   /** Removed while the agent was not running (found in the saved set at start). */
   restored?: boolean;
 }
-
-/** Time as the tracker sees it; tests drive it by hand. */
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: Clock = {
-  now: () => performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 export interface TrackerOptions {
   policy: TerminatingPolicy;

@@ -4,7 +4,7 @@
  */
 import type { AgentBackend } from "../../src/backend.js";
 import { backendKey } from "../../src/backend.js";
-import type { Clock } from "../../src/removals.js";
+import type { Clock } from "../../src/clock.js";
 import { type BatchOutcome, emptyOutcome, type Terminator } from "../../src/terminator.js";
 
 /** A clock that moves only when told; timers fire in order as it passes them. */
