@@ -149,8 +149,8 @@ export function writeDumpRequest(w: MessageWriter, seq: number, filter: DumpFilt
 /**
  * Write the DELETE of one entry: its original tuple exactly as the kernel listed it (bytes
  * tuple[offset, offset+length), header included), its id (the kernel answers ENOENT when the tuple
- * now belongs to another entry), and its zone. Sent without NLM_F_ACK: only failures are answered.
- * Throws FlushGuardError, writing nothing, when the tuple is not a complete CTA_TUPLE_ORIG.
+ * now belongs to another entry), and its zone. By default sent without NLM_F_ACK: only failures
+ * are answered. Throws FlushGuardError, writing nothing, when the tuple is not a complete CTA_TUPLE_ORIG.
  */
 export function writeDeleteRequest(
   w: MessageWriter,
@@ -161,11 +161,12 @@ export function writeDeleteRequest(
   length: number,
   id: number,
   zone: number,
+  flags = NLM_F_REQUEST,
 ): void {
   checkTuple(tuple, offset, length, family, CTA_TUPLE_ORIG);
   const start = w.length;
   try {
-    w.begin(CT_DELETE, NLM_F_REQUEST, seq);
+    w.begin(CT_DELETE, flags, seq);
     writeNfgenmsg(w, family);
     const at = w.reserve(align4(length));
     copyBytes(tuple, offset, offset + length, w.buf, at);
@@ -192,10 +193,8 @@ export function writeProbeDelete(w: MessageWriter, seq: number): void {
     sport: 0,
     dport: 0,
   });
-  const start = w.length;
-  writeDeleteRequest(w, seq, AF_INET, tuple.buf, 0, tuple.length, 0, 0);
-  // nlmsghdr's nlmsg_flags (u16 at 6), host order: an answer also where the kernel deletes.
-  w.buf.writeUInt16LE(NLM_F_REQUEST | NLM_F_ACK, start + 6);
+  // With NLM_F_ACK: an answer also where the kernel deletes.
+  writeDeleteRequest(w, seq, AF_INET, tuple.buf, 0, tuple.length, 0, 0, NLM_F_REQUEST | NLM_F_ACK);
 }
 
 /** checkTuple's readers, reused: it runs twice for every entry deleted. */

@@ -10,12 +10,14 @@ import {
   FlushGuardError,
   writeDeleteRequest,
   writeDumpRequest,
+  writeProbeDelete,
 } from "../../src/ctnl/index.js";
 import { MessageWriter } from "../../src/netlink/index.js";
 import { nlattr, nlmsg, u32 } from "../diag/layout.js";
 import { A, addressBytes, be16, be32, nest, nfgenmsg, T, tuple, u8 } from "./ct-layout.js";
 
 const NLM_F_REQUEST = 1;
+const NLM_F_ACK = 4;
 const NLM_F_DUMP = 0x300;
 const written = (w: MessageWriter) => Buffer.from(w.buf.subarray(0, w.length));
 
@@ -88,6 +90,21 @@ describe("writeDeleteRequest and the flush guard", () => {
     assert.deepEqual(
       written(w),
       nlmsg({ type: T.DELETE, flags: NLM_F_REQUEST, seq: 1 }, nfgenmsg(2), orig, nlattr(A.ID, be32(5))),
+    );
+  });
+
+  test("the probe DELETE is of UDP 0.0.0.0:0 -> 0.0.0.0:0, id 0, and asks for an ack", () => {
+    const w = new MessageWriter(Buffer.alloc(256, 0xaa));
+    writeProbeDelete(w, 3);
+    const none = tuple(A.TUPLE_ORIG, 17, { src: "0.0.0.0", dst: "0.0.0.0", sport: 0, dport: 0 });
+    assert.deepEqual(
+      written(w),
+      nlmsg(
+        { type: T.DELETE, flags: NLM_F_REQUEST | NLM_F_ACK, seq: 3 },
+        nfgenmsg(2),
+        none,
+        nlattr(A.ID, be32(0)),
+      ),
     );
   });
 
