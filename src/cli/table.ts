@@ -246,9 +246,10 @@ export class TableWriter {
   }
 
   /**
-   * The first `count` rows of `src` padded to the final widths, and where they end in `src`. A run of rows padded to the same widths has its cells at the same places in each row:
-   * the spaces a grown column needs go at one place per column (after a left-aligned cell's
-   * padding, before a right-aligned one's), and the bytes between those places are copied whole.
+   * The first `count` rows of `src` padded to the final widths, and where they end in `src`. A run
+   * of rows padded to the same widths has its cells at the same places in each row: the spaces a
+   * grown column needs go at one place per column (after a left-aligned cell's padding, before a
+   * right-aligned one's), and the bytes between those places are copied whole.
    */
   private padAgain(src: Buffer, count: number): { padded: Buffer; end: number } {
     const { lengths, widths, runs, first } = this;

@@ -1,11 +1,11 @@
 /**
- * A termination over many namespaces, spread over a pool of worker threads: one per core (at most
- * 8, and as many as a quarter of the process's memory holds), each the same worker as the first — its own thread entering namespaces and coming back, with
- * its own netlink sockets. The first lists the namespaces; the workers take runs of them in the
- * walk's order, each the next run when it is done with one, so that a worker still starting, or one
- * held up by crowded namespaces, takes fewer; their reports merge into the one a single thread would
- * give, in the walk's order. Dumps of a table the namespaces share then run side by side in the
- * kernel instead of one after another.
+ * A termination over many namespaces, spread over a pool of worker threads: one per core (at most 8,
+ * and as many as a quarter of the process's memory holds), each the same worker as the first — its
+ * own thread entering namespaces and coming back, with its own netlink sockets. The first lists the
+ * namespaces; the workers take runs of them in the walk's order, each the next run when it is done
+ * with one, so that a worker still starting, or one held up by crowded namespaces, takes fewer;
+ * their reports merge into the one a single thread would give, in the walk's order. Dumps of a table
+ * the namespaces share then run side by side in the kernel instead of one after another.
  */
 import { availableParallelism, totalmem } from "node:os";
 import { type NetnsRef, targetLabel } from "../netns/index.js";

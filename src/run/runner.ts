@@ -1,11 +1,11 @@
 /**
  * The destroy/delete runner: the one plan destroySockets and deleteConntrack follow. For each
  * namespace the selection visits it opens a scan, hands every candidate the predicate approves to a
- * batcher (or, in a dry run, only counts it as it would have acted on it), finishes the batches on the dump's own connection —
- * a second one is opened only if a batch fills while the dump runs — and adds the namespace's
- * report to the total, also when the namespace fails half way. A namespace that fails for a reason
- * of its own is recorded and the walk goes on; the caller's signal and predicate end the run with
- * the report so far.
+ * batcher (or, in a dry run, only counts it as it would have acted on it), finishes the batches on
+ * the dump's own connection — a second one is opened only if a batch fills while the dump runs —
+ * and adds the namespace's report to the total, also when the namespace fails half way. A
+ * namespace that fails for a reason of its own is recorded and the walk goes on; the caller's
+ * signal and predicate end the run with the report so far.
  */
 import { FilterResolveError } from "../filter/index.js";
 import type { NetlinkConnection } from "../netlink/index.js";
@@ -235,8 +235,9 @@ function* runIn<
       return;
     }
     throwIfAborted(signal);
-    report.matched++;
-    (report as unknown as Record<string, number>)[kind.would]! += 1;
+    const counts: Tally<T> = report;
+    counts.matched++;
+    counts[kind.would]++;
     kind.onWould?.(args[0]);
   };
   try {

@@ -231,10 +231,11 @@ const DESTROY_SOCKET_KEYS: KnownKeys<DestroySocketOptions> = { netns: true, sign
  * Destroy exactly `socket` (as listed: its family, protocol and full id including the cookie), in
  * the namespace it was listed in and nowhere else: the one its `netns` reference names, reopened
  * only while it is still that namespace (NetnsNotFoundError when no pin or process leads there any
- * more), or the caller's own when it has none. A plain copy of a listed socket works as well. Returns "destroyed", or "gone" when it no longer exists (ENOENT, and a listing
- * no longer has it). Throws DestroyError when the kernel refuses — also when another socket with
- * the same 4-tuple (SO_REUSEPORT) stands in its way, which only destroying that one first resolves
- * — NetnsError when the namespace cannot be opened.
+ * more), or the caller's own when it has none. A plain copy of a listed socket works as well.
+ * Returns "destroyed", or "gone" when it no longer exists (ENOENT, and a listing no longer has it).
+ * Throws DestroyError when the kernel refuses — also when another socket with the same 4-tuple
+ * (SO_REUSEPORT) stands in its way, which only destroying that one first resolves — NetnsError when
+ * the namespace cannot be opened.
  */
 export function destroySocket(
   given: Socket | InetSocketFields,

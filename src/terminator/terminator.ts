@@ -499,7 +499,8 @@ function isKernelUnsupported(stop: DestroyStop): boolean {
 
 /**
  * One call: destroy every UDP socket connected to `backend` ("10.0.0.5:53", "[fd00::5]:53") in the
- * host and every other namespace, pinned or found through /proc. Options as TerminatorConfig. Throws AddressError for bad input.
+ * host and every other namespace, pinned or found through /proc. Options as TerminatorConfig. Throws
+ * AddressError for bad input.
  */
 export function terminateUDPConnectionsToBackend(
   backend: string,

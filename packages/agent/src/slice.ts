@@ -104,8 +104,8 @@ export function objectId(raw: unknown): { id: string; resourceVersion: string } 
  * Read a raw slice. Ports of protocols outside `protocols` (SCTP always) are ignored; a port without
  * a valid number (1-65535; absent means "all ports", headless), an unknown protocol, an endpoint or
  * address that is not one, a family other than the slice's, and FQDN slices are skipped with a
- * reason. Endpoints that do not serve list no backend (only their pods are noted). An absent or non-boolean `terminating` takes
- * the API's default: not terminating.
+ * reason. Endpoints that do not serve list no backend (only their pods are noted). An absent or
+ * non-boolean `terminating` takes the API's default: not terminating.
  */
 export function readSlice(raw: unknown, protocols: ReadonlySet<AgentProtocol>): SliceRead {
   const read = readParts(raw, protocols);
