@@ -12,6 +12,7 @@ import {
   chownSync,
   copyFileSync,
   existsSync,
+  lchownSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -239,19 +240,15 @@ describeAsRoot("the CLI's code cache", () => {
       const shared = dirWithMode(join(base, "shared"), 0o1777);
       const dir = join(shared, "sockdiag");
       asNobody('mkdir "$1" && ln -s "$2" "$3"', [dir, shared, join(home, ".cache")]);
-      // The next 2,000 process ids, read and planted by one process of nobody's.
-      const plant = `const fs = require("node:fs"); const [dir, name, target] = process.argv.slice(1);
-        const first = Number(fs.readFileSync("/proc/sys/kernel/ns_last_pid", "utf8")) + 1;
-        for (let pid = first; pid < first + 2000; pid++) fs.symlinkSync(target, dir + "/" + name + "." + pid + ".tmp");
-        process.stdout.write(String(first));`;
-      const first = Number(
-        execFileSync(process.execPath, ["-e", plant, dir, name, secret], {
-          uid: NOBODY,
-          gid: NOBODY,
-          cwd: "/",
-          encoding: "utf8",
-        }),
-      );
+      // The next 2,000 process ids, planted as nobody's links. The test makes them and gives them to
+      // nobody (lchown): a node run as nobody could not start where the node binary sits in a
+      // mode-0700 folder (CI's Node 24 under /root/.cache).
+      const first = Number(readFileSync("/proc/sys/kernel/ns_last_pid", "utf8")) + 1;
+      for (let pid = first; pid < first + 2000; pid++) {
+        const link = join(dir, `${name}.${pid}.tmp`);
+        symlinkSync(secret, link);
+        lchownSync(link, NOBODY, NOBODY);
+      }
       const { status, stdout, pid } = versionRun(home);
       assert.ok(pid >= first && pid < first + 2000, `root's run (pid ${pid}) had a link planted on its name`);
       assert.ok(readFileSync(secret, "utf8") === "root's own\n", "root's file was overwritten");
