@@ -32,12 +32,13 @@ import {
 } from "../run/index.js";
 import type { AbortSignalLike, SockdiagError } from "../sys/errors.js";
 import { Destroyer, type OutcomeListener } from "./destroyer.js";
-import { Dumper, Scan } from "./dump.js";
+import { Dumper } from "./dump.js";
 import { DestroyError } from "./errors.js";
 import { NAMESPACED_QUERY_KEYS, type NamespacedQuery } from "./iterate.js";
 import { planQuery } from "./query.js";
 import { addReport, type DestroyReport, emptyReport, type NamespacedDestroyReport } from "./report.js";
 import { type InetSocketFields, revive } from "./revive.js";
+import { Scan } from "./scan.js";
 
 /**
  * What destroySockets destroys: a query (as listSockets takes it) and how to go about it (see

@@ -13,9 +13,10 @@ import {
 } from "../netns/index.js";
 import { checkOptions, type KnownKeys } from "../options/index.js";
 import { recordOrThrow } from "../run/index.js";
-import { type DumpOptions, type InetMessageSink, Scan } from "./dump.js";
+import type { DumpOptions, InetMessageSink } from "./dump.js";
 import { NamespacesFailedError } from "./errors.js";
 import { planQuery, type QueryPlan, SOCKET_QUERY_KEYS, type SocketQuery } from "./query.js";
+import { Scan } from "./scan.js";
 
 /** A query plus where to run it (see NamespaceSelection; default: the caller's own namespace). */
 export interface NamespacedQuery extends SocketQuery, NamespaceSelection {}

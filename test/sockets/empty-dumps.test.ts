@@ -9,9 +9,9 @@ import { execFileSync } from "node:child_process";
 import { after, before, test } from "node:test";
 import { DEFAULT_STATES } from "../../src/diag/states.js";
 import { create, fromName, type NetNS } from "../../src/netns/index.js";
-import { Scan } from "../../src/sockets/dump.js";
 import { destroySockets, listSockets } from "../../src/sockets/index.js";
 import { planQuery, type SocketQuery } from "../../src/sockets/query.js";
+import { Scan } from "../../src/sockets/scan.js";
 import { createNetns, describeAsRoot, Holder, startUdpScene, type UdpScene } from "../kit/index.js";
 
 const families = (scan: Scan) => scan.plan.inet.map((d) => `${d.protocol}/${d.family}`);
