@@ -4,8 +4,7 @@
  * with and without kernel-side bytecode, against `ss -uan dst IP:PORT`.
  */
 
-import { writeJson } from "../src/cli/json.js";
-import { renderTable } from "../src/cli/table.js";
+import { renderTable, writeJson } from "../src/cli/render/index.js";
 import { AF_INET, NETLINK_SOCK_DIAG } from "../src/diag/constants.js";
 import { writeInetDumpRequest } from "../src/diag/inet.js";
 import { align4, MessageWriter, NLMSG_DONE, NLMSG_ERROR } from "../src/netlink/index.js";

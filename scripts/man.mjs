@@ -4,8 +4,8 @@
  * it runs in `prepare`, where only src/ has been compiled.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { commandSpecs, renderManPage } from "../dist/src/cli/manpage.js";
-import { VERSION } from "../dist/src/cli/version.js";
+import { commandSpecs, renderManPage } from "../dist/src/cli/help/index.js";
+import { VERSION } from "../dist/src/cli/io/index.js";
 
 mkdirSync("dist/man", { recursive: true });
 writeFileSync("dist/man/sockdiag.8", renderManPage(await commandSpecs(), VERSION));

@@ -5,10 +5,7 @@
  * codes in one place.
  */
 import { COMMANDS, type CommandEntry } from "./commands/index.js";
-import { renderHelp } from "./options.js";
-import { writeOut } from "./stdout.js";
-import { EXIT_OK, EXIT_USAGE, reportError, UsageError } from "./usage.js";
-import { VERSION } from "./version.js";
+import { EXIT_OK, EXIT_USAGE, renderHelp, reportError, UsageError, VERSION, writeOut } from "./io/index.js";
 
 function mainHelp(): string {
   const lines = ["Usage: sockdiag COMMAND [OPTIONS]", "", "Commands:"];
@@ -44,7 +41,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     // The completion scripts' question at each TAB (not a command: no help, no man page).
     if (name === "__complete") {
-      const { complete, formatCompletion } = await import("./completion.js");
+      const { complete, formatCompletion } = await import("./help/index.js");
       writeOut(formatCompletion(await complete(rest)));
       return EXIT_OK;
     }

@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { COMMANDS, firstSentence } from "../../src/cli/commands/index.js";
-import { msTimerText } from "../../src/cli/timers.js";
-import { VERSION } from "../../src/cli/version.js";
+import { VERSION } from "../../src/cli/io/index.js";
+import { msTimerText } from "../../src/cli/render/index.js";
 
 test("each command's --help summary line is the first sentence of its spec, under its name", async () => {
   for (const entry of COMMANDS) {

@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { COMMANDS } from "../../src/cli/commands/index.js";
-import { type CompletionSources, complete, DEFAULT_SOURCES } from "../../src/cli/completion.js";
-import { HELP } from "../../src/cli/options.js";
+import { type CompletionSources, complete, DEFAULT_SOURCES } from "../../src/cli/help/index.js";
+import { HELP } from "../../src/cli/io/index.js";
 import { requireRoot } from "../kit/root.js";
 import { CLI_MAIN, sockdiag } from "./cli.js";
 

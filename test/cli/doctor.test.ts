@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { test } from "node:test";
 import { promisify } from "node:util";
-import { reportNamespaces } from "../../src/cli/report.js";
+import { reportNamespaces } from "../../src/cli/output/index.js";
 import type { ConntrackProbe } from "../../src/conntrack/probe.js";
 import { PROTOCOL_NAMES, type ProbeResult } from "../../src/sockets/index.js";
 import { mixedTable } from "../conntrack/population.js";

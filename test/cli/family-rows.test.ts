@@ -6,9 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { stringifyForOutput } from "../../src/cli/json.js";
-import type { Display } from "../../src/cli/select.js";
-import { renderTable } from "../../src/cli/table.js";
+import { renderTable, stringifyForOutput } from "../../src/cli/render/index.js";
+import type { Display } from "../../src/cli/select/index.js";
 import type { Socket } from "../../src/diag/socket.js";
 import { decodeTipcDiagMsg } from "../../src/diag/tipc.js";
 import { decodeVsockDiagMsg } from "../../src/diag/vsock.js";

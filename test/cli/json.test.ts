@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { writeJson } from "../../src/cli/json.js";
+import { writeJson } from "../../src/cli/render/index.js";
 import { type Socket, UnixSocket } from "../../src/diag/socket.js";
 import type { SocketOwner } from "../../src/sockets/index.js";
 import { arbitraryInetSocket } from "../diag/arbitraries.js";

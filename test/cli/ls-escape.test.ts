@@ -12,7 +12,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { escapeText } from "../../src/cli/escape.js";
+import { escapeText } from "../../src/cli/render/index.js";
 import { AF_UNIX, bind, close, listen, SOCK_STREAM, socket } from "../../src/sys/index.js";
 import { describeAsRoot } from "../kit/index.js";
 import { type JsonSocket, sockdiag, sockdiagJson } from "./cli.js";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { cgroup2Mount } from "../../src/cli/cgroup.js";
+import { cgroup2Mount } from "../../src/cli/select/index.js";
 import {
   cleanupLeftovers,
   createNetns,

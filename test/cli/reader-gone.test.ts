@@ -6,8 +6,7 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { test } from "node:test";
-import { OutputError } from "../../src/cli/stdout.js";
-import { EXIT_FAILED, EXIT_OK, reportError } from "../../src/cli/usage.js";
+import { EXIT_FAILED, EXIT_OK, OutputError, reportError } from "../../src/cli/io/index.js";
 
 function report(code: string): { exit: number; stderr: string } {
   let stderr = "";

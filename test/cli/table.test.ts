@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { LISTING_BATCH_BYTES, renderTable, TableWriter } from "../../src/cli/table.js";
+import { LISTING_BATCH_BYTES, renderTable, TableWriter } from "../../src/cli/render/index.js";
 import { type InetSocket, UnixSocket } from "../../src/diag/socket.js";
 import { socketFromWords } from "../kit/socket-words.js";
 import { repeatingInetSockets } from "./repeating-sockets.js";

@@ -6,10 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { LS } from "../../src/cli/commands/ls.js";
-import { parseCommand } from "../../src/cli/options.js";
-import { selectionFromArgs } from "../../src/cli/select.js";
-import { selectTables } from "../../src/cli/tables.js";
-import { UsageError } from "../../src/cli/usage.js";
+import { parseCommand, UsageError } from "../../src/cli/io/index.js";
+import { selectionFromArgs, selectTables } from "../../src/cli/select/index.js";
 import { ALL_STATES, DEFAULT_STATES } from "../../src/diag/states.js";
 
 const CLOSE = 1 << 7;

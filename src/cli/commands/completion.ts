@@ -1,9 +1,7 @@
 /** `sockdiag completion bash|zsh|fish`: the shell's completion script, as kubectl prints its own. */
 
-import { completionScript, SHELLS, type Shell } from "../completion.js";
-import { type CommandSpec, parseCommand } from "../options.js";
-import { writeOut } from "../output.js";
-import { EXIT_OK, UsageError } from "../usage.js";
+import { completionScript, SHELLS, type Shell } from "../help/index.js";
+import { type CommandSpec, EXIT_OK, parseCommand, UsageError, writeOut } from "../io/index.js";
 import type { Command } from "./index.js";
 
 export const COMPLETION: CommandSpec = {

@@ -13,13 +13,18 @@ import {
 } from "../../conntrack/index.js";
 import { ambiguousPort } from "../../diag/address.js";
 import { AbortError, EmptySelectionError } from "../../run/index.js";
-import { ConntrackOutput } from "../conntrack-output.js";
-import { escapeText } from "../escape.js";
-import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
-import { namespacesJson, reportNamespaces } from "../report.js";
-import { NETNS_DIR_OPTION, NETNS_OPTIONS, NO_DISCOVER_OPTION, namespaceFromArgs } from "../select.js";
-import { OutputError } from "../stdout.js";
-import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+import {
+  type CommandSpec,
+  EXIT_FAILED,
+  EXIT_OK,
+  OutputError,
+  type ParsedValues,
+  parseCommand,
+  UsageError,
+} from "../io/index.js";
+import { ConntrackOutput, namespacesJson, reportNamespaces } from "../output/index.js";
+import { escapeText } from "../render/index.js";
+import { NETNS_DIR_OPTION, NETNS_OPTIONS, NO_DISCOVER_OPTION, namespaceFromArgs } from "../select/index.js";
 import type { Command } from "./index.js";
 
 export const CONNTRACK: CommandSpec = {

@@ -4,10 +4,8 @@ import { type ConntrackProbe, probeConntrack } from "../../conntrack/probe.js";
 import { inNetns, targetLabel, targetsOf, udpHashEntries, type WalkFindings } from "../../netns/index.js";
 import { type ProbeItem, probe } from "../../sockets/index.js";
 import { asSockdiagError } from "../../sys/errors.js";
-import { type CommandSpec, parseCommand } from "../options.js";
-import { writeOut } from "../output.js";
-import { reportNamespaces } from "../report.js";
-import { EXIT_FAILED, EXIT_OK } from "../usage.js";
+import { type CommandSpec, EXIT_FAILED, EXIT_OK, parseCommand, writeOut } from "../io/index.js";
+import { reportNamespaces } from "../output/index.js";
 import type { Command } from "./index.js";
 
 export const DOCTOR: CommandSpec = {

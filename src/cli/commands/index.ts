@@ -3,7 +3,7 @@
  * load it. Commands are loaded only when run (or asked for their help), so that start-up reads only
  * what the command at hand needs: `--help` and `--version` load no command, `ls` not the terminator.
  */
-import type { CommandSpec } from "../options.js";
+import type { CommandSpec } from "../io/index.js";
 
 /** A loaded command: its option table and its entry point (returns the exit status). */
 export interface Command {

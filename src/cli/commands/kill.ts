@@ -8,13 +8,17 @@ import {
   hasDiagHandler,
   type NamespacedDestroyReport,
 } from "../../sockets/index.js";
-import { KillOutput } from "../kill-output.js";
-import { type CommandSpec, type ParsedValues, parseCommand } from "../options.js";
-import { formatFromArgs, OUTPUT_OPTIONS } from "../output.js";
-import { reportNamespaces } from "../report.js";
-import { cgroupsFor, type Selection, selectionFromArgs, selectOptions } from "../select.js";
-import { OutputError } from "../stdout.js";
-import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+import {
+  type CommandSpec,
+  EXIT_FAILED,
+  EXIT_OK,
+  OutputError,
+  type ParsedValues,
+  parseCommand,
+  UsageError,
+} from "../io/index.js";
+import { formatFromArgs, KillOutput, OUTPUT_OPTIONS, reportNamespaces } from "../output/index.js";
+import { cgroupsFor, type Selection, selectionFromArgs, selectOptions } from "../select/index.js";
 import type { Command } from "./index.js";
 import { DESTROY_ALL, KILL_TABLES } from "./kill-rules.js";
 

@@ -3,23 +3,19 @@
 import type { Socket } from "../../diag/socket.js";
 import { HOST_NETNS_NAME, type NamespaceSelection } from "../../netns/index.js";
 import { findSocketOwners, iterateSockets } from "../../sockets/index.js";
-import { escapeText } from "../escape.js";
-import { type CommandSpec, parseCommand } from "../options.js";
+import { type CommandSpec, EXIT_FAILED, EXIT_OK, parseCommand, UsageError, writeOut } from "../io/index.js";
 import {
   type Format,
   formatFromArgs,
   OUTPUT_OPTIONS,
   renderSockets,
-  writeJson,
-  writeOut,
-} from "../output.js";
-import { reportNamespaces } from "../report.js";
-import { cgroupsFor, selectionFromArgs, selectOptions } from "../select.js";
-import { formatSummary, readSummaries } from "../summary.js";
-import { TableWriter } from "../table.js";
-import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+  reportNamespaces,
+} from "../output/index.js";
+import { escapeText, TableWriter, writeJson } from "../render/index.js";
+import { cgroupsFor, selectionFromArgs, selectOptions } from "../select/index.js";
 import type { Command } from "./index.js";
 import { DESTROY_ALL, KILL_TABLES } from "./kill-rules.js";
+import { formatSummary, readSummaries } from "./ls-summary.js";
 
 /**
  * What ss lists without a table or family flag (misc/ss.c: `-A all`): tcp, udp, raw, sctp, mptcp,

@@ -2,15 +2,22 @@
 
 import { current, discoverNetns, HOST_NETNS_NAME } from "../../netns/index.js";
 import { iterateSockets, PROTOCOL_NAMES } from "../../sockets/index.js";
-import { escapeText } from "../escape.js";
+import { escapeText } from "../render/index.js";
 
 const COUNTED = PROTOCOL_NAMES.filter((p) => p !== "netlink");
 
-import { type CommandSpec, parseCommand, renderHelp } from "../options.js";
-import { writeOut } from "../output.js";
-import { reportNamespaces } from "../report.js";
-import { NETNS_DIR_OPTION } from "../select.js";
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from "../usage.js";
+import {
+  type CommandSpec,
+  EXIT_FAILED,
+  EXIT_OK,
+  EXIT_USAGE,
+  parseCommand,
+  renderHelp,
+  UsageError,
+  writeOut,
+} from "../io/index.js";
+import { reportNamespaces } from "../output/index.js";
+import { NETNS_DIR_OPTION } from "../select/index.js";
 import type { Command } from "./index.js";
 
 export const NETNS: CommandSpec = {

@@ -17,13 +17,10 @@ import {
   parseBackend,
   type TerminatorConfig,
 } from "../../terminator/index.js";
-import { escapeText } from "../escape.js";
-import { stringifyForOutput } from "../json.js";
-import { type CommandSpec, parseCommand } from "../options.js";
-import { writeOut } from "../output.js";
-import { destroyReportJson } from "../report.js";
-import { NETNS_DIR_OPTION, NETNS_OPTIONS, NO_DISCOVER_OPTION, namespaceFromArgs } from "../select.js";
-import { EXIT_FAILED, EXIT_OK, UsageError } from "../usage.js";
+import { type CommandSpec, EXIT_FAILED, EXIT_OK, parseCommand, UsageError, writeOut } from "../io/index.js";
+import { destroyReportJson } from "../output/index.js";
+import { escapeText, stringifyForOutput } from "../render/index.js";
+import { NETNS_DIR_OPTION, NETNS_OPTIONS, NO_DISCOVER_OPTION, namespaceFromArgs } from "../select/index.js";
 import type { Command } from "./index.js";
 
 export const TERMINATE_BACKEND: CommandSpec = {

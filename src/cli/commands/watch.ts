@@ -5,11 +5,9 @@
 
 import type { InetFamily } from "../../diag/socket.js";
 import { SocketWatch } from "../../sockets/watch.js";
-import { type CommandSpec, parseCommand } from "../options.js";
-import { formatFromArgs, renderSockets, writeOut } from "../output.js";
-import { reportNamespaces } from "../report.js";
-import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select.js";
-import { EXIT_OK } from "../usage.js";
+import { type CommandSpec, EXIT_OK, parseCommand, writeOut } from "../io/index.js";
+import { formatFromArgs, renderSockets, reportNamespaces } from "../output/index.js";
+import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select/index.js";
 import type { Command } from "./index.js";
 
 export const WATCH: CommandSpec = {

@@ -12,10 +12,10 @@ import type {
   VsockSocket,
   XdpRing,
   XdpSocket,
-} from "../diag/socket.js";
-import { VMADDR_ANY } from "../diag/socket.js";
+} from "../../diag/socket.js";
+import { VMADDR_ANY } from "../../diag/socket.js";
+import type { Display } from "../select/index.js";
 import { escapeText } from "./escape.js";
-import type { Display } from "./select.js";
 
 const NETIDS = {
   unix: { stream: "u_str", dgram: "u_dgr", seqpacket: "u_seq" },

@@ -1,10 +1,10 @@
 /** Human-readable reports on stderr: namespace failures and destroy outcomes. */
 
-import { isInetSocket } from "../diag/socket.js";
-import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
-import type { DestroyReport } from "../sockets/index.js";
-import { CAP_SYS_PTRACE, hasCapability } from "../sys/capabilities.js";
-import { escapeText } from "./escape.js";
+import { isInetSocket } from "../../diag/socket.js";
+import type { NamespaceFailure, NamespaceNote } from "../../netns/index.js";
+import type { DestroyReport } from "../../sockets/index.js";
+import { CAP_SYS_PTRACE, hasCapability } from "../../sys/capabilities.js";
+import { escapeText } from "../render/index.js";
 
 /**
  * One line per namespace passed over (a note) — one for all the processes whose namespace could not

@@ -4,13 +4,12 @@
  * long kill shows its progress, keeps no list of what it destroyed, and an interrupted one has
  * printed everything it did. The report closes the output (-j) or goes to stderr.
  */
-import type { Socket } from "../diag/socket.js";
-import type { NamespacedDestroyReport, SocketOwner } from "../sockets/index.js";
-import { stringifyForOutput, writeJson } from "./json.js";
+import type { Socket } from "../../diag/socket.js";
+import type { NamespacedDestroyReport, SocketOwner } from "../../sockets/index.js";
+import { type OutputError, writeOut } from "../io/index.js";
+import { renderTable, stringifyForOutput, type TableOptions, writeJson } from "../render/index.js";
 import type { Format } from "./output.js";
 import { destroyReportJson, formatDestroyReport } from "./report.js";
-import { type OutputError, writeOut } from "./stdout.js";
-import { renderTable, type TableOptions } from "./table.js";
 
 export class KillOutput {
   private batch: Socket[] = [];

@@ -3,10 +3,10 @@
  * lines, or the items of -j's array (rm: of its `entries`, the report closing the object). Text
  * goes out in chunks, so memory stays flat however many entries a table holds.
  */
-import type { ConntrackEntry } from "../conntrack/index.js";
-import { conntrackLine } from "./conntrack-table.js";
-import type { ParsedValues } from "./options.js";
-import { writeOut } from "./stdout.js";
+import type { ConntrackEntry } from "../../conntrack/index.js";
+import type { ParsedValues } from "../io/index.js";
+import { writeOut } from "../io/index.js";
+import { conntrackLine } from "../render/index.js";
 
 /** Bytes of text held before they are written. */
 const CHUNK = 64 * 1024;

@@ -3,7 +3,7 @@
  * idiag_timer, idiag_expires (ms) and idiag_retrans — the names and the time format of ss's
  * tmr_name[] and print_ms_timer() (misc/ss.c).
  */
-import type { InetSocket } from "../diag/socket.js";
+import type { InetSocket } from "../../diag/socket.js";
 
 /** idiag_timer: 0 none, 1 retransmit, 2 keepalive (or FIN-WAIT-2), 3 TIME-WAIT, 4 zero-window probe. */
 const TIMER_NAMES = ["off", "on", "keepalive", "timewait", "persist", "unknown"] as const;

@@ -4,7 +4,7 @@
  * mark, zone, use — with the namespace first when several were listed.
  */
 
-import type { ConntrackEntry, ConntrackTuple } from "../conntrack/index.js";
+import type { ConntrackEntry, ConntrackTuple } from "../../conntrack/index.js";
 import { escapeText } from "./escape.js";
 
 function tuple(t: ConntrackTuple): string {

@@ -5,11 +5,11 @@
  * brings its default states, and a table without its family (or a family without a table) brings
  * the other's defaults. The result is what the library is asked for.
  */
-import { TCP_CLOSE, TCP_ESTABLISHED, TCP_LISTEN } from "../diag/constants.js";
-import type { InetFamily, PacketType, Protocol, UnixType, VsockType } from "../diag/socket.js";
-import { ALL_STATES, DEFAULT_STATES } from "../diag/states.js";
-import { nearest } from "../options/index.js";
-import { UsageError } from "./usage.js";
+import { TCP_CLOSE, TCP_ESTABLISHED, TCP_LISTEN } from "../../diag/constants.js";
+import type { InetFamily, PacketType, Protocol, UnixType, VsockType } from "../../diag/socket.js";
+import { ALL_STATES, DEFAULT_STATES } from "../../diag/states.js";
+import { nearest } from "../../options/index.js";
+import { UsageError } from "../io/index.js";
 
 /** ss's socket tables (its *_DB), plus sockdiag's udplite (--udplite; ss has none). */
 type Table =

@@ -3,12 +3,12 @@
  * detail (-e, -m, -i, -p) after the row. Built for 100,000 rows streaming in: each row is written
  * once, as bytes, when its socket comes.
  */
-import type { InetSocket, Socket } from "../diag/socket.js";
-import type { StateName } from "../diag/states.js";
-import { HOST_NETNS_NAME } from "../netns/index.js";
-import type { SocketOwner } from "../sockets/index.js";
+import type { InetSocket, Socket } from "../../diag/socket.js";
+import type { StateName } from "../../diag/states.js";
+import { HOST_NETNS_NAME } from "../../netns/index.js";
+import type { SocketOwner } from "../../sockets/index.js";
+import type { CgroupPaths, Display } from "../select/index.js";
 import { AsciiWriter, digits, Span } from "./ascii.js";
-import type { CgroupPaths } from "./cgroup.js";
 import { escapeText } from "./escape.js";
 import {
   endpointCells,
@@ -19,7 +19,6 @@ import {
   skmemText,
 } from "./family-rows.js";
 import type { SocketSource } from "./json.js";
-import type { Display } from "./select.js";
 import { timerText } from "./timers.js";
 
 const STATE_TEXT: Readonly<Record<StateName, string>> = {

@@ -3,15 +3,15 @@
  * `state`/`exclude` words and filter words that follow them on the command line.
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
-import { isInetProtocol } from "../diag/constants.js";
-import type { Extension, Protocol } from "../diag/socket.js";
-import { ALL_STATES } from "../diag/states.js";
-import { DEFAULT_NETNS_DIRS, type NamespaceSelection, validateNetnsName } from "../netns/index.js";
-import { type NamespacedQuery, statesFromWords } from "../sockets/index.js";
+import { isInetProtocol } from "../../diag/constants.js";
+import type { Extension, Protocol } from "../../diag/socket.js";
+import { ALL_STATES } from "../../diag/states.js";
+import { DEFAULT_NETNS_DIRS, type NamespaceSelection, validateNetnsName } from "../../netns/index.js";
+import { type NamespacedQuery, statesFromWords } from "../../sockets/index.js";
+import type { OptionSpec, Parsed, ParsedValues } from "../io/index.js";
+import { UsageError } from "../io/index.js";
 import { CgroupPaths } from "./cgroup.js";
-import type { OptionSpec, Parsed, ParsedValues } from "./options.js";
 import { selectTables } from "./tables.js";
-import { UsageError } from "./usage.js";
 
 /** --netns-dir: where pinned namespaces are looked for (ls/kill --all-netns, terminate-backend, netns ls). */
 export const NETNS_DIR_OPTION: OptionSpec = {
@@ -146,7 +146,7 @@ export function selectionFromArgs(
 ): Selection {
   // ss (misc/ss.c main): -a and -l set the states, the last one given wins; then the words, in
   // order: the first `state` starts from none, the first `exclude` from every state (whatever -a
-  // or -l said). What an empty result means is the tables' business (cli/tables.ts).
+  // or -l said). What an empty result means is the tables' business (tables.ts).
   let sawStates = false;
   let i = 0;
   const words: [string, string][] = [];

@@ -14,8 +14,8 @@ import {
   type SockstatFields,
   targetLabel,
   targetsOf,
-} from "../netns/index.js";
-import { recordOrThrow } from "../run/index.js";
+} from "../../netns/index.js";
+import { recordOrThrow } from "../../run/index.js";
 
 /** One Transport row: IPv4 and IPv6 sockets and their sum. */
 export interface TransportCounts {

@@ -2,10 +2,9 @@
  * The one print gate: sockets go to stdout as an ss-like table, one JSON array (-j) or one JSON
  * object per line (--ndjson). Reports and progress go to stderr, never mixed into stdout.
  */
-import type { Socket } from "../diag/socket.js";
-import { writeJson } from "./json.js";
-import type { OptionSpec, ParsedValues } from "./options.js";
-import { renderTable, type TableOptions } from "./table.js";
+import type { Socket } from "../../diag/socket.js";
+import type { OptionSpec, ParsedValues } from "../io/index.js";
+import { renderTable, type TableOptions, writeJson } from "../render/index.js";
 
 export type Format = "table" | "json" | "ndjson";
 
@@ -29,6 +28,3 @@ export function renderSockets(sockets: readonly Socket[], format: Format, table:
   });
   return chunks;
 }
-
-export { OutputError, writeOut } from "./stdout.js";
-export { writeJson };

@@ -3,7 +3,7 @@
  * node:util parseArgs), `--help` and the typed values the command reads.
  */
 import { parseArgs } from "node:util";
-import { nearest } from "../options/index.js";
+import { nearest } from "../../options/index.js";
 import { UsageError } from "./usage.js";
 
 export interface OptionSpec {

@@ -4,9 +4,9 @@
  * model's toJSON, which test/cli checks against this writer), plus `timer` with -o and `owners`
  * with -p.
  */
-import type { InetSocket, Socket } from "../diag/socket.js";
-import { HOST_NETNS_NAME } from "../netns/index.js";
-import type { SocketOwner } from "../sockets/index.js";
+import type { InetSocket, Socket } from "../../diag/socket.js";
+import { HOST_NETNS_NAME } from "../../netns/index.js";
+import type { SocketOwner } from "../../sockets/index.js";
 import { AsciiWriter, ascii, Span } from "./ascii.js";
 import { timerOf } from "./timers.js";
 

@@ -3,9 +3,8 @@
  * (each command's usage, summary, options and details), so that the two cannot drift. The build
  * writes it (scripts/man.mjs); package.json's `man` installs it.
  */
-import { COMMANDS } from "./commands/index.js";
-import { type CommandSpec, HELP, type OptionSpec } from "./options.js";
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./usage.js";
+import { COMMANDS } from "../commands/index.js";
+import { type CommandSpec, EXIT_FAILED, EXIT_OK, EXIT_USAGE, HELP, type OptionSpec } from "../io/index.js";
 
 /**
  * Text as roff prints it: a backslash is `\e`, a hyphen-minus `\-` (an option's dash, which groff

@@ -7,9 +7,9 @@
  * the shell to complete paths), then the candidates, one a line.
  */
 import { readdirSync } from "node:fs";
-import { NETNS_RUN_DIR } from "../netns/index.js";
-import { COMMANDS } from "./commands/index.js";
-import { type CommandSpec, HELP, type OptionSpec } from "./options.js";
+import { NETNS_RUN_DIR } from "../../netns/index.js";
+import { COMMANDS } from "../commands/index.js";
+import { type CommandSpec, HELP, type OptionSpec } from "../io/index.js";
 
 /** What to complete: candidate words, or paths (the shell completes those itself). */
 export type Completion = { kind: "words"; words: string[] } | { kind: "files" } | { kind: "dirs" };
