@@ -192,20 +192,22 @@ export class Dumper {
   }
 
   /**
-   * The same as each(), one step at a time: it pauses after every receive batch, so that a caller
-   * may stop between them (an interruption) or let an event loop turn.
+   * The same as each(), one step at a time: it pauses after every batch (pump's), a dump's last
+   * included, so that a caller may stop between them (an interruption), let an event loop turn or
+   * take the batch before the next dump is requested.
    */
   *steps(plan: QueryPlan, options: DumpOptions, sink: (s: Socket) => void): Generator<void, void, void> {
     for (const stream of this.streams(plan, options)) {
       using s = stream;
-      for (let more = true; more; ) {
+      let more = true;
+      while (more) {
         try {
           more = s.pump(sink);
         } catch (err) {
           if (!answeredFromProc(err, s, options, sink) && !skippable(plan, err)) throw err;
           more = false;
         }
-        if (more) yield;
+        yield;
       }
     }
   }
@@ -213,21 +215,9 @@ export class Dumper {
   /** The sockets of the plan's dumps, streamed a batch at a time: memory stays flat. */
   *sockets(plan: QueryPlan, options: DumpOptions): Generator<Socket> {
     const batch: Socket[] = [];
-    const push = (s: Socket) => {
-      batch.push(s);
-    };
-    for (const stream of this.streams(plan, options)) {
-      using s = stream;
-      for (let more = true; more; ) {
-        batch.length = 0;
-        try {
-          more = s.pump(push);
-        } catch (err) {
-          if (!answeredFromProc(err, s, options, push) && !skippable(plan, err)) throw err;
-          more = false;
-        }
-        yield* batch;
-      }
+    for (const _ of this.steps(plan, options, (s) => batch.push(s))) {
+      yield* batch;
+      batch.length = 0;
     }
   }
 
