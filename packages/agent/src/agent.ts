@@ -15,6 +15,7 @@ import { type Clock, systemClock } from "./clock.js";
 import { type Before, EndpointCache } from "./endpoint-cache.js";
 import type { AgentMetrics } from "./metrics.js";
 import { Passes } from "./passes.js";
+import type { PodEvents } from "./pod-events.js";
 import { RemovalTracker, type TerminatingPolicy } from "./removals.js";
 import type { SliceContent } from "./slice.js";
 import type { SliceSink } from "./slice-store.js";
@@ -35,6 +36,8 @@ export interface AgentParts {
   metrics: AgentMetrics;
   logger: Logger;
   clock?: Clock;
+  /** Events on the pods whose sockets a pass destroyed; absent: none. */
+  events?: PodEvents;
   /** The terminator threw: the process can no longer terminate safely (e.g. stuck in a namespace). */
   onFatal?: (err: unknown) => void;
 }
@@ -78,6 +81,7 @@ export class Agent implements SliceSink {
       logger: parts.logger,
       clock: this.clock,
       dryRun: settings.dryRun,
+      events: parts.events,
       onFatal: (err) => parts.onFatal?.(err),
     });
   }

@@ -22,6 +22,16 @@ import { RequestAuth } from "./request-auth.js";
 /** The cluster-wide list/watch path of EndpointSlices. */
 export const ENDPOINTSLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices";
 
+/** The cluster-wide list/watch path of Pods (the agent asks for its node's with a field selector). */
+export const PODS_PATH = "/api/v1/pods";
+
+/** Which objects a ListWatchApi lists and watches. */
+export interface ListWatchResource {
+  path: string;
+  /** e.g. spec.nodeName=NODE */
+  fieldSelector?: string;
+}
+
 /** What a watch line carries around its object: `{"type":"MODIFIED","object":` and `}`. */
 const EVENT_ENVELOPE_BYTES = 1024;
 
@@ -79,6 +89,7 @@ export class EndpointSliceApi implements ListWatchSource {
     private readonly kubeConfig: KubeConfig,
     private readonly bounds: AnswerBounds,
     private readonly auth = new RequestAuth(kubeConfig),
+    private readonly resource: ListWatchResource = { path: ENDPOINTSLICES_PATH },
   ) {}
 
   /** The server's URL, for logs. */
@@ -197,31 +208,62 @@ export class EndpointSliceApi implements ListWatchSource {
   }
 
   /** GET the list path with these parameters; resolves with a 200 response, else rejects. */
-  private async get(
-    query: Record<string, string | undefined>,
-    signal: AbortSignal,
-  ): Promise<IncomingMessage> {
-    const cluster = this.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error("the kubeconfig has no current cluster");
-    const url = new URL(cluster.server.replace(/\/+$/, "") + ENDPOINTSLICES_PATH);
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
-    const credentials = await this.auth.forRequest(signal);
-    signal.throwIfAborted();
-    const headers = { accept: "application/json", ...credentials.headers };
-    const agent = credentials.agent;
-    const request = url.protocol === "http:" ? httpRequest : httpsRequest;
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(url, { method: "GET", headers, agent, signal }, resolve);
-      req.once("error", reject);
-      req.end();
-    });
-    // The agent is this request's alone: its sockets go when the response does.
-    res.once("close", () => agent?.destroy());
-    if (res.statusCode === 200) return res;
-    if (res.statusCode === 401) credentials.unauthorized();
-    const body = await readBody(res, signal).catch(() => "");
-    throw statusError(res.statusCode ?? 0, body);
+  private get(query: Record<string, string | undefined>, signal: AbortSignal): Promise<IncomingMessage> {
+    const { path, fieldSelector } = this.resource;
+    return apiRequest(
+      this.kubeConfig,
+      this.auth,
+      { method: "GET", path, query: { ...query, fieldSelector } },
+      signal,
+    );
   }
+}
+
+/** One request to the API server: its method, path, query and JSON body. */
+export interface ApiRequest {
+  method: string;
+  path: string;
+  query?: Record<string, string | undefined>;
+  /** Sent as JSON, with this content type. */
+  body?: { contentType: string; value: unknown };
+}
+
+/**
+ * Send one request to the kubeconfig's server with fresh credentials; resolves with the response
+ * of a 2xx status, else rejects with ApiStatusError (or the request's error, abort included).
+ */
+export async function apiRequest(
+  kubeConfig: KubeConfig,
+  auth: RequestAuth,
+  asked: ApiRequest,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error("the kubeconfig has no current cluster");
+  const url = new URL(cluster.server.replace(/\/+$/, "") + asked.path);
+  for (const [k, v] of Object.entries(asked.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+  const credentials = await auth.forRequest(signal);
+  signal.throwIfAborted();
+  const body = asked.body ? JSON.stringify(asked.body.value) : undefined;
+  const headers = {
+    accept: "application/json",
+    ...(asked.body ? { "content-type": asked.body.contentType } : {}),
+    ...credentials.headers,
+  };
+  const agent = credentials.agent;
+  const request = url.protocol === "http:" ? httpRequest : httpsRequest;
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(url, { method: asked.method, headers, agent, signal }, resolve);
+    req.once("error", reject);
+    req.end(body);
+  });
+  // The agent is this request's alone: its sockets go when the response does.
+  res.once("close", () => agent?.destroy());
+  const status = res.statusCode ?? 0;
+  if (status >= 200 && status < 300) return res;
+  if (status === 401) credentials.unauthorized();
+  const text = await readBody(res, signal).catch(() => "");
+  throw statusError(status, text);
 }
 
 /** An error answer is a Status of a few hundred bytes: past this much, it is not read on. */

@@ -87,7 +87,7 @@ export class AgentMetrics {
   });
   readonly errors = new Counter({
     name: `${PREFIX}errors_total`,
-    help: "Failed EndpointSlice lists and watches, and state file errors, by where (list, watch, state)",
+    help: "Failed EndpointSlice lists and watches, Pod lists and watches, and state file errors, by where (list, watch, pod_list, pod_watch, state)",
     labelNames: ["where"] as const,
     registers: [this.registry],
   });
@@ -107,6 +107,12 @@ export class AgentMetrics {
     name: `${PREFIX}slice_parts_skipped_total`,
     help: "Parts of EndpointSlices skipped as naming nothing to act on or malformed, by reason",
     labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
+  readonly podEvents = new Counter({
+    name: `${PREFIX}pod_events_total`,
+    help: "Kubernetes Events about pods whose sockets were destroyed, by outcome (posted, updated, dropped, failed)",
+    labelNames: ["outcome"] as const,
     registers: [this.registry],
   });
   readonly eventToTerminated = new Histogram({

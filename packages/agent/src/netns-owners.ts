@@ -74,26 +74,38 @@ export async function netnsOwners(
   return owners;
 }
 
-/**
- * The pod UIDs of `pids`' cgroups, sorted, each once. Reads run 16 at a time: one after another,
- * a host namespace's thousands of processes take a second; more at once only queue in libuv's
- * file system pool (4 threads by default), ahead of the agent's other file work.
- */
+/** The pod UIDs of `pids`' cgroups, sorted, each once. */
 async function podsOf(pids: readonly number[], proc: string): Promise<string[]> {
   const pods = new Set<string>();
+  for (const uids of (await podsOfProcesses(pids, proc)).values()) for (const uid of uids) pods.add(uid);
+  return [...pods].sort();
+}
+
+/**
+ * The pod UIDs of each of `pids`' cgroups (a process in no pod, or gone, is absent). Reads run 16
+ * at a time: one after another, a host namespace's thousands of processes take a second; more at
+ * once only queue in libuv's file system pool (4 threads by default), ahead of the agent's other
+ * file work.
+ */
+export async function podsOfProcesses(
+  pids: readonly number[],
+  proc = "/proc",
+): Promise<Map<number, string[]>> {
+  const pods = new Map<number, string[]>();
   let next = 0;
   const lane = async () => {
     while (next < pids.length) {
       const pid = pids[next++]!;
       try {
-        for (const uid of podUidsOfCgroup(await readFile(`${proc}/${pid}/cgroup`, "utf8"))) pods.add(uid);
+        const uids = podUidsOfCgroup(await readFile(`${proc}/${pid}/cgroup`, "utf8"));
+        if (uids.length > 0) pods.set(pid, uids);
       } catch {
         // Exited since the scan (ENOENT, ESRCH) or unreadable: nothing to tell of it.
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(16, pids.length) }, lane));
-  return [...pods].sort();
+  return pods;
 }
 
 /**

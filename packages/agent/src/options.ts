@@ -35,6 +35,10 @@ export interface AgentOptions {
   maxListBytes: number;
   conntrack: boolean;
   dryRun: boolean;
+  /** Kubernetes Events on the pods whose sockets were destroyed (they need nodeName). */
+  events: boolean;
+  /** This node's name (the downward API's spec.nodeName): its Pods are watched, its Events reported by it. */
+  nodeName: string | undefined;
   logLevel: LogLevel;
 }
 
@@ -132,6 +136,17 @@ const OPTIONS: readonly OptionRow[] = [
   },
   { name: "dry-run", env: "DRY_RUN", help: "count what would be destroyed, destroy nothing" },
   {
+    name: "node-name",
+    value: "NAME",
+    env: "NODE_NAME",
+    help: "this node's name: its Pods are watched to name them in Events (none without it)",
+  },
+  {
+    name: "no-events",
+    env: "NO_EVENTS",
+    help: "post no Kubernetes Events on the pods whose sockets were destroyed",
+  },
+  {
     name: "log-level",
     value: "LEVEL",
     env: "LOG_LEVEL",
@@ -217,6 +232,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxListBytes: bytes(text("max-list-bytes"), 1024 * MI),
       conntrack: !flag("no-conntrack"),
       dryRun: flag("dry-run"),
+      events: !flag("no-events"),
+      nodeName: parseNodeName(text("node-name")),
       logLevel: oneOf(text("log-level"), LOG_LEVELS, "info"),
     },
   };
@@ -232,6 +249,16 @@ function parseListen({ text, from }: { text: string; from: string }): ListenAddr
   if (m[1] !== undefined && isIP(host) === 0)
     throw new UsageError(`${from}: ${JSON.stringify(host)} is not an IP address`);
   return { host, port };
+}
+
+/** A node's name: a DNS subdomain (the API's rule for object names). */
+function parseNodeName(r: { text: string; from: string } | undefined): string | undefined {
+  if (r === undefined) return undefined;
+  if (r.text.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(r.text))
+    throw new UsageError(
+      `${r.from}: expected a node's name (a DNS subdomain), got ${JSON.stringify(r.text)}`,
+    );
+  return r.text;
 }
 
 function parseProtocols({ text, from }: { text: string; from: string }): AgentProtocol[] {

@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { LateCheck } from "./aftercare.js";
 import type { Clock } from "./clock.js";
 import type { AgentMetrics } from "./metrics.js";
+import type { PodEvents } from "./pod-events.js";
 import type { Removal } from "./removals.js";
 import type { BatchError, BatchOutcome, Terminator } from "./terminator.js";
 
@@ -21,6 +22,8 @@ export interface PassParts {
   logger: Logger;
   clock: Clock;
   dryRun: boolean;
+  /** Told of the pods whose sockets each pass destroyed; absent: Events are off. */
+  events?: PodEvents | undefined;
   /** The terminator threw: the process can no longer terminate safely (e.g. stuck in a namespace). */
   onFatal: (err: unknown) => void;
 }
@@ -39,6 +42,7 @@ export class Passes {
     const ended = this.parts.clock.now();
     const { metrics } = this.parts;
     metrics.countBatch(due.length, outcome, (ended - started) / 1000);
+    this.parts.events?.tell(due, outcome.pods);
     for (const r of due) if (!r.restored) metrics.eventToTerminated.observe((ended - r.since) / 1000);
     this.logErrors(outcome, "removal batch error");
     this.parts.logger.info(
@@ -60,6 +64,7 @@ export class Passes {
     if (!outcome) return false;
     const ended = this.parts.clock.now();
     this.parts.metrics.countLate(outcome);
+    this.parts.events?.tell(late, outcome.pods);
     this.logErrors(outcome, "aftercare pass error");
     const found = outcome.sockets.matched + outcome.conntrack.matched > 0;
     this.parts.logger[found ? "info" : "debug"](

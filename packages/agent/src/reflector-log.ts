@@ -4,19 +4,24 @@ import { AnswerTooLargeError } from "./list-parser.js";
 import type { AgentMetrics } from "./metrics.js";
 import type { ReflectorObserver } from "./reflector.js";
 
-export function reflectorLog(metrics: AgentMetrics, logger: Logger): ReflectorObserver {
+/**
+ * The observer of the EndpointSlice watch (`resource` "endpointslice"), or of the Pod watch
+ * ("pod": its failures counted as errors where pod_list and pod_watch, its restarts not counted).
+ */
+export function reflectorLog(
+  metrics: AgentMetrics,
+  logger: Logger,
+  resource: "endpointslice" | "pod" = "endpointslice",
+): ReflectorObserver {
   let watchesOpened = 0;
   return {
     watchOpened() {
-      if (watchesOpened++ > 0) metrics.watchRestarts.inc();
+      if (watchesOpened++ > 0 && resource === "endpointslice") metrics.watchRestarts.inc();
     },
     failed(err, step, delayMs) {
-      metrics.errors.inc({ where: step });
+      metrics.errors.inc({ where: resource === "pod" ? `pod_${step}` : step });
       if (err instanceof AnswerTooLargeError) metrics.tooLarge.inc({ bound: err.bound });
-      logger.warn(
-        { err, retryInMs: delayMs },
-        step === "list" ? "endpointslice list failed" : "endpointslice watch failed",
-      );
+      logger.warn({ err, retryInMs: delayMs }, `${resource} ${step} failed`);
     },
     streamingRefused(err) {
       logger.info({ err }, "streaming lists refused; listing instead");

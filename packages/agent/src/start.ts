@@ -6,12 +6,17 @@
 import { type DestinationStream, type Logger, pino } from "pino";
 import { Agent } from "./agent.js";
 import { type BackoffOptions, ExponentialBackoff } from "./backoff.js";
+import { type Clock, systemClock } from "./clock.js";
+import { EventApi } from "./event-api.js";
+import { EventRecorder } from "./events.js";
 import type { ExecCall } from "./exec-credential.js";
 import { AgentHttpServer, type ListenAddress } from "./http-server.js";
-import { EndpointSliceApi } from "./kube-api.js";
+import { EndpointSliceApi, PODS_PATH } from "./kube-api.js";
 import { loadKubeConfig } from "./kubeconfig.js";
 import { AgentMetrics } from "./metrics.js";
 import type { AgentOptions } from "./options.js";
+import { PodEvents } from "./pod-events.js";
+import { PodStore } from "./pods.js";
 import { Reflector, type ReflectorOptions } from "./reflector.js";
 import { reflectorLog } from "./reflector-log.js";
 import { RequestAuth } from "./request-auth.js";
@@ -33,6 +38,8 @@ export interface StartParts {
   env?: NodeJS.ProcessEnv;
   /** How long a kubeconfig exec credential plugin may run before it is killed; default 30,000 ms. */
   execTimeoutMs?: number;
+  /** The clock of the Events' rate and series window (tests: a ManualClock). */
+  clock?: Clock;
   /** Called when the terminator failed fatally (the default: exit status 1 after stopping). */
   onFatal?: (err: unknown) => void;
 }
@@ -62,6 +69,40 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
   });
   const state = new StateFile(options.stateDir);
   await state.prepare();
+  const bounds = { maxObjectBytes: options.maxObjectBytes, maxListBytes: options.maxListBytes };
+  const node = options.events && !options.dryRun ? options.nodeName : undefined;
+  if (options.events && !options.dryRun && node === undefined)
+    logger.warn("no node name (--node-name, SOCKDIAG_AGENT_NODE_NAME): no Events on pods");
+  const pods = node === undefined ? undefined : new PodStore(node);
+  const podWatch =
+    node === undefined || pods === undefined
+      ? undefined
+      : new Reflector(
+          new EndpointSliceApi(kubeConfig, bounds, auth, {
+            path: PODS_PATH,
+            fieldSelector: `spec.nodeName=${node}`,
+          }),
+          pods,
+          reflectorLog(metrics, logger, "pod"),
+          new ExponentialBackoff(parts.backoff),
+          { ...parts.watch, watchTimeoutMs: options.watchTimeoutMs },
+        );
+  const events =
+    node === undefined || pods === undefined
+      ? undefined
+      : new PodEvents(
+          new EventRecorder({
+            sink: new EventApi(kubeConfig, auth),
+            controller: "sockdiag.io/agent",
+            instance: node,
+            action: "Terminate",
+            clock: parts.clock ?? systemClock,
+            logger,
+            onOutcome: (outcome) => metrics.podEvents.inc({ outcome }),
+          }),
+          pods,
+          logger,
+        );
   const terminator =
     parts.terminator ??
     libraryTerminator({
@@ -69,6 +110,7 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
       discover: options.discover,
       conntrack: options.conntrack,
       dryRun: options.dryRun,
+      socketPods: events !== undefined,
     });
   let stopping: Promise<void> | undefined;
   const agent = new Agent(
@@ -83,16 +125,13 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
       state,
       metrics,
       logger,
+      ...(events ? { events } : {}),
       onFatal: (err) => (parts.onFatal ?? (() => void stop().finally(() => process.exit(1))))(err),
     },
   );
   await agent.load();
   const watch = new Reflector(
-    new EndpointSliceApi(
-      kubeConfig,
-      { maxObjectBytes: options.maxObjectBytes, maxListBytes: options.maxListBytes },
-      auth,
-    ),
+    new EndpointSliceApi(kubeConfig, bounds, auth),
     new SliceStore(agent, options.protocols, metrics, logger),
     reflectorLog(metrics, logger),
     new ExponentialBackoff(parts.backoff),
@@ -119,6 +158,8 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
       conntrack: options.conntrack,
       discover: options.discover,
       dryRun: options.dryRun,
+      events: events !== undefined,
+      node: options.nodeName,
     },
     "agent started",
   );
@@ -132,12 +173,15 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
     for (const [check, c] of failed) logger.warn({ check, detail: c.detail }, "node check failed");
   }
   watch.start();
+  podWatch?.start();
 
   function stop(): Promise<void> {
     stopping ??= (async () => {
       await watch.stop();
-      await auth.close();
+      await podWatch?.stop();
       await agent.stop();
+      await events?.stop();
+      await auth.close();
       await http.close();
       await terminator.close?.();
       logger.info("agent stopped");

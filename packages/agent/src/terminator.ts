@@ -4,10 +4,11 @@
  * `libraryTerminator` is the real one, over sockdiag/promises' BackendTerminator.
  */
 import { statSync } from "node:fs";
-import type { BatchTerminationReport, ConntrackEntry, TallyCounts } from "sockdiag";
+import type { BatchTerminationReport, ConntrackEntry, InetSocket, TallyCounts } from "sockdiag";
 import { BackendTerminator, probe } from "sockdiag/promises";
-import type { AgentBackend } from "./backend.js";
+import { type AgentBackend, backendKey, canonicalAddress } from "./backend.js";
 import { netnsOwners } from "./netns-owners.js";
+import { type DestroyedSocket, type PodSockets, podsOfSockets } from "./socket-pods.js";
 
 /** How a batch report names the host's own namespace. */
 const HOST = "(host)";
@@ -42,6 +43,8 @@ export interface BatchOutcome {
   errors: BatchError[];
   /** The namespaces where sockets were destroyed, at most MAX_TOUCHED_NAMED of them. */
   touched: TouchedNamespace[];
+  /** The pods whose processes held the sockets destroyed (when the terminator looks them up). */
+  pods: PodSockets[];
   /** Set when the kernel cannot destroy sockets at all (EOPNOTSUPP). */
   unsupported?: string;
 }
@@ -72,6 +75,8 @@ export interface LibraryTerminatorConfig {
   discover: boolean;
   conntrack: boolean;
   dryRun: boolean;
+  /** Find the pods holding the sockets destroyed (BatchOutcome.pods). */
+  socketPods?: boolean;
 }
 
 export function emptyOutcome(): BatchOutcome {
@@ -81,6 +86,7 @@ export function emptyOutcome(): BatchOutcome {
     namespaces: { visited: 0, failed: 0 },
     errors: [],
     touched: [],
+    pods: [],
   };
 }
 
@@ -97,14 +103,21 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
     async terminate(backends) {
       if (backends.length === 0) return emptyOutcome();
       const netnsDirs = config.netnsDirs?.filter(isDirectory);
+      const approved = config.socketPods && !config.dryRun ? new SocketRecord() : undefined;
       const terminator = new BackendTerminator({
         ...(netnsDirs ? { netnsDirs } : {}),
         discover: config.discover,
         conntrack: config.conntrack,
         dryRun: config.dryRun,
+        ...(approved ? { predicate: approved.predicate } : {}),
       });
       const report = await terminator.terminateMany(backends);
       const outcome = outcomeOf(report);
+      if (approved)
+        outcome.pods = await podsOfSockets(approved.destroyed(report)).catch((err: Error) => {
+          outcome.errors.push({ message: `cannot find the pods of the sockets destroyed: ${err.message}` });
+          return [];
+        });
       // Naming the pods is for the log: a failure there is one more error, never the batch's.
       outcome.touched = await touchedNamespaces(report, netnsDirs, config.dryRun).catch((err: Error) => {
         outcome.errors.push({ message: `cannot name the pods of the namespaces touched: ${err.message}` });
@@ -152,6 +165,33 @@ async function touchedNamespaces(
       sockets: n.sockets,
     };
   });
+}
+
+/**
+ * The sockets a batch's predicate let through (every one it was asked about: the predicate only
+ * records), less those the report lists as failed: the destroyed ones, and those gone meanwhile,
+ * which no process holds any more.
+ */
+class SocketRecord {
+  private readonly sockets: DestroyedSocket[] = [];
+
+  readonly predicate = (socket: InetSocket): boolean => {
+    const address = canonicalAddress(socket.dst);
+    const protocol = socket.protocol === "tcp" ? "tcp" : "udp";
+    if (address !== undefined)
+      this.sockets.push({
+        inode: socket.inode,
+        backend: backendKey({ address, port: socket.dport, protocol }),
+      });
+    return true;
+  };
+
+  destroyed(report: BatchTerminationReport): DestroyedSocket[] {
+    const failed = new Set(
+      report.namespaces.flatMap((n) => n.report?.failed ?? []).map((f) => f.socket.inode),
+    );
+    return failed.size === 0 ? this.sockets : this.sockets.filter((s) => !failed.has(s.inode));
+  }
 }
 
 function outcomeOf(report: BatchTerminationReport): BatchOutcome {

@@ -313,7 +313,10 @@ describe("stand-in API server", () => {
       [
         {
           kind: "list",
+          resource: "endpointslices",
           namespace: ns,
+          node: undefined,
+          fieldSelector: undefined,
           resourceVersion: "",
           limit: 7,
           continue: undefined,
@@ -325,7 +328,10 @@ describe("stand-in API server", () => {
         },
         {
           kind: "list",
+          resource: "endpointslices",
           namespace: ns,
+          node: undefined,
+          fieldSelector: undefined,
           resourceVersion: undefined,
           limit: undefined,
           continue: undefined,
@@ -337,7 +343,10 @@ describe("stand-in API server", () => {
         },
         {
           kind: "watch",
+          resource: "endpointslices",
           namespace: undefined,
+          node: undefined,
+          fieldSelector: undefined,
           resourceVersion: "1",
           limit: undefined,
           continue: undefined,

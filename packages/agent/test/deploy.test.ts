@@ -19,7 +19,9 @@ import {
   type V1DaemonSet,
   type V1ServiceAccount,
 } from "@kubernetes/client-node";
+import { backendKey } from "../src/backend.js";
 import { DEFAULT_NETNS_DIRS, parseOptions } from "../src/options.js";
+import { emptyOutcome } from "../src/terminator.js";
 import {
   type HttpCall,
   RecordingTerminator,
@@ -27,6 +29,7 @@ import {
   scratchDir,
   startTestAgent,
   udpSlice,
+  until,
 } from "./kit/index.js";
 
 const DEPLOY = fileURLToPath(new URL("../../../../deploy/", import.meta.url));
@@ -56,12 +59,31 @@ async function requestsOfAnAgent(): Promise<Set<string>> {
   const api = await StandInApiServer.start();
   const dir = await scratchDir("rbac");
   try {
-    api.apply(udpSlice("dns-a", "dns", 53, ["10.9.0.1", "10.9.0.2"]));
-    const terminator = new RecordingTerminator();
-    const t = await startTestAgent(api, { stateDir: dir.path, terminator });
+    api.apply(udpSlice("dns-a", "dns", 53, ["10.9.0.1", "10.9.0.2", "10.9.0.3"]));
+    const uid = "00000000-0000-4000-8000-000000000001";
+    api.applyPod({
+      metadata: { namespace: "apps", name: "client", uid },
+      spec: { nodeName: "node-a", containers: [] },
+    });
+    // Each batch destroyed a socket of the client pod: an Event, then its series' update.
+    const terminator = new RecordingTerminator((backends) => ({
+      ...emptyOutcome(),
+      pods: [{ uid, backends: new Map(backends.map((b) => [backendKey(b), 1])) }],
+    }));
+    const t = await startTestAgent(api, { stateDir: dir.path, terminator, nodeName: "node-a" });
     try {
-      api.apply(udpSlice("dns-a", "dns", 53, ["10.9.0.2"]));
+      await until(
+        () => api.requests.some((r) => r.resource === "pods" && r.kind === "watch"),
+        10_000,
+        "the Pod watch",
+      );
+      const posted = api.nextEventCall((c) => c.method === "POST");
+      api.apply(udpSlice("dns-a", "dns", 53, ["10.9.0.2", "10.9.0.3"]));
       await terminator.waitForBatches(1);
+      assert.equal((await posted).answer, "ok");
+      const patched = api.nextEventCall((c) => c.method === "PATCH");
+      api.apply(udpSlice("dns-a", "dns", 53, ["10.9.0.3"]));
+      assert.equal((await patched).answer, "ok");
       const resumed = api.next("watch");
       api.dropConnections();
       await resumed;
@@ -187,6 +209,11 @@ if (!haveKubectl && process.env.CI !== "true")
     assert.ok(state, "the state dir is mounted");
     assert.notEqual(state.readOnly, true);
     assert.equal(volumes.get(state.name)?.hostPath?.type, "DirectoryOrCreate");
+  });
+
+  test("knows its node's name (downward API spec.nodeName): it watches the node's Pods and reports Events", () => {
+    const node = env().find((e) => e.name === "SOCKDIAG_AGENT_NODE_NAME");
+    assert.equal(node?.valueFrom?.fieldRef?.fieldPath, "spec.nodeName");
   });
 
   test("listens on the node's own address (downward API status.hostIP), IPv4 and IPv6 alike", () => {

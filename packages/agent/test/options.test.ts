@@ -25,6 +25,8 @@ describe("agent options", () => {
       maxListBytes: 1024 * 1024 * 1024,
       conntrack: true,
       dryRun: false,
+      events: true,
+      nodeName: undefined,
       logLevel: "info",
     });
   });
@@ -57,6 +59,9 @@ describe("agent options", () => {
       "2Gi",
       "--no-conntrack",
       "--dry-run",
+      "--no-events",
+      "--node-name",
+      "node-7.example",
       "--log-level",
       "debug",
     ]);
@@ -75,6 +80,8 @@ describe("agent options", () => {
       SOCKDIAG_AGENT_MAX_LIST_BYTES: "2Gi",
       SOCKDIAG_AGENT_NO_CONNTRACK: "1",
       SOCKDIAG_AGENT_DRY_RUN: "yes",
+      SOCKDIAG_AGENT_NO_EVENTS: "true",
+      SOCKDIAG_AGENT_NODE_NAME: "node-7.example",
       SOCKDIAG_AGENT_LOG_LEVEL: "debug",
     });
     const expected = {
@@ -92,6 +99,8 @@ describe("agent options", () => {
       maxListBytes: 2 * 1024 * 1024 * 1024,
       conntrack: false,
       dryRun: true,
+      events: false,
+      nodeName: "node-7.example",
       logLevel: "debug",
     };
     assert.deepEqual(flags, expected);
@@ -107,6 +116,7 @@ describe("agent options", () => {
       [["--on-terminating", "drain"], {}, /--on-terminating: expected terminate, keep/],
       [["--coalesce=-1"], {}, /--coalesce: expected milliseconds/],
       [["--listen", "9813"], {}, /--listen: expected HOST:PORT/],
+      [[], { SOCKDIAG_AGENT_NODE_NAME: "Node_1" }, /SOCKDIAG_AGENT_NODE_NAME: expected a node's name/],
       [["--listen", "[nope]:1"], {}, /"nope" is not an IP address/],
       [["--watch-timeout", "0"], {}, /--watch-timeout: expected seconds \(1-86400\)/],
       [["--aftercare=-1"], {}, /--aftercare: expected seconds \(0-3600\)/],
@@ -142,6 +152,8 @@ describe("agent options", () => {
       "--max-list-bytes",
       "--no-conntrack",
       "--dry-run",
+      "--no-events",
+      "--node-name",
       "--log-level",
     ])
       assert.ok(help.includes(flag), flag);
@@ -158,6 +170,8 @@ describe("agent options", () => {
       "MAX_LIST_BYTES",
       "NO_CONNTRACK",
       "DRY_RUN",
+      "NO_EVENTS",
+      "NODE_NAME",
       "LOG_LEVEL",
     ])
       assert.ok(help.includes(`SOCKDIAG_AGENT_${env}`), env);

@@ -36,6 +36,8 @@ export interface TestAgentOptions extends Partial<AgentOptions> {
   /** The kubeconfig user's section (default: the server's bearer token). */
   kubeUser?: Record<string, unknown>;
   execTimeoutMs?: number;
+  /** The clock of the Events' rate and series window. */
+  clock?: StartParts["clock"];
 }
 
 /**
@@ -97,7 +99,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
     new Promise<Record<string, unknown>>((resolve) => {
       waiters.push({ msg, resolve });
     });
-  const { terminator, watch, backoff, unready: _, kubeUser: __, execTimeoutMs, ...rest } = options;
+  const { terminator, watch, backoff, unready: _, kubeUser: __, execTimeoutMs, clock, ...rest } = options;
   const agent = await startAgent(
     {
       kubeconfig,
@@ -113,6 +115,8 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
       maxListBytes: 1024 * 1024 * 1024,
       conntrack: true,
       dryRun: false,
+      events: true,
+      nodeName: undefined,
       logLevel: "info",
       ...rest,
     },
@@ -122,6 +126,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
       ...(watch ? { watch } : {}),
       backoff: { initialMs: 50, maxMs: 200, ...backoff },
       ...(execTimeoutMs !== undefined ? { execTimeoutMs } : {}),
+      ...(clock ? { clock } : {}),
       onFatal: (err) => logs.push({ fatal: String(err) }),
     },
   );

@@ -25,10 +25,22 @@ import { writeFile } from "node:fs/promises";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
-import type { V1EndpointSlice } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Pod } from "@kubernetes/client-node";
 import { type Certificate, makeCertificate } from "./certificate.js";
 
-const LIST_PATH = /^\/apis\/discovery\.k8s\.io\/v1\/(?:namespaces\/([^/]+)\/)?endpointslices$/;
+/** The kinds of object the server stores, as their paths name them. */
+export type Resource = "endpointslices" | "pods";
+
+const LIST_PATHS: readonly [Resource, RegExp][] = [
+  ["endpointslices", /^\/apis\/discovery\.k8s\.io\/v1\/(?:namespaces\/([^/]+)\/)?endpointslices$/],
+  ["pods", /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?pods$/],
+];
+
+/** An Event's path: POST to the collection, PATCH to one by name. */
+const EVENTS_PATH = /^\/apis\/events\.k8s\.io\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/;
+/** The API's limits on an Event's fields (pkg/apis/core/validation/events.go). */
+const EVENT_FIELD_LIMIT = 128;
+const EVENT_NOTE_LIMIT = 1024;
 
 /** The version kube-apiserver writes into its continue tokens. */
 const CONTINUE_VERSION = "meta.k8s.io/v1";
@@ -63,7 +75,11 @@ export interface RequestSeen {
   /** performance.now() when the request arrived. */
   at: number;
   kind: RequestKind;
+  resource: Resource;
   namespace: string | undefined;
+  /** The node of a `fieldSelector=spec.nodeName=NODE` (the only field selector served). */
+  node: string | undefined;
+  fieldSelector: string | undefined;
   resourceVersion: string | undefined;
   /** The `limit` asked (NaN when not a number). */
   limit: number | undefined;
@@ -84,6 +100,17 @@ export interface HttpCall {
   url: URL;
 }
 
+/** An Event request (POST or PATCH) as it arrived, and how it was answered. */
+export interface EventCall {
+  method: string;
+  namespace: string;
+  /** The Event's name in a PATCH's path. */
+  name: string | undefined;
+  contentType: string | undefined;
+  body: unknown;
+  answer: Answer;
+}
+
 /** An error Status to answer with ({@link StandInApiServer.fail}). */
 export interface StatusFailure {
   /** The HTTP status, e.g. 500, 503, 429. */
@@ -101,7 +128,10 @@ type EventType = "ADDED" | "MODIFIED" | "DELETED";
 interface Entry {
   /** namespace/name: the etcd key's order, and the identity (raw objects may have no metadata). */
   readonly key: string;
+  readonly resource: Resource;
   readonly namespace: string;
+  /** A Pod's spec.nodeName. */
+  readonly node?: string | undefined;
   readonly object: unknown;
   readonly item: unknown;
   readonly raw: boolean;
@@ -110,12 +140,21 @@ interface Entry {
 interface Change {
   rv: number;
   type: EventType;
+  resource: Resource;
   namespace: string;
+  node?: string | undefined;
   object: unknown;
 }
 
-interface OpenWatch {
+/** What a list or watch covers: one kind of object, in one namespace or all, on one node or all. */
+interface Scope {
+  resource: Resource;
   namespace: string | undefined;
+  node: string | undefined;
+}
+
+interface OpenWatch {
+  scope: Scope;
   bookmarks: boolean;
   res: ServerResponse;
   timer: NodeJS.Timeout | undefined;
@@ -130,8 +169,8 @@ interface Status {
 }
 
 interface ListBody {
-  kind: "EndpointSliceList";
-  apiVersion: "discovery.k8s.io/v1";
+  kind: "EndpointSliceList" | "PodList";
+  apiVersion: "discovery.k8s.io/v1" | "v1";
   metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
   items: unknown[];
 }
@@ -142,6 +181,8 @@ export class StandInApiServer extends EventEmitter {
   private bearer = `token-${process.pid}-${Date.now()}`;
   private tokens = 0;
   private readonly objects = new Map<string, Entry>();
+  /** Pods, by namespace/name, apart from the slices: keys are per resource. */
+  private readonly pods = new Map<string, Entry>();
   private history: Change[] = [];
   private rv = 1;
   /** Changes up to and including this RV are no longer in the history. */
@@ -169,6 +210,13 @@ export class StandInApiServer extends EventEmitter {
   readonly counts = { list: 0, watch: 0, expired: 0, refused: 0 };
   /** Every HTTP request that reached the server, whatever it asked and however it was answered. */
   readonly calls: HttpCall[] = [];
+  /** Events created and patched, by namespace/name, as stored. */
+  readonly events = new Map<string, Record<string, unknown>>();
+  /** Every Event request, in arrival order; each is emitted as "event-call" once answered. */
+  readonly eventCalls: EventCall[] = [];
+  private stallingEvents = false;
+  private readonly heldEvents = new Set<ServerResponse>();
+  private eventFailure: { failure: StatusFailure; left: number } | undefined;
   /** Serve streaming lists (KEP-3157), as a server with the WatchList feature does; off: 422. */
   streamingLists = false;
   /** The size of the next list answer, when a flood is armed ({@link StandInApiServer.flood}). */
@@ -275,8 +323,54 @@ export class StandInApiServer extends EventEmitter {
     // List items carry no apiVersion and kind; the list does.
     const { apiVersion: _a, kind: _k, ...item } = stored;
     const namespace = stored.metadata.namespace ?? "";
-    this.put({ key, namespace, object: stored, item: Object.freeze(item), raw: false }, rv);
+    this.put(
+      { key, resource: "endpointslices", namespace, object: stored, item: Object.freeze(item), raw: false },
+      rv,
+    );
     return stored;
+  }
+
+  /** Create or replace a Pod (ADDED or MODIFIED); returns it as stored, deeply frozen. */
+  applyPod(pod: V1Pod): V1Pod {
+    const key = `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
+    const old = this.pods.get(key)?.object as V1Pod | undefined;
+    const rv = ++this.rv;
+    const stored: V1Pod = structuredClone(pod);
+    stored.apiVersion = "v1";
+    stored.kind = "Pod";
+    stored.metadata = {
+      ...stored.metadata,
+      uid: stored.metadata?.uid ?? old?.metadata?.uid ?? `uid-${++this.uid}`,
+      resourceVersion: String(rv),
+    };
+    deepFreeze(stored);
+    const { apiVersion: _a, kind: _k, ...item } = stored;
+    const entry: Entry = {
+      key,
+      resource: "pods",
+      namespace: stored.metadata?.namespace ?? "",
+      node: stored.spec?.nodeName,
+      object: stored,
+      item: Object.freeze(item),
+      raw: false,
+    };
+    this.put(entry, rv);
+    return stored;
+  }
+
+  /** Delete a Pod (DELETED); false when there was none. */
+  removePod(namespace: string, name: string): boolean {
+    const key = `${namespace}/${name}`;
+    const old = this.pods.get(key);
+    if (!old) return false;
+    this.pods.delete(key);
+    const rv = ++this.rv;
+    const object = {
+      ...(old.object as V1Pod),
+      metadata: { ...(old.object as V1Pod).metadata, resourceVersion: String(rv) },
+    };
+    this.record({ rv, type: "DELETED", resource: "pods", namespace, node: old.node, object });
+    return true;
   }
 
   /**
@@ -288,7 +382,17 @@ export class StandInApiServer extends EventEmitter {
   applyRaw(namespace: string, name: string, object: unknown): string {
     const value = deepFreeze(structuredClone(object));
     const rv = ++this.rv;
-    this.put({ key: `${namespace}/${name}`, namespace, object: value, item: value, raw: true }, rv);
+    this.put(
+      {
+        key: `${namespace}/${name}`,
+        resource: "endpointslices",
+        namespace,
+        object: value,
+        item: value,
+        raw: true,
+      },
+      rv,
+    );
     return String(rv);
   }
 
@@ -300,7 +404,7 @@ export class StandInApiServer extends EventEmitter {
     this.objects.delete(key);
     const rv = ++this.rv;
     const object = old.raw ? old.object : deletedSlice(old.object as V1EndpointSlice, rv);
-    this.record({ rv, type: "DELETED", namespace: old.namespace, object });
+    this.record({ rv, type: "DELETED", resource: "endpointslices", namespace: old.namespace, object });
     return true;
   }
 
@@ -438,8 +542,29 @@ export class StandInApiServer extends EventEmitter {
     this.floodBytes = bytes;
   }
 
+  /** While on, Event requests are held with no response; turned off, those held are reset. */
+  stallEvents(on = true): void {
+    this.stallingEvents = on;
+    if (!on) for (const res of this.heldEvents) res.destroy();
+  }
+
+  /** Answer Event requests with this error Status (`times` of them, or all until turned off). */
+  failEvents(failure: StatusFailure | false): void {
+    this.eventFailure = failure ? { failure, left: failure.times ?? Number.POSITIVE_INFINITY } : undefined;
+  }
+
+  /** Resolves with the next Event request answered that matches. */
+  async nextEventCall(match: (c: EventCall) => boolean = () => true): Promise<EventCall> {
+    for (;;) {
+      const [call] = (await once(this, "event-call")) as [EventCall];
+      if (match(call)) return call;
+    }
+  }
+
   /** Turn every fault off: partition, stalls, black hole, failures, 410 on every watch, cuts. */
   resetFaults(): void {
+    this.stallEvents(false);
+    this.failEvents(false);
     this.partition(false);
     this.stall("both", false);
     this.blackhole(false);
@@ -480,8 +605,16 @@ export class StandInApiServer extends EventEmitter {
     const at = performance.now();
     const url = new URL(req.url ?? "/", "https://127.0.0.1");
     this.calls.push({ method: req.method ?? "", url });
-    const m = LIST_PATH.exec(url.pathname);
-    const asked = m && req.method === "GET" ? askedOf(url, m[1], at) : undefined;
+    const events = EVENTS_PATH.exec(url.pathname);
+    if (events && req.headers.authorization === `Bearer ${this.token}`) {
+      this.onEventRequest(req, res, events[1]!, events[2]);
+      return;
+    }
+    const route = LIST_PATHS.map(([resource, path]) => ({ resource, m: path.exec(url.pathname) })).find(
+      (r) => r.m,
+    );
+    const m = route?.m;
+    const asked = route && m && req.method === "GET" ? askedOf(url, route.resource, m[1], at) : undefined;
     if (req.headers.authorization !== `Bearer ${this.token}`) {
       sendStatus(res, { code: 401, reason: "Unauthorized", message: "Unauthorized" });
       if (asked) this.logRequest(asked, "status 401");
@@ -504,6 +637,97 @@ export class StandInApiServer extends EventEmitter {
       return;
     }
     this.logRequest(asked, this.answer(asked, res));
+  }
+
+  /**
+   * An Event request: POST creates (validated as events.k8s.io/v1 validates a new Event), PATCH
+   * merges a patch into one (strategic merge and merge patches alike: an Event's fields are no
+   * lists) and validates the result's series.
+   */
+  private onEventRequest(req: IncomingMessage, res: ServerResponse, namespace: string, name?: string): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= 3 * 1024 * 1024) chunks.push(chunk);
+    });
+    req.once("end", () => {
+      const call: EventCall = {
+        method: req.method ?? "",
+        namespace,
+        name,
+        contentType: req.headers["content-type"],
+        body: undefined,
+        answer: "ok",
+      };
+      try {
+        call.body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch {
+        call.body = undefined;
+      }
+      this.eventCalls.push(call);
+      if (this.stallingEvents) {
+        call.answer = "stalled";
+        this.heldEvents.add(res);
+        res.once("close", () => this.heldEvents.delete(res));
+      } else call.answer = this.answerEvent(call, res);
+      this.emit("event-call", call);
+    });
+  }
+
+  private answerEvent(call: EventCall, res: ServerResponse): Answer {
+    const f = this.eventFailure;
+    if (f) {
+      if (--f.left <= 0) this.eventFailure = undefined;
+      return sendStatus(res, injected(f.failure));
+    }
+    if (call.body === undefined || typeof call.body !== "object" || call.body === null)
+      return sendStatus(res, badRequest("the request body is not a JSON object"));
+    const body = call.body as Record<string, unknown>;
+    if (call.method === "POST" && call.name === undefined) {
+      if (call.contentType !== "application/json")
+        return sendStatus(res, { code: 415, reason: "UnsupportedMediaType", message: `${call.contentType}` });
+      const meta = (body.metadata ?? {}) as Record<string, unknown>;
+      if (meta.namespace !== undefined && meta.namespace !== call.namespace)
+        return sendStatus(
+          res,
+          badRequest("the namespace of the provided object does not match the namespace sent on the request"),
+        );
+      const errors = eventErrors(body, call.namespace);
+      if (errors.length > 0) return sendStatus(res, invalidEvent(meta.name, errors));
+      const key = `${call.namespace}/${meta.name}`;
+      if (this.events.has(key))
+        return sendStatus(res, {
+          code: 409,
+          reason: "AlreadyExists",
+          message: `events "${meta.name}" already exists`,
+        });
+      const stored = {
+        ...body,
+        metadata: { ...meta, namespace: call.namespace, resourceVersion: String(++this.rv) },
+      };
+      this.events.set(key, stored);
+      return sendObject(res, 201, stored);
+    }
+    if (call.method === "PATCH" && call.name !== undefined) {
+      const types = ["application/strategic-merge-patch+json", "application/merge-patch+json"];
+      if (!types.includes(call.contentType ?? ""))
+        return sendStatus(res, { code: 415, reason: "UnsupportedMediaType", message: `${call.contentType}` });
+      const key = `${call.namespace}/${call.name}`;
+      const old = this.events.get(key);
+      if (!old)
+        return sendStatus(res, { code: 404, reason: "NotFound", message: `events "${call.name}" not found` });
+      const merged = mergePatch(old, body) as Record<string, unknown>;
+      const errors = eventErrors(merged, call.namespace);
+      if (errors.length > 0) return sendStatus(res, invalidEvent(call.name, errors));
+      this.events.set(key, merged);
+      return sendObject(res, 200, merged);
+    }
+    return sendStatus(res, {
+      code: 405,
+      reason: "MethodNotAllowed",
+      message: `${call.method} is not supported by the stand-in server`,
+    });
   }
 
   private logRequest(asked: Asked, answer: Answer): void {
@@ -567,16 +791,17 @@ export class StandInApiServer extends EventEmitter {
    * A page with more items after it carries metadata.continue and remainingItemCount.
    */
   private page(asked: Asked): ListBody | Status {
-    const { namespace, resourceVersion: rv, limit } = asked;
+    const { resourceVersion: rv, limit } = asked;
+    const scope = scopeOf(asked);
     if (asked.continue !== undefined) return this.continuePage(asked, asked.continue);
-    if (rv === "0") return this.pageOf(this.current(namespace), this.rv, namespace, 0, undefined);
+    if (rv === "0") return this.pageOf(this.current(scope), this.rv, scope, 0, undefined);
     if (rv) {
       const n = Number(rv);
       if (n > this.rv) return tooLarge(rv, this.rv);
       if (limit && n < this.compactedRv)
         return expired("The resourceVersion for the provided list is too old.");
     }
-    return this.pageOf(this.current(namespace), this.rv, namespace, 0, limit);
+    return this.pageOf(this.current(scope), this.rv, scope, 0, limit);
   }
 
   private continuePage(asked: Asked, token: string): ListBody | Status {
@@ -585,30 +810,31 @@ export class StandInApiServer extends EventEmitter {
     const position = decodeContinue(token);
     if (!position || position.rv > this.rv) return badRequest("continue key is not valid");
     const snapshot =
-      position.rv < this.compactedRv ? undefined : this.snapshotAt(position.rv, asked.namespace);
+      position.rv < this.compactedRv ? undefined : this.snapshotAt(position.rv, scopeOf(asked));
     if (!snapshot) return expired(CONTINUE_EXPIRED);
     const start = firstAtOrAfter(snapshot, position.start);
-    return this.pageOf(snapshot, position.rv, asked.namespace, start, asked.limit);
+    return this.pageOf(snapshot, position.rv, scopeOf(asked), start, asked.limit);
   }
 
   /** Items [start, start + limit) of a snapshot; keeps the snapshot when items remain after them. */
   private pageOf(
     snapshot: readonly Entry[],
     rv: number,
-    namespace: string | undefined,
+    scope: Scope,
     start: number,
     limit: number | undefined,
   ): ListBody {
     const end = limit ? Math.min(snapshot.length, start + limit) : snapshot.length;
+    const pods = scope.resource === "pods";
     const body: ListBody = {
-      kind: "EndpointSliceList",
-      apiVersion: "discovery.k8s.io/v1",
+      kind: pods ? "PodList" : "EndpointSliceList",
+      apiVersion: pods ? "v1" : "discovery.k8s.io/v1",
       metadata: { resourceVersion: String(rv) },
       items: snapshot.slice(start, end).map((e) => e.item),
     };
     const last = snapshot[end - 1];
     if (end < snapshot.length && last) {
-      this.keepSnapshot(rv, namespace, snapshot);
+      this.keepSnapshot(rv, scope, snapshot);
       body.metadata.continue = encodeContinue(rv, last.key);
       body.metadata.remainingItemCount = snapshot.length - end;
     }
@@ -616,22 +842,20 @@ export class StandInApiServer extends EventEmitter {
   }
 
   /** The entries in scope now, in key order: references to the stored objects, not copies. */
-  private current(namespace: string | undefined): Entry[] {
+  private current(scope: Scope): Entry[] {
     const entries: Entry[] = [];
-    for (const e of this.objects.values())
-      if (namespace === undefined || e.namespace === namespace) entries.push(e);
+    for (const e of (scope.resource === "pods" ? this.pods : this.objects).values())
+      if (inScope(scope, e)) entries.push(e);
     return entries.sort(byKey);
   }
 
   /** A kept snapshot, or the current state when `rv` is the current resourceVersion (the same thing). */
-  private snapshotAt(rv: number, namespace: string | undefined): readonly Entry[] | undefined {
-    return (
-      this.snapshots.get(snapshotKey(rv, namespace)) ?? (rv === this.rv ? this.current(namespace) : undefined)
-    );
+  private snapshotAt(rv: number, scope: Scope): readonly Entry[] | undefined {
+    return this.snapshots.get(snapshotKey(rv, scope)) ?? (rv === this.rv ? this.current(scope) : undefined);
   }
 
-  private keepSnapshot(rv: number, namespace: string | undefined, snapshot: readonly Entry[]): void {
-    const key = snapshotKey(rv, namespace);
+  private keepSnapshot(rv: number, scope: Scope, snapshot: readonly Entry[]): void {
+    const key = snapshotKey(rv, scope);
     this.snapshots.delete(key);
     this.snapshots.set(key, snapshot);
     for (const oldest of this.snapshots.keys()) {
@@ -663,7 +887,8 @@ export class StandInApiServer extends EventEmitter {
   }
 
   private watch(asked: Asked, res: ServerResponse): Answer {
-    const { namespace, resourceVersion } = asked;
+    const { resourceVersion } = asked;
+    const scope = scopeOf(asked);
     if (asked.sendInitialEvents) {
       const refused = this.streamingRefusal(asked);
       if (refused) return sendStatus(res, refused);
@@ -686,14 +911,14 @@ export class StandInApiServer extends EventEmitter {
       this.hide(res);
       return "blackholed";
     }
-    const w: OpenWatch = { namespace, bookmarks: asked.allowWatchBookmarks, res, timer: undefined };
+    const w: OpenWatch = { scope, bookmarks: asked.allowWatchBookmarks, res, timer: undefined };
     this.watches.add(w);
     res.once("close", () => {
       clearTimeout(w.timer);
       this.watches.delete(w);
     });
     if (asked.timeoutSeconds) w.timer = setTimeout(() => this.endWatch(w), asked.timeoutSeconds * 1000);
-    for (const line of this.replay(namespace, from)) if (!this.send(w, line)) return "cut";
+    for (const line of this.replay(scope, from)) if (!this.send(w, line)) return "cut";
     if (asked.sendInitialEvents && !this.send(w, initialEventsEnd(this.resourceVersion))) return "cut";
     return "ok";
   }
@@ -721,13 +946,12 @@ export class StandInApiServer extends EventEmitter {
   }
 
   /** The events a watch from `from` starts with: synthetic ADDED for all, or the history after it. */
-  private *replay(namespace: string | undefined, from: number | undefined): Generator<string> {
-    const inScope = (ns: string) => namespace === undefined || ns === namespace;
+  private *replay(scope: Scope, from: number | undefined): Generator<string> {
     if (from === undefined) {
-      for (const e of this.current(namespace)) yield event("ADDED", e.object);
+      for (const e of this.current(scope)) yield event("ADDED", e.object);
       return;
     }
-    for (const c of this.history) if (c.rv > from && inScope(c.namespace)) yield event(c.type, c.object);
+    for (const c of this.history) if (c.rv > from && inScope(scope, c)) yield event(c.type, c.object);
   }
 
   /** Write one event line to a watch; false when a cut took it (half written, socket destroyed). */
@@ -754,16 +978,17 @@ export class StandInApiServer extends EventEmitter {
   }
 
   private put(entry: Entry, rv: number): void {
-    const type = this.objects.has(entry.key) ? "MODIFIED" : "ADDED";
-    this.objects.set(entry.key, entry);
-    this.record({ rv, type, namespace: entry.namespace, object: entry.object });
+    const store = entry.resource === "pods" ? this.pods : this.objects;
+    const type = store.has(entry.key) ? "MODIFIED" : "ADDED";
+    store.set(entry.key, entry);
+    const { resource, namespace, node, object } = entry;
+    this.record({ rv, type, resource, namespace, node, object });
   }
 
   private record(change: Change): void {
     this.history.push(change);
     const line = event(change.type, change.object);
-    for (const w of this.watches)
-      if (w.namespace === undefined || w.namespace === change.namespace) this.send(w, line);
+    for (const w of this.watches) if (inScope(w.scope, change)) this.send(w, line);
   }
 }
 
@@ -785,9 +1010,25 @@ function byKey(a: Entry, b: Entry): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
-function snapshotKey(rv: number, namespace: string | undefined): string {
+function snapshotKey(rv: number, scope: Scope): string {
   // A namespace in a path is never empty, so "" can stand for cluster-wide.
-  return `${rv}/${namespace ?? ""}`;
+  return `${rv}/${scope.resource}/${scope.namespace ?? ""}/${scope.node ?? ""}`;
+}
+
+function scopeOf(asked: Asked): Scope {
+  return { resource: asked.resource, namespace: asked.namespace, node: asked.node };
+}
+
+/** Whether an object (or a change to one) is in a list's or watch's scope. */
+function inScope(
+  scope: Scope,
+  o: { resource: Resource; namespace: string; node?: string | undefined },
+): boolean {
+  return (
+    o.resource === scope.resource &&
+    (scope.namespace === undefined || o.namespace === scope.namespace) &&
+    (scope.node === undefined || o.node === scope.node)
+  );
 }
 
 /** The index of the first entry whose key is `start` or after it. */
@@ -820,13 +1061,17 @@ function decodeContinue(token: string): { rv: number; start: string } | undefine
   }
 }
 
-function askedOf(url: URL, namespace: string | undefined, at: number): Asked {
+function askedOf(url: URL, resource: Resource, namespace: string | undefined, at: number): Asked {
   const q = url.searchParams;
   const number = (name: string) => (q.has(name) ? Number(q.get(name)) : undefined);
+  const fieldSelector = q.get("fieldSelector") ?? undefined;
   return {
     at,
     kind: q.get("watch") === "true" ? "watch" : "list",
+    resource,
     namespace,
+    node: /^spec\.nodeName=(.+)$/.exec(fieldSelector ?? "")?.[1],
+    fieldSelector,
     resourceVersion: q.get("resourceVersion") ?? undefined,
     limit: number("limit"),
     continue: q.get("continue") ?? undefined,
@@ -842,6 +1087,8 @@ function invalidParameter(asked: Asked): string | undefined {
   const count = (n: number | undefined) => n === undefined || (Number.isInteger(n) && n >= 0);
   if (!count(asked.limit)) return `invalid limit: must be a non-negative integer`;
   if (!count(asked.timeoutSeconds)) return `invalid timeoutSeconds: must be a non-negative integer`;
+  if (asked.fieldSelector !== undefined && (asked.resource !== "pods" || asked.node === undefined))
+    return `"${asked.fieldSelector.split("=")[0]}" is not a known field selector: only "spec.nodeName" (of pods) is served`;
   if (asked.kind === "list" && !/^\d*$/.test(asked.resourceVersion ?? ""))
     return `invalid resourceVersion: ${asked.resourceVersion}`;
   return undefined;
@@ -902,6 +1149,7 @@ function writeHalfAndDestroy(res: ServerResponse, text: string): void {
 
 const REASONS: Record<number, string> = {
   400: "BadRequest",
+  422: "Invalid",
   401: "Unauthorized",
   403: "Forbidden",
   404: "NotFound",
@@ -948,6 +1196,85 @@ function tooLarge(asked: string, current: number): Status {
       retryAfterSeconds: 1,
     },
   };
+}
+
+/**
+ * What events.k8s.io/v1 finds wrong in an Event (ValidateEventCreate's strict rules: name, eventTime,
+ * type, reportingController, reportingInstance, action, reason, note, regarding's namespace,
+ * series), as "field: problem".
+ */
+export function eventErrors(e: Record<string, unknown>, namespace: string): string[] {
+  const errors: string[] = [];
+  const text = (v: unknown) => (typeof v === "string" ? v : "");
+  const meta = (e.metadata ?? {}) as Record<string, unknown>;
+  const dnsSubdomain = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+  if (!dnsSubdomain.test(text(meta.name))) errors.push("metadata.name: must be a DNS subdomain");
+  if (!microTime(e.eventTime)) errors.push("eventTime: Required value");
+  if (e.type !== "Normal" && e.type !== "Warning")
+    errors.push(`type: Invalid value: ${JSON.stringify(e.type)}`);
+  const controller = text(e.reportingController);
+  if (controller === "") errors.push("reportingController: Required value");
+  else if (
+    !/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(controller)
+  )
+    errors.push("reportingController: must be a qualified name");
+  for (const field of ["reportingInstance", "action", "reason"]) {
+    const v = text(e[field]);
+    if (v === "") errors.push(`${field}: Required value`);
+    else if (v.length > EVENT_FIELD_LIMIT)
+      errors.push(`${field}: can have at most ${EVENT_FIELD_LIMIT} characters`);
+  }
+  if (e.note !== undefined && (typeof e.note !== "string" || Buffer.byteLength(e.note) > EVENT_NOTE_LIMIT))
+    errors.push(`note: can have at most ${EVENT_NOTE_LIMIT} characters`);
+  const regarding = (e.regarding ?? {}) as Record<string, unknown>;
+  if (text(regarding.namespace) === "" && namespace !== "default" && namespace !== "kube-system")
+    errors.push("regarding.namespace: does not match event.namespace");
+  for (const deprecated of [
+    "deprecatedSource",
+    "deprecatedFirstTimestamp",
+    "deprecatedLastTimestamp",
+    "deprecatedCount",
+  ])
+    if (e[deprecated] !== undefined) errors.push(`${deprecated}: needs to be unset`);
+  if (e.series !== undefined && e.series !== null) {
+    const series = e.series as Record<string, unknown>;
+    if (typeof series.count !== "number" || series.count < 2)
+      errors.push("series.count: should be at least 2");
+    if (!microTime(series.lastObservedTime)) errors.push("series.lastObservedTime: Required value");
+  }
+  return errors;
+}
+
+/** Whether `v` is a MicroTime as the API reads one: RFC 3339 with up to 6 fractional digits. */
+function microTime(v: unknown): boolean {
+  return typeof v === "string" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d:\d\d)$/.test(v);
+}
+
+function invalidEvent(name: unknown, errors: readonly string[]): Status {
+  return {
+    code: 422,
+    reason: "Invalid",
+    message: `Event.events.k8s.io "${String(name)}" is invalid: [${errors.join(", ")}]`,
+  };
+}
+
+/** A JSON merge patch (RFC 7386): objects merge, null deletes, anything else replaces. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> =
+    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+function sendObject(res: ServerResponse, code: number, object: unknown): Answer {
+  const body = JSON.stringify(object);
+  res.writeHead(code, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+  return "ok";
 }
 
 /** Answer a Status; returns how (410 is "expired"). */

@@ -1,0 +1,44 @@
+/**
+ * Whose sockets a batch destroyed: the pods of the processes holding them (ss -p's way: the
+ * socket's inode among a process's descriptors), read from each process's cgroup. Not from the
+ * namespace: host-network pods share the host's with every process of the node.
+ */
+import { findSocketOwners } from "sockdiag";
+import { podsOfProcesses } from "./netns-owners.js";
+
+/** A socket the batch destroyed: its inode, and its backend's key (backendKey). */
+export interface DestroyedSocket {
+  inode: number;
+  backend: string;
+}
+
+/** A pod's destroyed sockets, counted per backend key. */
+export interface PodSockets {
+  uid: string;
+  backends: Map<string, number>;
+}
+
+/**
+ * The pods holding `sockets`, each with its sockets counted per backend. A socket no process
+ * holds any more (closed since), or held by none in a pod, counts for no pod; one held in two
+ * pods (a passed descriptor) counts for both.
+ */
+export async function podsOfSockets(
+  sockets: readonly DestroyedSocket[],
+  procRoot = "/proc",
+): Promise<PodSockets[]> {
+  if (sockets.length === 0) return [];
+  const owners = findSocketOwners(new Set(sockets.map((s) => s.inode)), procRoot);
+  const pids = [...new Set([...owners.values()].flatMap((list) => list.map((o) => o.pid)))];
+  const podsOfPid = await podsOfProcesses(pids, procRoot);
+  const pods = new Map<string, PodSockets>();
+  for (const socket of sockets) {
+    const uids = new Set((owners.get(socket.inode) ?? []).flatMap((o) => podsOfPid.get(o.pid) ?? []));
+    for (const uid of uids) {
+      const pod = pods.get(uid) ?? { uid, backends: new Map<string, number>() };
+      pods.set(uid, pod);
+      pod.backends.set(socket.backend, (pod.backends.get(socket.backend) ?? 0) + 1);
+    }
+  }
+  return [...pods.values()];
+}

@@ -1,0 +1,224 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { pino } from "pino";
+import {
+  type EventObject,
+  type EventOutcome,
+  EventRecorder,
+  type EventSeries,
+  type EventSink,
+  MAX_NOTE_BYTES,
+  type PodHappening,
+} from "../src/events.js";
+import { ManualClock } from "./kit/index.js";
+
+type Call = { create: EventObject } | { patch: { namespace: string; name: string; series: EventSeries } };
+
+/** A sink that records every request and answers as `answer` says (default: at once, ok). */
+class FakeSink implements EventSink {
+  readonly calls: Call[] = [];
+  answer: (call: Call, signal: AbortSignal) => Promise<void> = async () => {};
+
+  create(event: EventObject, signal: AbortSignal): Promise<void> {
+    const call = { create: structuredClone(event) };
+    this.calls.push(call);
+    return this.answer(call, signal);
+  }
+
+  patch(namespace: string, name: string, patch: { series: EventSeries }, signal: AbortSignal): Promise<void> {
+    const call = { patch: { namespace, name, series: structuredClone(patch.series) } };
+    this.calls.push(call);
+    return this.answer(call, signal);
+  }
+
+  get created(): EventObject[] {
+    return this.calls.flatMap((c) => ("create" in c ? [c.create] : []));
+  }
+
+  get patched(): { namespace: string; name: string; series: EventSeries }[] {
+    return this.calls.flatMap((c) => ("patch" in c ? [c.patch] : []));
+  }
+}
+
+function setup(options: { maxQueued?: number } = {}) {
+  const clock = new ManualClock();
+  const sink = new FakeSink();
+  const outcomes: EventOutcome[] = [];
+  const recorder = new EventRecorder({
+    sink,
+    controller: "sockdiag.io/agent",
+    instance: "node-1",
+    action: "Terminate",
+    clock,
+    wallTime: () => Date.UTC(2026, 0, 1) + clock.now(),
+    logger: pino({ level: "silent" }),
+    onOutcome: (o) => outcomes.push(o),
+    ...options,
+  });
+  const count = (o: EventOutcome) => outcomes.filter((x) => x === o).length;
+  return { clock, sink, outcomes, recorder, count };
+}
+
+const pod = (i: number) => ({
+  uid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+  namespace: "apps",
+  name: `client-${i}`,
+});
+const happening = (i: number, reason = "UDPConnectionsTerminated"): PodHappening => ({
+  pod: pod(i),
+  reason,
+  note: `Destroyed 2 sockets of client-${i}`,
+});
+
+describe("EventRecorder", () => {
+  test("a new happening is one Event with every field events.k8s.io/v1 requires", async () => {
+    const { sink, recorder, count } = setup();
+    recorder.record(happening(1));
+    await recorder.idle();
+    assert.equal(sink.created.length, 1);
+    const e = sink.created[0]!;
+    assert.equal(e.apiVersion, "events.k8s.io/v1");
+    assert.equal(e.kind, "Event");
+    assert.equal(e.metadata.namespace, "apps");
+    assert.match(e.metadata.name, /^client-1\.[0-9a-f]+$/);
+    assert.match(e.eventTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    assert.deepEqual(e.regarding, { apiVersion: "v1", kind: "Pod", ...pod(1) });
+    assert.equal(e.action, "Terminate");
+    assert.equal(e.reason, "UDPConnectionsTerminated");
+    assert.equal(e.type, "Normal");
+    assert.equal(e.reportingController, "sockdiag.io/agent");
+    assert.equal(e.reportingInstance, "node-1");
+    assert.equal(e.note, "Destroyed 2 sockets of client-1");
+    assert.equal(e.series, undefined);
+    assert.equal(count("posted"), 1);
+  });
+
+  test("a note over 1 kB is cut to 1 kB, at a character", async () => {
+    const { sink, recorder } = setup();
+    recorder.record({ ...happening(1), note: "é".repeat(2000) });
+    await recorder.idle();
+    const note = sink.created[0]!.note;
+    assert.ok(Buffer.byteLength(note) <= MAX_NOTE_BYTES, `${Buffer.byteLength(note)} bytes`);
+    assert.ok(note.endsWith("…"));
+    assert.ok(!note.includes("\ufffd"));
+  });
+
+  test("the same pod and reason within 10 minutes updates the Event's series by PATCH; after, a new Event", async () => {
+    const { clock, sink, recorder, count } = setup();
+    recorder.record(happening(1));
+    await recorder.idle();
+    clock.advance(60_000);
+    recorder.record(happening(1));
+    await recorder.idle();
+    clock.advance(9 * 60_000);
+    recorder.record(happening(1));
+    await recorder.idle();
+    const name = sink.created[0]!.metadata.name;
+    assert.deepEqual(
+      sink.patched.map((p) => [p.namespace, p.name, p.series.count]),
+      [
+        ["apps", name, 2],
+        ["apps", name, 3],
+      ],
+    );
+    assert.ok(sink.patched[1]!.series.lastObservedTime > sink.patched[0]!.series.lastObservedTime);
+    // Another reason is another Event.
+    recorder.record(happening(1, "TCPConnectionsTerminated"));
+    await recorder.idle();
+    assert.equal(sink.created.length, 2);
+    // Over 10 minutes after the last: a new Event.
+    clock.advance(10 * 60_000 + 1);
+    recorder.record(happening(1));
+    await recorder.idle();
+    assert.equal(sink.created.length, 3);
+    assert.notEqual(sink.created[2]!.metadata.name, name);
+    assert.equal(count("updated"), 2);
+    assert.equal(count("posted"), 3);
+  });
+
+  test("repeats while the Event is being created fold into one update", async () => {
+    const { sink, recorder } = setup();
+    let release!: () => void;
+    sink.answer = (call) =>
+      "create" in call ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
+    recorder.record(happening(1));
+    recorder.record(happening(1));
+    recorder.record(happening(1));
+    release();
+    await recorder.idle();
+    assert.equal(sink.created.length, 1);
+    assert.deepEqual(
+      sink.patched.map((p) => p.series.count),
+      [3],
+    );
+  });
+
+  test("an Event storm: at most 60 new Events in any minute, the rest counted dropped", async () => {
+    const { clock, sink, recorder, count } = setup();
+    for (let i = 0; i < 100; i++) {
+      recorder.record(happening(i));
+      clock.advance(100);
+    }
+    await recorder.idle();
+    assert.equal(sink.created.length, 60);
+    assert.equal(count("dropped"), 40);
+    // A minute after the first: room for one more a time as the oldest leave the minute.
+    clock.advance(60_000 - 100 * 100);
+    recorder.record(happening(1000));
+    recorder.record(happening(1001));
+    await recorder.idle();
+    assert.equal(sink.created.length, 61);
+    assert.equal(count("dropped"), 41);
+    // Within any minute, never more than 60.
+    const times = sink.created.map((e) => Date.parse(e.eventTime));
+    for (const t of times) assert.ok(times.filter((u) => u >= t && u < t + 60_000).length <= 60);
+  });
+
+  test("a refused Event is counted failed, logged, not retried; the next happening is a new Event", async () => {
+    const { sink, recorder, count } = setup();
+    sink.answer = async () => {
+      throw Object.assign(new Error("403 Forbidden"), { code: 403 });
+    };
+    recorder.record(happening(1));
+    await recorder.idle();
+    assert.equal(sink.calls.length, 1);
+    assert.equal(count("failed"), 1);
+    sink.answer = async () => {};
+    recorder.record(happening(1));
+    await recorder.idle();
+    assert.equal(sink.created.length, 2);
+    assert.equal(sink.patched.length, 0);
+    assert.equal(count("posted"), 1);
+  });
+
+  test("a request that never answers is given up after its timeout; record never waits, the queue is bounded", async () => {
+    const { clock, sink, recorder, count } = setup({ maxQueued: 4 });
+    sink.answer = (_call, signal) =>
+      new Promise<void>((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+    for (let i = 0; i < 10; i++) recorder.record(happening(i));
+    // record returned for all ten while the first request hangs: 1 in flight, 4 queued, 5 dropped.
+    assert.equal(sink.calls.length, 1);
+    assert.equal(count("dropped"), 5);
+    for (let i = 0; i < 5; i++) {
+      clock.advance(10_000);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await recorder.idle();
+    assert.equal(sink.calls.length, 5);
+    assert.equal(count("failed"), 5);
+  });
+
+  test("stop gives up the request in flight and drops what is queued", async () => {
+    const { sink, recorder, count } = setup();
+    sink.answer = (_call, signal) =>
+      new Promise<void>((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+    recorder.record(happening(1));
+    recorder.record(happening(2));
+    await recorder.stop();
+    assert.equal(sink.calls.length, 1);
+    assert.equal(count("failed"), 1);
+    recorder.record(happening(3));
+    await recorder.idle();
+    assert.equal(sink.calls.length, 1);
+  });
+});
