@@ -28,6 +28,7 @@ import {
   checkPositiveInteger,
   type KnownKeys,
 } from "../options/index.js";
+import { drain, type NamespaceStep, scheduleFor } from "../schedule/index.js";
 import { type AbortSignalLike, type SockdiagError, SysError } from "../sys/errors.js";
 import { AbortError, approves, PredicateError, PredicateThrew, throwIfAborted } from "./errors.js";
 import type { RunItem, RunReport, Tally, WouldOf } from "./report.js";
@@ -121,6 +122,11 @@ export interface RunKind<
   readonly nothing?: boolean;
   /** Open the scan in a namespace. */
   open(target: Target): S;
+  /**
+   * Send the first dump of a scan just opened on another thread, so that the namespace's walk can
+   * run before its turn (see schedule/); true when it has nothing to walk.
+   */
+  sendAhead?(scan: S): boolean;
   /** Dump the namespace, calling `visit` with each candidate; yields between receive batches. */
   scan(scan: S, visit: (...args: Args) => void): Iterable<void>;
   /** The batcher of a real run, on the connections `connect` gives (a second one, opened lazily). */
@@ -141,10 +147,10 @@ export interface RunKind<
 
 /**
  * Run `kind` over every namespace `options` selects (or over `targets`, for a caller that walks
- * the namespaces itself), one step per receive batch of each dump (a caller that awaits between
- * steps keeps its event loop running). Returns the balanced report. Throws, with the report so far
- * on the error: AbortError, PredicateError; without it, a failure of a single namespace, or one
- * that concerns every namespace (see isNamespaceScoped).
+ * the namespaces itself), as schedule/ schedules them, one step per receive batch of each dump (a
+ * caller that awaits between steps keeps its event loop running). Returns the balanced report.
+ * Throws, with the report so far on the error: AbortError, PredicateError; without it, a failure
+ * of a single namespace, or one that concerns every namespace (see isNamespaceScoped).
  */
 export function* runInSteps<
   T extends RunItem,
@@ -156,28 +162,14 @@ export function* runInSteps<
   options: RunOptions<T>,
   targets?: Iterable<Target>,
 ): Generator<void, RunReport<R>, void> {
-  const total: RunReport<R> = {
-    ...kind.emptyReport(Boolean(options.dryRun)),
-    namespaces: [],
-    failures: [],
-    notes: [],
-    callbackErrors: kind.callbackErrors ?? [],
-  };
+  const total = emptyRunReport(kind, options);
   if (kind.nothing) return total;
+  const step: NamespaceStep<void, S> = {
+    ...(kind.sendAhead ? { open: (target: Target) => kind.open(target), sendAhead: kind.sendAhead } : {}),
+    run: (target, opened) => inTarget(kind, options, total, target, opened),
+  };
   try {
-    for (const target of targets ?? targetsOf(options, total)) {
-      throwIfAborted(options.signal);
-      try {
-        using scan = kind.open(target);
-        yield* runIn(kind, scan, options, total);
-      } catch (err) {
-        if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause, kind.verb, err.message);
-        // From opening the namespace, or what runIn could not record (not the namespace's own).
-        const note = kind.noteOf?.(err, target);
-        if (note) total.notes.push(note);
-        else recordOrThrow(options.netns, target, err, total.failures);
-      }
-    }
+    yield* scheduleFor().run(targets ?? targetsOf(options, total), step, { done() {} });
   } catch (err) {
     if (err instanceof AbortError) err.report = total;
     throw err;
@@ -192,25 +184,79 @@ export function runToEnd<
   S extends RunScan,
   R extends Tally<T> & { dryRun: boolean },
 >(kind: RunKind<T, Args, S, R>, options: RunOptions<T>, targets?: Iterable<Target>): RunReport<R> {
-  const run = runInSteps(kind, options, targets);
-  for (;;) {
-    const step = run.next();
-    if (step.done) return step.value;
-  }
+  return drain(runInSteps(kind, options, targets));
 }
 
 /**
- * runToEnd in `target` alone, for a caller that walks the namespaces itself (a terminator's run
- * prepared once): `options`' own selection is not used, and a failure there is the single
- * namespace's (thrown when opening, recorded after work began).
+ * runToEnd in `target` alone, for a caller whose schedule walks the namespaces (a terminator's run
+ * prepared once), on the scan opened there ahead if one was: `options`' own selection is not used,
+ * and a failure there is the single namespace's (thrown when opening, recorded after work began).
  */
 export function runInTarget<
   T extends RunItem,
   Args extends [T, ...unknown[]],
   S extends RunScan,
   R extends Tally<T> & { dryRun: boolean },
->(kind: RunKind<T, Args, S, R>, options: RunOptions<T>, target: Target): RunReport<R> {
-  return runToEnd(kind, { ...options, netns: target.netns }, [target]);
+>(kind: RunKind<T, Args, S, R>, options: RunOptions<T>, target: Target, opened?: S): RunReport<R> {
+  const single = { ...options, netns: target.netns };
+  const total = emptyRunReport(kind, single);
+  if (kind.nothing) {
+    opened?.[Symbol.dispose]();
+    return total;
+  }
+  try {
+    drain(inTarget(kind, single, total, target, opened));
+    return total;
+  } catch (err) {
+    if (err instanceof AbortError) err.report = total;
+    throw err;
+  }
+}
+
+/** A report with nothing counted yet. */
+function emptyRunReport<
+  T extends RunItem,
+  Args extends [T, ...unknown[]],
+  S extends RunScan,
+  R extends Tally<T> & { dryRun: boolean },
+>(kind: RunKind<T, Args, S, R>, options: RunOptions<T>): RunReport<R> {
+  return {
+    ...kind.emptyReport(Boolean(options.dryRun)),
+    namespaces: [],
+    failures: [],
+    notes: [],
+    callbackErrors: kind.callbackErrors ?? [],
+  };
+}
+
+/**
+ * The run in `target` (on `opened`, its scan opened ahead, if any), its report added to `total`; a
+ * failure of the namespace alone is recorded (or thrown, see recordOrThrow).
+ */
+function* inTarget<
+  T extends RunItem,
+  Args extends [T, ...unknown[]],
+  S extends RunScan,
+  R extends Tally<T> & { dryRun: boolean },
+>(
+  kind: RunKind<T, Args, S, R>,
+  options: RunOptions<T>,
+  total: RunReport<R>,
+  target: Target,
+  opened: S | undefined,
+): Generator<void> {
+  using ahead = opened;
+  throwIfAborted(options.signal);
+  try {
+    using fresh = ahead ? undefined : kind.open(target);
+    yield* runIn(kind, (ahead ?? fresh)!, options, total);
+  } catch (err) {
+    if (err instanceof PredicateThrew) throw new PredicateError(total, err.cause, kind.verb, err.message);
+    // From opening the namespace, or what runIn could not record (not the namespace's own).
+    const note = kind.noteOf?.(err, target);
+    if (note) total.notes.push(note);
+    else recordOrThrow(options.netns, target, err, total.failures);
+  }
 }
 
 /** The run in one namespace; its report goes into `total` also when it fails half way. */

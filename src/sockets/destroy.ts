@@ -8,14 +8,7 @@ import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { isInetSocket, type Socket } from "../diag/socket.js";
 import { selectsEverything } from "../filter/index.js";
 import type { BatchOptions, NetlinkConnection } from "../netlink/index.js";
-import {
-  current,
-  isFatalNetnsError,
-  NetNS,
-  openNetlinkIn,
-  reopenNetns,
-  type Target,
-} from "../netns/index.js";
+import { current, NetNS, openNetlinkIn, reopenNetns, type Target } from "../netns/index.js";
 import { checkOptions, describe, type KnownKeys, QueryError } from "../options/index.js";
 import {
   type Batcher,
@@ -86,81 +79,53 @@ export function* destroyInSteps(query: DestroyQuery): Generator<void, Namespaced
 
 /**
  * A destroy query checked and planned once, for a caller that walks the namespaces itself and
- * destroys in each as it goes (a backend terminator): what prepareDestroy returns.
+ * destroys in each as it goes (a backend terminator's step): what prepareDestroy returns.
  */
-export interface PreparedDestroy extends Disposable {
+export interface PreparedDestroy {
+  /**
+   * Open `target`'s scan before its turn, for runIn(target) (the caller closes it if runIn never
+   * takes it). Throws as destroySockets does when it cannot open a single namespace.
+   */
+  open(target: Target): Scan;
+  /**
+   * Start the scan's first dump on another thread, for the runIn that follows: the kernel walks
+   * that namespace's table while this thread finishes the one before (a table the namespaces
+   * share is walked whole for each). True when the namespace has nothing to walk (its counters
+   * show no socket the query asks for).
+   */
+  sendAhead(scan: Scan): boolean;
   /**
    * destroySockets in `target`, with the outcomes told to `onOutcome` instead of the query's, on
-   * the scan openAhead opened for it if it did. Throws as destroySockets does for a single namespace.
+   * `opened` (then runIn closes it) or a scan of its own. Throws as destroySockets does for a
+   * single namespace.
    */
-  runIn(target: Target, onOutcome?: OutcomeListener): NamespacedDestroyReport;
-  /**
-   * Open `target`'s scan now and start its first dump on another thread, for the runIn(target)
-   * that follows: the kernel walks that namespace's table while this thread finishes the one
-   * before (a table the namespaces share is walked whole for each). A namespace that cannot be
-   * opened is left for runIn to try and report. Its handle must stay open until runIn is over.
-   * True when the namespace has nothing to walk (its counters show no socket the query asks for):
-   * the caller may open the one after it too.
-   */
-  openAhead(target: Target): boolean;
+  runIn(target: Target, onOutcome?: OutcomeListener, opened?: Scan): NamespacedDestroyReport;
 }
 
 /**
  * `query` checked and planned once (its own `netns` is not used). Throws as destroySockets does
- * before sending anything. Dispose of it to close a scan opened ahead and never run.
+ * before sending anything.
  */
 export function prepareDestroy(query: DestroyQuery): PreparedDestroy {
-  return new NamespaceByNamespace(query, socketDestroy(query));
+  const kind = socketDestroy(query);
+  return {
+    open: kind.open,
+    sendAhead,
+    runIn: (target, onOutcome, opened) => runInTarget(kind.of(onOutcome), query, target, opened),
+  };
 }
 
-/**
- * Scans opened ahead and not run yet, at most (the oldest is closed past it): the next namespaces'
- * while the current one's waits — a few walks in flight, and the namespaces between them that hold
- * nothing to walk.
- */
-export const MAX_AHEAD = 8;
-
-class NamespaceByNamespace implements PreparedDestroy {
-  /** Scans opened ahead, oldest first. */
-  readonly #ahead: Scan[] = [];
-
-  constructor(
-    private readonly query: DestroyQuery,
-    private readonly kind: DestroyKind,
-  ) {}
-
-  runIn(target: Target, onOutcome?: OutcomeListener): NamespacedDestroyReport {
-    const at = this.#ahead.findIndex((scan) => scan.target === target);
-    const ahead = at < 0 ? undefined : this.#ahead.splice(at, 1)[0];
-    return runInTarget(this.kind.of(onOutcome, ahead), this.query, target);
-  }
-
-  openAhead(target: Target): boolean {
-    while (this.#ahead.length >= MAX_AHEAD) this.#ahead.shift()?.[Symbol.dispose]();
-    let scan: Scan | undefined;
-    try {
-      scan = this.kind.open(target);
-      scan.sendAhead();
-      this.#ahead.push(scan);
-      return scan.empty;
-    } catch (err) {
-      scan?.[Symbol.dispose]();
-      if (isFatalNetnsError(err)) throw err;
-      // runIn opens it again, and reports what fails there.
-      return false;
-    }
-  }
-
-  [Symbol.dispose](): void {
-    for (const scan of this.#ahead.splice(0)) scan[Symbol.dispose]();
-  }
+/** Scan.sendAhead as a step's hook: whether the namespace has nothing to walk. */
+function sendAhead(scan: Scan): boolean {
+  scan.sendAhead();
+  return scan.empty;
 }
 
 /** A destroy query checked and planned: how to open a namespace's scan, and the runner's kind. */
 interface DestroyKind {
   open(target: Target): Scan;
-  /** The kind for a listener of outcomes; `opened`, a scan already open for the run's one target. */
-  of(onOutcome: OutcomeListener | undefined, opened?: Scan): RunKind<Socket, [Socket], Scan, DestroyReport>;
+  /** The kind for a listener of outcomes. */
+  of(onOutcome: OutcomeListener | undefined): RunKind<Socket, [Socket], Scan, DestroyReport>;
 }
 
 /** Destroying the sockets of `query`, as the runner drives it: the query is checked whole and planned once, here. */
@@ -177,12 +142,13 @@ function socketDestroy(query: DestroyQuery): DestroyKind {
   const open = (target: Target) => new Scan(target, plan);
   return {
     open,
-    of: (listener, opened) => {
+    of: (listener) => {
       const callbackErrors: SockdiagError[] = [];
       const onOutcome = guardListener(listener, callbackErrors);
       return {
         verb: "destroy",
-        open: (target: Target) => (opened?.target === target ? opened : open(target)),
+        open,
+        sendAhead,
         scan: (scan, visit) => scan.dumper.steps(scan.plan, scan.options, visit),
         batcher: (scan, connect) => destroyBatcher(scan, connect, { batchSize, onOutcome, signal }),
         emptyReport,

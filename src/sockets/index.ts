@@ -5,7 +5,6 @@ export {
   destroyInSteps,
   destroySocket,
   destroySockets,
-  MAX_AHEAD,
   type PreparedDestroy,
   prepareDestroy,
 } from "./destroy.js";
@@ -31,3 +30,4 @@ export {
   type NamespacedDestroyReport,
 } from "./report.js";
 export { type InetSocketFields, revive } from "./revive.js";
+export type { Scan } from "./scan.js";

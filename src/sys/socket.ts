@@ -109,17 +109,6 @@ export function sendto(fd: number, buf: Buffer, len: number, flags: number, addr
 }
 
 /**
- * How many writeInBackground writes run at once: the threads of libuv's pool, UV_THREADPOOL_SIZE
- * read as libuv reads it (4 when unset; a value that is not a number means 1; at most 1024).
- */
-export const BACKGROUND_SENDS = libuvThreads(process.env.UV_THREADPOOL_SIZE);
-
-function libuvThreads(value: string | undefined): number {
-  if (value === undefined) return 4;
-  return Math.min(Math.max(Number.parseInt(value, 10) || 1, 1), 1024);
-}
-
-/**
  * write(2) of bytes [0, len) of `buf` on a thread of libuv's pool, returning at once: for a request
  * whose work the kernel does inside the call (a netlink dump walks its table there), so that the
  * calling thread can go on meanwhile. On a netlink socket never connected, a write goes to the

@@ -8,7 +8,6 @@
  * DNATed to them (conntrack-step.ts says why).
  */
 
-import { availableParallelism } from "node:os";
 import type { ConntrackEntry } from "../conntrack/index.js";
 import { type InetSocket, isInetSocket, type Socket } from "../diag/socket.js";
 import {
@@ -33,16 +32,16 @@ import {
   PredicateError,
   type Tally,
 } from "../run/index.js";
+import { drain, type NamespaceStep, scheduleFor } from "../schedule/index.js";
 import {
   type DestroyQuery,
   type DestroyReport,
   type DestroyStop,
-  MAX_AHEAD,
   type NamespacedDestroyReport,
   prepareDestroy,
+  type Scan,
 } from "../sockets/index.js";
 import { type AbortSignalLike, asSockdiagError, SockdiagError } from "../sys/errors.js";
-import { BACKGROUND_SENDS } from "../sys/socket.js";
 import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
 import { type ConntrackDeleter, ConntrackStep } from "./conntrack-step.js";
@@ -54,7 +53,7 @@ import type {
   TerminationReport,
 } from "./report.js";
 import { singleReport } from "./report.js";
-import { announced, asError, guarded } from "./sources.js";
+import { asError, guarded } from "./sources.js";
 
 /**
  * Destroys the sockets of a query: the sockets library by default; tests inject faults here. It must
@@ -67,9 +66,14 @@ export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport & Partial<
  * The destroy of a run, namespace by namespace (PreparedDestroy's shape; a test's destroyer opens
  * nothing ahead).
  */
-interface DestroyIn extends Partial<Disposable> {
-  runIn(target: Target, onOutcome: NonNullable<DestroyQuery["onOutcome"]>): ReturnType<SocketsDestroyer>;
-  openAhead?(target: Target): boolean;
+interface DestroyIn {
+  runIn(
+    target: Target,
+    onOutcome: NonNullable<DestroyQuery["onOutcome"]>,
+    opened?: Scan,
+  ): ReturnType<SocketsDestroyer>;
+  open?(target: Target): Scan;
+  sendAhead?(scan: Scan): boolean;
 }
 
 /** A destroy report's record of the namespace that failed after destroying began. */
@@ -126,22 +130,6 @@ export interface TerminatorSeam {
 }
 
 const noLogger: Logger = { info() {}, warn() {} };
-
-/**
- * How long the last namespace with something to walk took, from its dump's sending to the end of
- * its visit, for the next namespaces' dumps to be sent ahead: where each namespace has a small UDP
- * table of its own a visit is short and sending ahead costs more than it overlaps; over a table
- * the namespaces share, every dump walks the whole table and overlapping them pays. Timed from the
- * sending, a dump sent ahead still shows how long its walk was.
- */
-const AHEAD_AFTER_MS = 3;
-
-/**
- * Dumps in flight past the namespace visited, at most, while the look-ahead is on: each is sent
- * from a thread of libuv's pool and walks in the kernel there. Two a core, so that the cores keep
- * walking while this thread handles an answer.
- */
-const walksAhead = (cores: number) => Math.min(2 * cores, BACKGROUND_SENDS);
 
 const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
   ...SELECTION_KEYS,
@@ -300,38 +288,24 @@ export class BackendTerminator {
       broken,
     );
     const { destroyIn, report } = run;
-    // With a core to spare, the next namespace's dump runs on another thread meanwhile. Asked at
-    // each call: a container's CPU set can change while the process runs.
-    const cores = availableParallelism();
-    const lookAhead = destroyIn.openAhead !== undefined && cores > 1;
-    // Worth it where walks are long (a table the namespaces share): while the last namespace with
-    // something to walk took as long (one found empty when opened ahead is quick).
-    let lastVisitMs = 0;
-    // Each target sent ahead: when, and whether it had nothing to walk.
-    const sent = new WeakMap<Target, { at: number; idle: boolean }>();
-    try {
-      const ahead = (target: Target) => {
-        const at = performance.now();
-        const idle = !report.unsupported && (destroyIn.openAhead?.(target) ?? false);
-        sent.set(target, { at, idle });
-        return idle;
-      };
-      const wanted = () => lastVisitMs >= AHEAD_AFTER_MS;
-      const targets = lookAhead
-        ? announced(walk, ahead, { wanted, depth: MAX_AHEAD, walks: walksAhead(cores) })
-        : walk;
-      for (const target of targets) {
+    const { open, sendAhead } = destroyIn;
+    const visit = (target: Target, opened: Scan | undefined) => this.visit(target, run, opened);
+    const step: NamespaceStep<void, Scan> = {
+      ...(open && sendAhead
+        ? { open: (target: Target) => (report.unsupported ? undefined : open(target)), sendAhead }
+        : {}),
+      // biome-ignore lint/correctness/useYield: a step that never pauses
+      run: function* (target, opened) {
+        using ahead = opened;
         if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
-        const early = sent.get(target);
-        const start = early?.at ?? performance.now();
-        this.visit(target, run);
-        if (!early?.idle) lastVisitMs = performance.now() - start;
-      }
+        visit(target, ahead);
+      },
+    };
+    try {
+      drain(scheduleFor().run(walk, step, { done() {} }));
     } catch (err) {
       if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
-    } finally {
-      destroyIn[Symbol.dispose]?.();
     }
     run.report.failures = [...findings.failures, ...broken].map(sourceFailure);
     for (const f of run.report.failures)
@@ -348,7 +322,7 @@ export class BackendTerminator {
     return { runIn: (target, onOutcome) => destroy({ ...query, onOutcome, netns: target.netns }) };
   }
 
-  private visit(target: Target, run: Run): void {
+  private visit(target: Target, run: Run, opened: Scan | undefined): void {
     const { set, report } = run;
     const name = targetLabel(target);
     const result: BatchNamespaceResult = { netns: name, backends: set.backends.map(() => emptyTally()) };
@@ -363,7 +337,7 @@ export class BackendTerminator {
       let aborted: AbortError | undefined;
       let answer: ReturnType<SocketsDestroyer> | undefined;
       try {
-        answer = run.destroyIn.runIn(target, onOutcome);
+        answer = run.destroyIn.runIn(target, onOutcome, opened);
       } catch (err) {
         if (isFatalNetnsError(err)) throw err;
         if (err instanceof AbortError) {

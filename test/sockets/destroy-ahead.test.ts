@@ -68,19 +68,24 @@ describeAsRoot("destroying namespace by namespace, the next one's dump sent ahea
   });
 
   test("a namespace opened ahead loses exactly its sockets connected to the target", async () => {
-    using prepared = prepareDestroy(QUERY);
+    const prepared = prepareDestroy(QUERY);
     const [a, b] = targets as [Target, Target];
     const before = openSockets();
-    prepared.openAhead(b);
+    const scanB = prepared.open(b);
+    prepared.sendAhead(scanB);
     const openedAhead = [...openSockets()].filter((s) => !before.has(s));
-    assert.equal(openedAhead.length, 1, "openAhead opened b's socket");
+    assert.equal(openedAhead.length, 1, "open opened b's socket");
     const first = prepared.runIn(a);
     const destroyed: string[] = [];
     const usedForB: string[][] = [];
-    const second = prepared.runIn(b, (s, outcome) => {
-      if (outcome === "destroyed") destroyed.push(s.cookie.toString());
-      usedForB.push([...openSockets()].filter((x) => !before.has(x)));
-    });
+    const second = prepared.runIn(
+      b,
+      (s, outcome) => {
+        if (outcome === "destroyed") destroyed.push(s.cookie.toString());
+        usedForB.push([...openSockets()].filter((x) => !before.has(x)));
+      },
+      scanB,
+    );
     // b was dumped on the socket opened ahead, not on one opened again.
     assert.ok(usedForB.length > 0);
     assert.ok(
@@ -98,8 +103,9 @@ describeAsRoot("destroying namespace by namespace, the next one's dump sent ahea
     const before = readdirSync("/proc/self/fd").length;
     for (let i = 0; i < 20; i++) {
       const prepared = prepareDestroy({ ...QUERY, dryRun: true });
-      prepared.openAhead(c);
-      prepared[Symbol.dispose]();
+      const scan = prepared.open(c);
+      prepared.sendAhead(scan);
+      scan[Symbol.dispose]();
       // The next socket may get the closed one's number: its own dump must be answered in full.
       const report = destroySockets({ ...QUERY, dryRun: true, netns: c.netns });
       assert.deepEqual([report.matched, report.failures], [20, []]);
@@ -111,8 +117,9 @@ describeAsRoot("destroying namespace by namespace, the next one's dump sent ahea
     // Every thread of the pool busy: the request sent ahead waits in the queue.
     const busy = Array.from({ length: 4 }, () => holdPoolThread(200_000));
     const prepared = prepareDestroy({ ...QUERY, dryRun: true });
-    prepared.openAhead(targets[2]!);
-    prepared[Symbol.dispose]();
+    const scan = prepared.open(targets[2]!);
+    prepared.sendAhead(scan);
+    scan[Symbol.dispose]();
     // Likely given the number of the socket just closed.
     using probe = NetlinkSocket.open(NETLINK_SOCK_DIAG);
     await Promise.all(busy);
