@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { KubeConfig, type V1Pod } from "@kubernetes/client-node";
+import { backendKey } from "../src/backend.js";
 import { ExponentialBackoff } from "../src/backoff.js";
 import { EventApi } from "../src/event-api.js";
 import { type EventObject, microTime } from "../src/events.js";
@@ -14,8 +15,17 @@ import { ApiStatusError, EndpointSliceApi, PODS_PATH } from "../src/kube-api.js"
 import { PodStore } from "../src/pods.js";
 import { Reflector } from "../src/reflector.js";
 import { RequestAuth } from "../src/request-auth.js";
+import { emptyOutcome } from "../src/terminator.js";
 import { StandInApiServer } from "./kit/api-server.js";
-import { scratchDir, until } from "./kit/index.js";
+import {
+  ManualClock,
+  metric,
+  RecordingTerminator,
+  scratchDir,
+  startTestAgent,
+  udpSlice,
+  until,
+} from "./kit/index.js";
 
 let api: StandInApiServer;
 let kubeConfig: KubeConfig;
@@ -239,5 +249,54 @@ describe("Event requests", () => {
     assert.equal(api.events.has("apps/stalled"), false);
     await events.create(event("after"), new AbortController().signal);
     assert.equal(api.events.has("apps/after"), true);
+  });
+});
+
+describe("an Event storm through the agent", () => {
+  test("batches destroying sockets of 80 pods within a minute: 60 Events, 20 counted dropped", async () => {
+    const node = "node-storm";
+    const uids = Array.from({ length: 80 }, (_, i) => uid(1000 + i));
+    for (const [i, u] of uids.entries())
+      api.applyPod({
+        metadata: { namespace: "storm", name: `p-${i}`, uid: u },
+        spec: { nodeName: node, containers: [] },
+      });
+    const addresses = Array.from({ length: 4 }, (_, i) => `10.77.0.${i + 1}`);
+    api.apply(udpSlice("storm-0", "storm", 53, addresses));
+    // Each batch destroyed one socket of each of 20 pods: four batches, 80 pods.
+    let batch = 0;
+    const terminator = new RecordingTerminator((backends) => ({
+      ...emptyOutcome(),
+      pods: uids
+        .slice(20 * batch, 20 * ++batch)
+        .map((u) => ({ uid: u, backends: new Map([[backendKey(backends[0]!), 1]]) })),
+    }));
+    const dir = await scratchDir("storm");
+    const clock = new ManualClock();
+    const t = await startTestAgent(api, { stateDir: dir.path, terminator, nodeName: node, clock });
+    try {
+      await until(
+        () => api.requests.some((r) => r.resource === "pods" && r.kind === "watch" && r.node === node),
+        10_000,
+        "the Pod watch",
+      );
+      for (let i = 1; i <= 4; i++) {
+        api.apply(udpSlice("storm-0", "storm", 53, addresses.slice(i)));
+        await terminator.waitForBatches(i);
+      }
+      const count = (outcome: string) =>
+        metric(t.url, `sockdiag_agent_pod_events_total{outcome="${outcome}"}`);
+      await until(
+        async () => (await count("posted")) + (await count("dropped")) === 80,
+        10_000,
+        "80 pods told",
+      );
+      assert.equal(await count("posted"), 60);
+      assert.equal(await count("dropped"), 20);
+      assert.equal([...api.events.keys()].filter((k) => k.startsWith("storm/")).length, 60);
+    } finally {
+      await t.stop();
+      await dir.remove();
+    }
   });
 });
