@@ -10,6 +10,7 @@ export {
 export type { EntryOutcomeListener } from "./deleter.js";
 export { ConntrackQueryError, ConntrackUnavailableError } from "./errors.js";
 export { ConntrackIteration, iterateConntrack, listConntrack } from "./iterate.js";
+export { type ConntrackProbe, probeConntrack } from "./probe.js";
 export type { ConntrackQuery, ConntrackSelection, ConntrackTupleSelection } from "./query.js";
 export {
   type ConntrackDeleteReport,

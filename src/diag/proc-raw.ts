@@ -11,7 +11,7 @@
  * attribute: sockets from it have cookie 0 (the kernel's cookies start at 1) and ifindex 0.
  */
 import { endianness } from "node:os";
-import { DecodeError } from "../netlink/errors.js";
+import { DecodeError } from "../netlink/index.js";
 import { addressText } from "./address.js";
 import { InetSocket } from "./inet-socket.js";
 import type { InetFamily, SocketNetns } from "./socket.js";

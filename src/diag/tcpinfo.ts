@@ -3,7 +3,7 @@
  * bytes as it knows; older kernels send a shorter struct and newer ones a longer one. Fields past the
  * end of what was sent are left out; bytes past the last field we know are ignored.
  */
-import { DecodeError } from "../netlink/errors.js";
+import { DecodeError } from "../netlink/index.js";
 
 /**
  * INET_DIAG_INFO for TCP: struct tcp_info (linux/tcp.h, tcpi_ names in camelCase), as far as the

@@ -4,7 +4,7 @@
  * `finally` — no other JavaScript can run in between. A failed restore poisons the layer: the
  * process must not go on quietly in the wrong namespace (Go's netns code kills the thread instead).
  */
-import { type NetlinkOptions, NetlinkSocket } from "../netlink/connection.js";
+import { type NetlinkOptions, NetlinkSocket } from "../netlink/index.js";
 import { SysError } from "../sys/errors.js";
 import { CLONE_NEWNET, setns, unshare } from "../sys/namespace.js";
 import {

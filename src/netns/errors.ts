@@ -5,7 +5,7 @@
  * (every call after that).
  */
 import { constants } from "node:os";
-import type { NetlinkError } from "../netlink/errors.js";
+import type { NetlinkError } from "../netlink/index.js";
 import { Errno, SysError, sockdiagError } from "../sys/errors.js";
 
 /** What the OS or the kernel answered when a namespace operation failed. */

@@ -15,8 +15,8 @@ import {
   type InetMessageSink,
   iterateSockets,
   probe,
+  SocketWatch,
 } from "../sockets/index.js";
-import { SocketWatch } from "../sockets/watch.js";
 import type { AbortSignalLike } from "../sys/errors.js";
 import { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
 import type { CallMap, CallName, StreamMap, StreamName } from "./ops.js";

@@ -32,9 +32,9 @@ import type {
   NamespacedDestroyReport,
   ProbeResult,
   QuerySocket,
+  WatchQuery,
 } from "../sockets/index.js";
 import { throwIfNamespacesFailed } from "../sockets/index.js";
-import type { WatchQuery } from "../sockets/watch.js";
 import { BackendSet } from "../terminator/backend-set.js";
 import {
   type Backend,
@@ -241,6 +241,6 @@ export async function deleteConntrack(query: AsyncDeleteConntrackQuery): Promise
   return client.call("deleteConntrack", [rest], control);
 }
 
-export type { WatchQuery } from "../sockets/watch.js";
+export type { WatchQuery } from "../sockets/index.js";
 export type { AsyncConntrackIteration };
 export { AbortError };

@@ -8,8 +8,7 @@
 import type { deleteConntrack, iterateConntrack } from "../conntrack/index.js";
 import type { Socket } from "../diag/socket.js";
 import type { listTargets, NamespaceFailure, NetNS, NetnsRef, WalkFindings } from "../netns/index.js";
-import type { destroySocket, destroySockets, iterateSockets, probe } from "../sockets/index.js";
-import type { SocketWatch } from "../sockets/watch.js";
+import type { destroySocket, destroySockets, iterateSockets, probe, SocketWatch } from "../sockets/index.js";
 import type { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
 import type { StreamItem } from "./wire.js";
 

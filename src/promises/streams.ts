@@ -5,8 +5,7 @@
 import type { InetSocket, Socket } from "../diag/socket.js";
 import { checkNamespaceSelection, type NamespaceFailure, type NamespaceSelection } from "../netns/index.js";
 import { checkPositiveInteger, isOptionsObject } from "../options/index.js";
-import type { NamespacedQuery } from "../sockets/index.js";
-import type { WatchQuery } from "../sockets/watch.js";
+import type { NamespacedQuery, WatchQuery } from "../sockets/index.js";
 import { type Abortable, type ChunkStream, client } from "./client.js";
 import type { StreamMap } from "./ops.js";
 import type { StreamItem } from "./wire.js";

@@ -31,3 +31,4 @@ export {
 } from "./report.js";
 export { type InetSocketFields, revive } from "./revive.js";
 export type { Scan } from "./scan.js";
+export { SocketWatch, type WatchQuery } from "./watch.js";

@@ -1,6 +1,6 @@
 /** `sockdiag doctor`: what this kernel and these privileges allow, as a checklist. */
 
-import { type ConntrackProbe, probeConntrack } from "../../conntrack/probe.js";
+import { type ConntrackProbe, probeConntrack } from "../../conntrack/index.js";
 import { inNetns, targetLabel, targetsOf, udpHashEntries, type WalkFindings } from "../../netns/index.js";
 import { type ProbeItem, probe } from "../../sockets/index.js";
 import { asSockdiagError } from "../../sys/errors.js";

@@ -4,7 +4,7 @@
  */
 
 import type { InetFamily } from "../../diag/socket.js";
-import { SocketWatch } from "../../sockets/watch.js";
+import { SocketWatch } from "../../sockets/index.js";
 import { type CommandSpec, EXIT_OK, parseCommand, writeOut } from "../io/index.js";
 import { formatFromArgs, renderSockets, reportNamespaces } from "../output/index.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, namespaceFromArgs } from "../select/index.js";
