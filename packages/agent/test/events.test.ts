@@ -10,6 +10,7 @@ import {
   MAX_NOTE_BYTES,
   type PodHappening,
 } from "../src/events.js";
+import { PodEvents } from "../src/pod-events.js";
 import { ManualClock } from "./kit/index.js";
 
 type Call = { create: EventObject } | { patch: { namespace: string; name: string; series: EventSeries } };
@@ -220,5 +221,65 @@ describe("EventRecorder", () => {
     recorder.record(happening(3));
     await recorder.idle();
     assert.equal(sink.calls.length, 1);
+  });
+});
+
+describe("PodEvents", () => {
+  const services = (key: string, ...names: string[]) => ({
+    key,
+    backend: { address: "10.0.0.1", port: 53, protocol: "udp" as const },
+    services: names,
+    owners: [],
+  });
+
+  test("one happening per known pod: reason by protocol, note naming backends, Services and counts; an unknown pod only logged", async () => {
+    const { sink, recorder } = setup();
+    const logged: Record<string, unknown>[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line)) });
+    const known = new Map([pod(1), pod(2), pod(3)].map((p) => [p.uid, p]));
+    const events = new PodEvents(recorder, { pod: (uid) => known.get(uid) }, logger);
+    events.tell(
+      [services("10.0.0.1:53/udp", "kube-system/dns"), services("10.0.0.2:80/tcp", "apps/web", "apps/web2")],
+      [
+        { uid: pod(1).uid, backends: new Map([["10.0.0.1:53/udp", 3]]) },
+        { uid: pod(2).uid, backends: new Map([["10.0.0.2:80/tcp", 1]]) },
+        {
+          uid: pod(3).uid,
+          backends: new Map([
+            ["10.0.0.2:80/tcp", 2],
+            ["10.0.0.1:53/udp", 1],
+          ]),
+        },
+        { uid: pod(9).uid, backends: new Map([["10.0.0.1:53/udp", 1]]) },
+      ],
+    );
+    await recorder.idle();
+    const byPod = new Map(sink.created.map((e) => [e.regarding.name, e]));
+    assert.deepEqual([...byPod.keys()].sort(), ["client-1", "client-2", "client-3"]);
+    assert.equal(byPod.get("client-1")!.reason, "UDPConnectionsTerminated");
+    assert.equal(
+      byPod.get("client-1")!.note,
+      "Destroyed 3 sockets connected to backends that left their Services: 10.0.0.1:53/udp (3; Service kube-system/dns)",
+    );
+    assert.equal(byPod.get("client-2")!.reason, "TCPConnectionsTerminated");
+    assert.match(
+      byPod.get("client-2")!.note,
+      /^Destroyed 1 socket connected .*10\.0\.0\.2:80\/tcp \(1; Service apps\/web, apps\/web2\)$/,
+    );
+    assert.equal(byPod.get("client-3")!.reason, "ConnectionsTerminated");
+    assert.match(
+      byPod.get("client-3")!.note,
+      /^Destroyed 3 sockets .*10\.0\.0\.1:53\/udp \(1; .*10\.0\.0\.2:80\/tcp \(2; /,
+    );
+    const lines = logged.filter((l) => l.msg === "pod sockets destroyed");
+    assert.deepEqual(
+      lines.map((l) => [l.pod, l.uid, l.sockets]),
+      [
+        ["apps/client-1", pod(1).uid, 3],
+        ["apps/client-2", pod(2).uid, 1],
+        ["apps/client-3", pod(3).uid, 3],
+        [undefined, pod(9).uid, 1],
+      ],
+    );
   });
 });
