@@ -31,6 +31,7 @@ export const Errno = {
   ENODEV: constants.errno.ENODEV,
   EPROTONOSUPPORT: constants.errno.EPROTONOSUPPORT,
   EAFNOSUPPORT: constants.errno.EAFNOSUPPORT,
+  ENOSYS: constants.errno.ENOSYS,
 } as const;
 
 /**

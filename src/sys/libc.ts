@@ -35,6 +35,10 @@ export const native = {
   ),
   umount2: libc.func("int umount2(const char *target, int flags)"),
   gettid: libc.func("int gettid()"),
+  // syscall(2) is variadic; declared with bpf(2)'s three arguments, passed in the same registers.
+  bpf: libc.func("long syscall(long nr, int cmd, void *attr, unsigned int size)"),
+  pidfdOpen: libc.func("long syscall(long nr, int pid, unsigned int flags)"),
+  pidfdGetfd: libc.func("long syscall(long nr, int pidfd, int targetfd, unsigned int flags)"),
   if_nametoindex: libc.func("unsigned int if_nametoindex(const char *name)"),
   // ioctl is variadic; declared with one integer argument, which the x86-64 and arm64 calling
   // conventions pass the same way, because koffi's variadic calls cost ~100 us each.

@@ -1,0 +1,300 @@
+/**
+ * A reader of the kernel's BTF (/sys/kernel/btf/vmlinux; layout: include/uapi/linux/btf.h): only
+ * what a loader needs — a type by kind and name, a struct member's offset and size by path
+ * (through anonymous members and typedefs), a function's id. Type ids count from 1 in file order.
+ */
+import { readFileSync } from "node:fs";
+import { BtfError } from "./errors.js";
+
+export const VMLINUX_BTF = "/sys/kernel/btf/vmlinux";
+
+const BTF_MAGIC = 0xeb9f;
+const TYPE_HEADER = 12;
+
+/** BTF kinds (BTF_KIND_*). */
+export const Kind = {
+  INT: 1,
+  PTR: 2,
+  ARRAY: 3,
+  STRUCT: 4,
+  UNION: 5,
+  ENUM: 6,
+  FWD: 7,
+  TYPEDEF: 8,
+  VOLATILE: 9,
+  CONST: 10,
+  RESTRICT: 11,
+  FUNC: 12,
+  FUNC_PROTO: 13,
+  VAR: 14,
+  DATASEC: 15,
+  FLOAT: 16,
+  DECL_TAG: 17,
+  TYPE_TAG: 18,
+  ENUM64: 19,
+} as const;
+
+/** A struct member found by path: where it starts and how many bytes it spans. */
+export interface Member {
+  /** Bytes from the start of the outer struct. */
+  readonly offset: number;
+  /** Bytes of the member's type (typedefs and qualifiers resolved). */
+  readonly size: number;
+  /** The member's type id, qualifiers and typedefs skipped. */
+  readonly type: number;
+}
+
+export class Btf {
+  readonly #data: Buffer;
+  readonly #types: number;
+  readonly #strings: number;
+  readonly #stringsEnd: number;
+  /** Where each type's record starts, by id (index 0 unused: void). */
+  readonly #at: Uint32Array;
+  /** Each type's kind and name offset, by id, for finding by name. */
+  readonly #kinds: Uint8Array;
+  readonly #names: Uint32Array;
+
+  private constructor(data: Buffer) {
+    if (data.length < 24 || data.readUInt16LE(0) !== BTF_MAGIC) {
+      throw new BtfError("not BTF data (bad magic)");
+    }
+    const headerLength = data.readUInt32LE(4);
+    this.#types = headerLength + data.readUInt32LE(8);
+    const typesEnd = this.#types + data.readUInt32LE(12);
+    this.#strings = headerLength + data.readUInt32LE(16);
+    this.#stringsEnd = this.#strings + data.readUInt32LE(20);
+    if (typesEnd > data.length || this.#stringsEnd > data.length) throw new BtfError("truncated BTF data");
+    this.#data = data;
+    this.#at = this.#index(typesEnd);
+    this.#kinds = new Uint8Array(this.#at.length);
+    this.#names = new Uint32Array(this.#at.length);
+    for (let id = 1; id < this.#at.length; id++) {
+      const at = this.#at[id] as number;
+      this.#kinds[id] = (data.readUInt32LE(at + 4) >>> 24) & 0x1f;
+      this.#names[id] = data.readUInt32LE(at);
+    }
+  }
+
+  /** The BTF of the running kernel, or of `data` (a test's). */
+  static parse(data: Buffer): Btf {
+    return new Btf(data);
+  }
+
+  /** The running kernel's BTF; BtfError when the kernel has none. */
+  static vmlinux(path = VMLINUX_BTF): Btf {
+    let data: Buffer;
+    try {
+      data = readFileSync(path);
+    } catch (err) {
+      throw new BtfError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    }
+    return new Btf(data);
+  }
+
+  /** How many types (the highest id). */
+  get count(): number {
+    return this.#at.length - 1;
+  }
+
+  #index(end: number): Uint32Array {
+    // Every record is at least a header long: room for the most there can be.
+    const offsets = new Uint32Array(1 + Math.floor((end - this.#types) / TYPE_HEADER));
+    let count = 1;
+    let at = this.#types;
+    while (at < end) {
+      offsets[count++] = at;
+      at += TYPE_HEADER + this.#extra(at);
+    }
+    if (at !== end) throw new BtfError("a type record runs past the type section");
+    return offsets.subarray(0, count);
+  }
+
+  /** Bytes after a type's 12-byte header (btf.h: what follows each kind). */
+  #extra(at: number): number {
+    const info = this.#data.readUInt32LE(at + 4);
+    const vlen = info & 0xffff;
+    switch ((info >>> 24) & 0x1f) {
+      case Kind.INT:
+      case Kind.VAR:
+      case Kind.DECL_TAG:
+        return 4;
+      case Kind.ARRAY:
+        return 12;
+      case Kind.STRUCT:
+      case Kind.UNION:
+      case Kind.DATASEC:
+      case Kind.ENUM64:
+        return 12 * vlen;
+      case Kind.ENUM:
+      case Kind.FUNC_PROTO:
+        return 8 * vlen;
+      case Kind.PTR:
+      case Kind.FWD:
+      case Kind.TYPEDEF:
+      case Kind.VOLATILE:
+      case Kind.CONST:
+      case Kind.RESTRICT:
+      case Kind.FUNC:
+      case Kind.FLOAT:
+      case Kind.TYPE_TAG:
+        return 0;
+      default:
+        throw new BtfError(`unknown BTF kind ${(info >>> 24) & 0x1f} at byte ${at}`);
+    }
+  }
+
+  #record(id: number): number {
+    const at = this.#at[id];
+    if (id <= 0 || at === undefined) throw new BtfError(`no BTF type ${id}`);
+    return at;
+  }
+
+  kind(id: number): number {
+    return (this.#data.readUInt32LE(this.#record(id) + 4) >>> 24) & 0x1f;
+  }
+
+  name(id: number): string {
+    return this.#string(this.#data.readUInt32LE(this.#record(id)));
+  }
+
+  #string(offset: number): string {
+    const start = this.#strings + offset;
+    const end = this.#data.indexOf(0, start);
+    if (start >= this.#stringsEnd || end < 0 || end > this.#stringsEnd)
+      throw new BtfError("a name runs past the strings");
+    return this.#data.toString("latin1", start, end);
+  }
+
+  /** The id of the type of `kind` named `name`; BtfError when the kernel has none. */
+  find(kind: number, name: string): number {
+    const offsets = this.#nameOffsets(name);
+    for (let id = 1; id < this.#kinds.length; id++) {
+      if (this.#kinds[id] === kind && offsets.has(this.#names[id] as number)) return id;
+    }
+    throw new BtfError(`the kernel's BTF has no ${kindName(kind)} ${name}`);
+  }
+
+  /** Every offset in the string section where `name` is a whole string. */
+  #nameOffsets(name: string): Set<number> {
+    const wanted = Buffer.from(`\0${name}\0`, "latin1");
+    const offsets = new Set<number>();
+    let at = this.#data.indexOf(wanted, this.#strings);
+    while (at >= 0 && at + wanted.length <= this.#stringsEnd) {
+      offsets.add(at + 1 - this.#strings);
+      at = this.#data.indexOf(wanted, at + 1);
+    }
+    return offsets;
+  }
+
+  /** `id` with typedefs and qualifiers (const, volatile, restrict, type tags) skipped. */
+  resolve(id: number): number {
+    let current = id;
+    for (let hops = 0; hops < 64; hops++) {
+      const kind = this.kind(current);
+      if (
+        kind !== Kind.TYPEDEF &&
+        kind !== Kind.VOLATILE &&
+        kind !== Kind.CONST &&
+        kind !== Kind.RESTRICT &&
+        kind !== Kind.TYPE_TAG
+      ) {
+        return current;
+      }
+      current = this.#data.readUInt32LE(this.#record(current) + 8);
+    }
+    throw new BtfError(`type ${id}: a typedef chain too long`);
+  }
+
+  /** Bytes of a type: ints, structs, unions, enums, pointers (8), arrays. */
+  size(id: number): number {
+    const resolved = this.resolve(id);
+    const at = this.#record(resolved);
+    switch (this.kind(resolved)) {
+      case Kind.PTR:
+        return 8;
+      case Kind.ARRAY: {
+        const element = this.#data.readUInt32LE(at + TYPE_HEADER);
+        return this.size(element) * this.#data.readUInt32LE(at + TYPE_HEADER + 8);
+      }
+      case Kind.INT:
+      case Kind.STRUCT:
+      case Kind.UNION:
+      case Kind.ENUM:
+      case Kind.ENUM64:
+      case Kind.FLOAT:
+        return this.#data.readUInt32LE(at + 8);
+      default:
+        throw new BtfError(`type ${id} (${kindName(this.kind(resolved))}) has no size`);
+    }
+  }
+
+  /** For a PTR type (after typedefs), the type it points to, resolved. */
+  pointee(id: number): number {
+    const resolved = this.resolve(id);
+    if (this.kind(resolved) !== Kind.PTR) throw new BtfError(`type ${id} is not a pointer`);
+    return this.resolve(this.#data.readUInt32LE(this.#record(resolved) + 8));
+  }
+
+  /**
+   * The member of struct or union `structName` at `path` ("__sk_common.skc_family"): each step
+   * names a member of the previous one's type, found also inside anonymous structs and unions.
+   * Bitfields are refused: a loader reads whole bytes.
+   */
+  member(structName: string, path: string): Member {
+    let type = this.#findComposite(structName);
+    let offset = 0;
+    let size = 0;
+    for (const step of path.split(".")) {
+      const found = this.#memberIn(type, step, this.#nameOffsets(step));
+      if (!found) throw new BtfError(`struct ${structName} has no member ${path} (no ${step})`);
+      offset += found.offset;
+      type = found.type;
+      size = this.size(type);
+    }
+    return { offset, size, type };
+  }
+
+  #findComposite(name: string): number {
+    try {
+      return this.find(Kind.STRUCT, name);
+    } catch {
+      return this.find(Kind.UNION, name);
+    }
+  }
+
+  /** Member `name` of composite `id`, searched through anonymous members; offsets in bytes. */
+  #memberIn(id: number, name: string, names: Set<number>): { offset: number; type: number } | undefined {
+    const resolved = this.resolve(id);
+    const kind = this.kind(resolved);
+    if (kind !== Kind.STRUCT && kind !== Kind.UNION) return undefined;
+    const at = this.#record(resolved);
+    const info = this.#data.readUInt32LE(at + 4);
+    const bitfields = info >>> 31 === 1;
+    const vlen = info & 0xffff;
+    for (let i = 0; i < vlen; i++) {
+      const m = at + TYPE_HEADER + 12 * i;
+      const memberName = this.#data.readUInt32LE(m);
+      const type = this.#data.readUInt32LE(m + 4);
+      const raw = this.#data.readUInt32LE(m + 8);
+      const bitOffset = bitfields ? raw & 0xffffff : raw;
+      const bitSize = bitfields ? raw >>> 24 : 0;
+      if (memberName === 0) {
+        const inner = this.#memberIn(type, name, names);
+        if (inner) return { offset: bitOffset / 8 + inner.offset, type: inner.type };
+        continue;
+      }
+      if (!names.has(memberName)) continue;
+      if (bitSize !== 0 || bitOffset % 8 !== 0) {
+        throw new BtfError(`member ${name} of ${this.name(resolved) || "an anonymous type"} is a bitfield`);
+      }
+      return { offset: bitOffset / 8, type: this.resolve(type) };
+    }
+    return undefined;
+  }
+}
+
+function kindName(kind: number): string {
+  const entry = Object.entries(Kind).find(([, value]) => value === kind);
+  return entry ? entry[0].toLowerCase() : `kind ${kind}`;
+}

@@ -1,0 +1,170 @@
+/**
+ * One pass over every task's open files for the sockets connected to a set of backends, in every
+ * network namespace at once: the backends go into a hash map, the program (program.ts) reports
+ * each matching socket it meets, and a socket held by several descriptors or processes is kept
+ * once, by its cookie.
+ */
+
+import { fstatSync } from "node:fs";
+import { addressWords } from "../diag/address.js";
+import { QueryError } from "../options/errors.js";
+import { BPF_MAP_TYPE_HASH, bpfMapCreate, bpfMapUpdate } from "../sys/bpf.js";
+import { takeDescriptor } from "../sys/pidfd.js";
+import { close, IPPROTO_TCP, IPPROTO_UDP, socketCookie } from "../sys/socket.js";
+import { Btf } from "./btf.js";
+import { loadIteratorProgram, readIterator } from "./iterator.js";
+import { type TaskFileLayout, taskFileLayout } from "./layout.js";
+import { socketFinderProgram } from "./program.js";
+import { decodeRecord, type FoundSocket, KEY_SIZE, Record } from "./record.js";
+
+export type { FoundSocket } from "./record.js";
+
+/** A backend: the destination address (IPv4 or IPv6 text) and port sockets are connected to. */
+export interface Backend {
+  readonly address: string;
+  readonly port: number;
+}
+
+export type OnePassProtocol = "udp" | "tcp";
+
+export interface FindOptions {
+  readonly backends: readonly Backend[];
+  /** Default ["udp"]. */
+  readonly protocols?: readonly OnePassProtocol[];
+}
+
+/** A socket whose cookie could not be asked for (its holder closed it or exited meanwhile). */
+export interface CookieNote {
+  readonly kind: "cookie-unknown";
+  readonly inode: number;
+  readonly pid: number;
+  readonly fd: number;
+  /** What happened: the failed call's message, or that the descriptor names another file now. */
+  readonly reason: string;
+}
+
+export interface FoundSockets {
+  /** Each socket once, with one process holding it; `cookie` 0n only where a note says why. */
+  readonly sockets: FoundSocket[];
+  /** Records the pass wrote: one per descriptor holding a matching socket. */
+  readonly records: number;
+  readonly notes: CookieNote[];
+}
+
+const PROTOCOL_NUMBERS: Record<OnePassProtocol, number> = { udp: IPPROTO_UDP, tcp: IPPROTO_TCP };
+
+let vmlinuxLayout: TaskFileLayout | undefined;
+
+/** The running kernel's layout, read from its BTF once per process. BtfError when it lacks one. */
+export function kernelLayout(): TaskFileLayout {
+  vmlinuxLayout ??= taskFileLayout(Btf.vmlinux());
+  return vmlinuxLayout;
+}
+
+/** The map keys of `backends` (checked: QueryError names a bad one), without repeats. */
+export function backendKeys(backends: readonly Backend[]): Buffer[] {
+  if (!Array.isArray(backends)) throw new QueryError("backends", String(backends), "expected an array");
+  const keys = new Map<string, Buffer>();
+  for (const backend of backends) {
+    const { address, port } = (backend ?? {}) as Partial<Backend>;
+    const v6 = typeof address === "string" && address.includes(":");
+    const words = typeof address === "string" ? addressWords(address, v6) : undefined;
+    if (words === undefined) throw new QueryError("backends", String(address), "not an IPv4 or IPv6 address");
+    if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65535) {
+      throw new QueryError("backends", `${address} port ${port}`, "a port is an integer from 1 to 65535");
+    }
+    const key = Buffer.alloc(KEY_SIZE);
+    const mapped: readonly number[] = v6 ? words : [0, 0, 0xffff, words[0]];
+    for (let i = 0; i < 4; i++) key.writeUInt32BE((mapped[i] as number) >>> 0, 4 * i);
+    key.writeUInt16BE(port as number, 16);
+    keys.set(key.toString("hex"), key);
+  }
+  return [...keys.values()];
+}
+
+function protocolNumbers(protocols: readonly OnePassProtocol[] | undefined): number[] {
+  const given = protocols ?? ["udp"];
+  if (!Array.isArray(given) || given.length === 0) {
+    throw new QueryError("protocols", String(given), 'expected a non-empty array of "udp" and "tcp"');
+  }
+  return given.map((p) => {
+    const number = PROTOCOL_NUMBERS[p as OnePassProtocol];
+    if (number === undefined) throw new QueryError("protocols", String(p), 'expected "udp" or "tcp"');
+    return number;
+  });
+}
+
+/**
+ * The sockets of `protocols` connected to one of `backends`, in every network namespace, found in
+ * one pass over the open files of every task of the caller's PID namespace. Throws BtfError,
+ * VerifierError or SysError (EPERM without the privileges) when the pass cannot run; nothing
+ * stays loaded either way.
+ */
+export function findConnectedSockets(options: FindOptions): FoundSockets {
+  const keys = backendKeys(options.backends);
+  const protocols = protocolNumbers(options.protocols);
+  const layout = kernelLayout();
+  const value = Buffer.alloc(1, 1);
+  const mapFd = bpfMapCreate(
+    "sockdiag_bknds",
+    BPF_MAP_TYPE_HASH,
+    KEY_SIZE,
+    value.length,
+    Math.max(1, keys.length),
+  );
+  let progFd: number;
+  try {
+    for (const key of keys) bpfMapUpdate(mapFd, key, value);
+    const insns = socketFinderProgram({ layout, mapFd, protocols });
+    progFd = loadIteratorProgram({ name: "sockdiag_find", insns, attachBtfId: layout.attachBtfId });
+  } finally {
+    close(mapFd);
+  }
+  // A socket no one asked the cookie of yet has none (0): those are told apart by inode.
+  const byCookie = new Map<bigint, FoundSocket>();
+  const byInode = new Map<bigint, FoundSocket>();
+  let records = 0;
+  try {
+    readIterator(progFd, Record.size, (buffer, length) => {
+      const view = new DataView(buffer.buffer, buffer.byteOffset, length);
+      for (let at = 0; at < length; at += Record.size) {
+        records++;
+        const cookie = view.getBigUint64(at + Record.cookie, true);
+        const [map, key] =
+          cookie === 0n ? [byInode, view.getBigUint64(at + Record.inode, true)] : [byCookie, cookie];
+        if (!map.has(key)) map.set(key, decodeRecord(view, at));
+      }
+    });
+  } finally {
+    close(progFd);
+  }
+  const notes: CookieNote[] = [];
+  const sockets = [...byCookie.values()];
+  for (const socket of byInode.values()) {
+    const cookie = askCookie(socket, notes);
+    if (cookie !== 0n && byCookie.has(cookie)) continue;
+    sockets.push(cookie === 0n ? socket : { ...socket, cookie });
+  }
+  return { sockets, records, notes };
+}
+
+/**
+ * The cookie of a socket that had none, asked through a copy of its holder's descriptor: the one
+ * sock_diag will report from now on. 0n, with a note, when the holder no longer has it.
+ */
+function askCookie(socket: FoundSocket, notes: CookieNote[]): bigint {
+  let copy: number | undefined;
+  let reason: string;
+  try {
+    copy = takeDescriptor(socket.pid, socket.fd);
+    // The descriptor may name another file by now: only the same socket's cookie will do.
+    if (fstatSync(copy).ino === socket.inode) return socketCookie(copy);
+    reason = "the descriptor names another file now";
+  } catch (err) {
+    reason = (err as Error).message;
+  } finally {
+    if (copy !== undefined) close(copy);
+  }
+  notes.push({ kind: "cookie-unknown", inode: socket.inode, pid: socket.pid, fd: socket.fd, reason });
+  return 0n;
+}

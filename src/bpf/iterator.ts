@@ -1,0 +1,89 @@
+/**
+ * Running an iterator program: load it (a refusal read again with the verifier's log, as a typed
+ * VerifierError), attach it as an iterator link, make one pass and read it. Every descriptor is
+ * closed before the call returns or throws, so nothing stays loaded.
+ */
+import {
+  BPF_PROG_TYPE_TRACING,
+  BPF_TRACE_ITER,
+  bpfIterCreate,
+  bpfIterLinkCreate,
+  bpfIterRead,
+  bpfProgLoad,
+  type ProgLoad,
+} from "../sys/bpf.js";
+import { errnoName, SysError } from "../sys/errors.js";
+import { close } from "../sys/socket.js";
+import { VerifierError } from "./errors.js";
+
+const LICENSE = Buffer.from("GPL\0", "latin1");
+const LOG_SIZE = 1 << 20;
+const READ_SIZE = 1 << 16;
+
+export interface IteratorProgram {
+  readonly name: string;
+  readonly insns: Buffer;
+  readonly attachBtfId: number;
+}
+
+/** Loads `program` as a BPF_TRACE_ITER tracing program: its descriptor, owned by the caller. */
+export function loadIteratorProgram(program: IteratorProgram): number {
+  const load: ProgLoad = {
+    type: BPF_PROG_TYPE_TRACING,
+    expectedAttachType: BPF_TRACE_ITER,
+    attachBtfId: program.attachBtfId,
+    insns: program.insns,
+    license: LICENSE,
+    name: program.name,
+  };
+  try {
+    return bpfProgLoad(load);
+  } catch (err) {
+    if (!(err instanceof SysError)) throw err;
+    // Again with the verifier's log: a second load only on failure, as libbpf does.
+    const log = Buffer.alloc(LOG_SIZE);
+    try {
+      const fd = bpfProgLoad({ ...load, log });
+      close(fd);
+    } catch (again) {
+      if (!(again instanceof SysError)) throw again;
+      const end = log.indexOf(0);
+      const text = log.toString("latin1", 0, end < 0 ? log.length : end);
+      throw new VerifierError(program.name, again.errno, errnoName(again.errno), text);
+    }
+    throw err;
+  }
+}
+
+/**
+ * One pass of the iterator program `progFd`: `onBytes` gets each read's whole records of
+ * `recordSize` bytes (a partial one is kept for the next read). The link and iterator are closed
+ * before it returns; the program's descriptor stays the caller's.
+ */
+export function readIterator(
+  progFd: number,
+  recordSize: number,
+  onBytes: (buffer: Buffer, length: number) => void,
+): void {
+  const linkFd = bpfIterLinkCreate(progFd);
+  try {
+    const iterFd = bpfIterCreate(linkFd);
+    try {
+      const buffer = Buffer.allocUnsafe(READ_SIZE - (READ_SIZE % recordSize));
+      let held = 0;
+      for (;;) {
+        const n = bpfIterRead(iterFd, buffer, held);
+        if (n === 0) break;
+        const length = held + n;
+        const whole = length - (length % recordSize);
+        onBytes(buffer, whole);
+        held = length - whole;
+        buffer.copy(buffer, 0, whole, length);
+      }
+    } finally {
+      close(iterFd);
+    }
+  } finally {
+    close(linkFd);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The socket-finding program: an `iter/task_file` tracing program run once for every open file of
+ * every task (the kernel skips a thread sharing its leader's file table). For a socket of one of
+ * the wanted protocols whose destination address and port are a key of the backend map, it writes
+ * one record (record.ts) with bpf_seq_write; everything else it passes over.
+ */
+import { Assembler, FP, type Reg, type Width } from "./asm.js";
+import type { Field, TaskFileLayout } from "./layout.js";
+import { Record } from "./record.js";
+
+const AF_INET = 2;
+const AF_INET6 = 10;
+/** The first address word of a v4-mapped address, ::ffff:0:0 (bytes 00 00 ff ff), as a little-endian store. */
+const V4_MAPPED_WORD = 0xffff0000;
+
+const CTX: Reg = 6;
+const FILE: Reg = 7;
+const SK: Reg = 8;
+/** The record is built on the stack, at the frame's bottom. */
+const REC = -Record.size;
+
+export interface ProgramOptions {
+  readonly layout: TaskFileLayout;
+  /** The backend map: KEY_SIZE-byte keys (record.ts), any value. */
+  readonly mapFd: number;
+  /** IP protocol numbers to report (IPPROTO_UDP, IPPROTO_TCP). */
+  readonly protocols: readonly number[];
+}
+
+/** A field's load or store, its width checked by the layout. */
+const width = (field: Field): Width => field.size as Width;
+
+/** The program's instructions. */
+export function socketFinderProgram({ layout, mapFd, protocols }: ProgramOptions): Buffer {
+  const a = new Assembler();
+  const f = layout.fields;
+  // r3 = *(src + field); *(rec + at) = r3
+  const copy = (src: Reg, field: Field, at: number, extra = 0): void => {
+    const w = field.size === 16 ? 4 : width(field);
+    a.load(w, 3, src, field.offset + extra).store(w, FP, REC + at + extra, 3);
+  };
+
+  a.mov(CTX, 1);
+  a.load(8, FILE, CTX, f.ctxFile.offset).jumpIf(FILE, "==", 0, "out");
+  a.mov(1, FILE).call("sock_from_file").jumpIf(0, "==", 0, "out");
+  a.load(8, SK, 0, f.socketSk.offset).jumpIf(SK, "==", 0, "out");
+
+  a.load(width(f.protocol), 3, SK, f.protocol.offset);
+  for (const protocol of protocols) a.jumpIf(3, "==", protocol, "wanted");
+  a.jump("out");
+  a.label("wanted").store(2, FP, REC + Record.protocol, 3);
+  a.load(width(f.family), 3, SK, f.family.offset).store(2, FP, REC + Record.family, 3);
+  a.jumpIf(3, "==", AF_INET, "v4").jumpIf(3, "!=", AF_INET6, "out");
+  for (let i = 0; i < 16; i += 4) {
+    copy(SK, f.v6RcvSaddr, Record.src, i);
+    copy(SK, f.v6Daddr, Record.dst, i);
+  }
+  a.jump("addresses");
+  a.label("v4");
+  for (const [at, field] of [
+    [Record.src, f.rcvSaddr],
+    [Record.dst, f.daddr],
+  ] as const) {
+    a.storeImm(4, FP, REC + at, 0)
+      .storeImm(4, FP, REC + at + 4, 0)
+      .storeImm(4, FP, REC + at + 8, V4_MAPPED_WORD);
+    copy(SK, field, at + 12);
+  }
+  a.label("addresses");
+  copy(SK, f.dport, Record.dport);
+
+  a.loadMap(1, mapFd)
+    .mov(2, FP)
+    .addImm(2, REC + Record.dst)
+    .call("map_lookup_elem")
+    .jumpIf(0, "==", 0, "out");
+
+  copy(SK, f.num, Record.sport);
+  copy(SK, f.boundDevIf, Record.boundIfindex);
+  copy(SK, f.type, Record.type);
+  copy(SK, f.state, Record.state);
+  a.storeImm(1, FP, REC + Record.state + 1, 0).storeImm(4, FP, REC + Record.state + 2, 0);
+  a.load(8, 1, SK, f.net.offset);
+  copy(1, f.netInum, Record.netns);
+  copy(CTX, f.ctxFd, Record.fd);
+  a.load(8, 1, CTX, f.ctxTask.offset).jumpIf(1, "==", 0, "out");
+  copy(1, f.taskTgid, Record.tgid);
+  a.load(8, 1, FILE, f.fileInode.offset);
+  copy(1, f.inodeIno, Record.inode);
+  copy(SK, f.cookie, Record.cookie);
+
+  a.load(8, 1, CTX, f.ctxMeta.offset).load(8, 1, 1, f.metaSeq.offset);
+  a.mov(2, FP).addImm(2, REC).movImm(3, Record.size).call("seq_write");
+  a.label("out").movImm(0, 0).exit();
+  return a.build();
+}

@@ -1,0 +1,88 @@
+/**
+ * The fixed-size record the socket-finding program writes for each socket it finds, and its
+ * decoding. Addresses are 16 bytes in network order, an IPv4 one in its v4-mapped form
+ * (::ffff:a.b.c.d), so that the destination and its port, consecutive, are the backend map's key.
+ */
+import { formatIPv4, formatIPv6, isV4Mapped } from "../diag/address.js";
+import { AF_INET } from "../sys/socket.js";
+
+export const Record = {
+  cookie: 0, // u64
+  netns: 8, // u32: the socket's namespace (sk_net's ns.inum)
+  family: 12, // u16
+  protocol: 14, // u16
+  src: 16, // 16 bytes
+  dst: 32, // 16 bytes
+  dport: 48, // u16, network order
+  sport: 50, // u16, host order (skc_num)
+  boundIfindex: 52, // s32
+  tgid: 56, // u32
+  fd: 60, // u32
+  inode: 64, // u64
+  type: 72, // u16
+  state: 74, // u8
+  size: 80,
+} as const;
+
+/** The backend map's key: the destination address and port, as in the record. */
+export const KEY_OFFSET = Record.dst;
+export const KEY_SIZE = 18;
+
+/** A socket the pass found: the socket's own fields and one process holding it. */
+export interface FoundSocket {
+  /** The socket's network namespace: its inode number, as /proc/PID/ns/net shows it. */
+  readonly netns: number;
+  readonly cookie: bigint;
+  /** AF_INET or AF_INET6. */
+  readonly family: number;
+  /** IPPROTO_UDP or IPPROTO_TCP. */
+  readonly protocol: number;
+  /** SOCK_DGRAM, SOCK_STREAM, ... */
+  readonly type: number;
+  /** The kernel's state number (TCP_ESTABLISHED = 1, as sock_diag reports). */
+  readonly state: number;
+  readonly src: string;
+  readonly sport: number;
+  readonly dst: string;
+  readonly dport: number;
+  /** The interface the socket is bound to (SO_BINDTODEVICE), 0 when none. */
+  readonly boundIfindex: number;
+  /** The socket's inode number (as /proc/PID/fd/N links show it). */
+  readonly inode: number;
+  /** One process holding the socket, and its descriptor there. */
+  readonly pid: number;
+  readonly fd: number;
+}
+
+/** The 16 address bytes at `at` as text: dotted IPv4 for an AF_INET socket, else IPv6 text. */
+function addressAt(view: DataView, at: number, family: number): string {
+  const [w0, w1, w2, w3] = [0, 4, 8, 12].map((i) => view.getUint32(at + i, false)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (family === AF_INET && isV4Mapped(w0, w1, w2)) return formatIPv4(w3);
+  return formatIPv6(w0, w1, w2, w3);
+}
+
+/** The record at `at` of `view`. */
+export function decodeRecord(view: DataView, at: number): FoundSocket {
+  const family = view.getUint16(at + Record.family, true);
+  return {
+    netns: view.getUint32(at + Record.netns, true),
+    cookie: view.getBigUint64(at + Record.cookie, true),
+    family,
+    protocol: view.getUint16(at + Record.protocol, true),
+    type: view.getUint16(at + Record.type, true),
+    state: view.getUint8(at + Record.state),
+    src: addressAt(view, at + Record.src, family),
+    sport: view.getUint16(at + Record.sport, true),
+    dst: addressAt(view, at + Record.dst, family),
+    dport: view.getUint16(at + Record.dport, false),
+    boundIfindex: view.getInt32(at + Record.boundIfindex, true),
+    inode: Number(view.getBigUint64(at + Record.inode, true)),
+    pid: view.getUint32(at + Record.tgid, true),
+    fd: view.getUint32(at + Record.fd, true),
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The bpf(2) system call: maps, programs, links and iterators. Each wrapper fills a `union
+ * bpf_attr` (include/uapi/linux/bpf.h) in a reused buffer, takes Buffers for the memory the
+ * kernel reads or writes (their addresses go into the attribute), and returns the new descriptor,
+ * owned by the caller, or throws SysError.
+ */
+import { readSync } from "node:fs";
+import { Errno, SysError } from "./errors.js";
+import koffi from "./koffi.cjs";
+import { errno, native } from "./libc.js";
+
+const SYS_BPF: Partial<Record<NodeJS.Architecture, number>> = { x64: 321, arm64: 280 };
+
+const BPF_MAP_CREATE = 0;
+const BPF_MAP_UPDATE_ELEM = 2;
+const BPF_PROG_LOAD = 5;
+const BPF_LINK_CREATE = 28;
+const BPF_ITER_CREATE = 33;
+
+export const BPF_MAP_TYPE_HASH = 1;
+export const BPF_PROG_TYPE_TRACING = 26;
+export const BPF_TRACE_ITER = 28;
+
+/** sizeof(union bpf_attr) in the headers this was written against; a newer kernel takes it. */
+const ATTR_SIZE = 144;
+const attr = Buffer.alloc(ATTR_SIZE);
+
+function bpf(cmd: number, detail: string): number {
+  const nr = SYS_BPF[process.arch];
+  if (nr === undefined)
+    throw new SysError("bpf", Errno.ENOSYS, `${detail}: no syscall number for ${process.arch}`);
+  for (;;) {
+    const result = Number(native.bpf(nr, cmd, attr, ATTR_SIZE));
+    if (result >= 0) return result;
+    const e = errno();
+    if (e !== Errno.EINTR && e !== Errno.EAGAIN) throw new SysError("bpf", e, detail);
+  }
+}
+
+function clearAttr(): void {
+  attr.fill(0);
+}
+
+/** The address of a Buffer's memory, for a pointer field of the attribute. */
+function addressOf(buffer: Buffer): bigint {
+  return koffi.address(buffer);
+}
+
+/** BPF_MAP_CREATE: a map of `type` with keys and values of the given sizes, named (15 bytes). */
+export function bpfMapCreate(
+  name: string,
+  type: number,
+  keySize: number,
+  valueSize: number,
+  maxEntries: number,
+): number {
+  clearAttr();
+  attr.write(name.slice(0, 15), 28, "latin1");
+  attr.writeUInt32LE(type, 0);
+  attr.writeUInt32LE(keySize, 4);
+  attr.writeUInt32LE(valueSize, 8);
+  attr.writeUInt32LE(maxEntries, 12);
+  return bpf(BPF_MAP_CREATE, "BPF_MAP_CREATE");
+}
+
+/** BPF_MAP_UPDATE_ELEM: set `key` to `value` (BPF_ANY). */
+export function bpfMapUpdate(mapFd: number, key: Buffer, value: Buffer): void {
+  clearAttr();
+  attr.writeUInt32LE(mapFd, 0);
+  attr.writeBigUInt64LE(addressOf(key), 8);
+  attr.writeBigUInt64LE(addressOf(value), 16);
+  bpf(BPF_MAP_UPDATE_ELEM, "BPF_MAP_UPDATE_ELEM");
+}
+
+export interface ProgLoad {
+  readonly type: number;
+  readonly expectedAttachType: number;
+  readonly attachBtfId: number;
+  /** The instructions, 8 bytes each. */
+  readonly insns: Buffer;
+  /** NUL-terminated. */
+  readonly license: Buffer;
+  /** At most 15 bytes. */
+  readonly name: string;
+  /** Where the verifier writes its log (log level 1), or none. */
+  readonly log?: Buffer;
+}
+
+/** BPF_PROG_LOAD: the program's descriptor. A refusal throws SysError; its log is in `log`. */
+export function bpfProgLoad(prog: ProgLoad): number {
+  clearAttr();
+  attr.writeUInt32LE(prog.type, 0);
+  attr.writeUInt32LE(prog.insns.length / 8, 4);
+  attr.writeBigUInt64LE(addressOf(prog.insns), 8);
+  attr.writeBigUInt64LE(addressOf(prog.license), 16);
+  if (prog.log) {
+    prog.log.fill(0);
+    attr.writeUInt32LE(1, 24);
+    attr.writeUInt32LE(prog.log.length, 28);
+    attr.writeBigUInt64LE(addressOf(prog.log), 32);
+  }
+  attr.write(prog.name.slice(0, 15), 48, "latin1");
+  attr.writeUInt32LE(prog.expectedAttachType, 68);
+  attr.writeUInt32LE(prog.attachBtfId, 108);
+  return bpf(BPF_PROG_LOAD, "BPF_PROG_LOAD");
+}
+
+/** BPF_LINK_CREATE for an iterator program with no parameters (every object of its target). */
+export function bpfIterLinkCreate(progFd: number): number {
+  clearAttr();
+  attr.writeUInt32LE(progFd, 0);
+  attr.writeUInt32LE(BPF_TRACE_ITER, 8);
+  return bpf(BPF_LINK_CREATE, "BPF_LINK_CREATE");
+}
+
+/** BPF_ITER_CREATE: a new pass of the iterator behind `linkFd`, read with bpfIterRead. */
+export function bpfIterCreate(linkFd: number): number {
+  clearAttr();
+  attr.writeUInt32LE(linkFd, 0);
+  return bpf(BPF_ITER_CREATE, "BPF_ITER_CREATE");
+}
+
+/** read(2) of an iterator into `buffer` from `offset`: the bytes read, 0 at the end of the pass. */
+export function bpfIterRead(iterFd: number, buffer: Buffer, offset: number): number {
+  for (;;) {
+    try {
+      return readSync(iterFd, buffer, offset, buffer.length - offset, null);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EINTR" || code === "EAGAIN") continue;
+      const number = -((err as NodeJS.ErrnoException).errno ?? -Errno.EIO);
+      throw new SysError("read", number, "bpf iterator");
+    }
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * pidfd_open(2) and pidfd_getfd(2): a copy of another process's descriptor, to ask its socket
+ * what only the socket can answer (its cookie). Root's privilege (ptrace access) is required.
+ */
+import { SysError } from "./errors.js";
+import { errno, native } from "./libc.js";
+import { close } from "./socket.js";
+
+// The same numbers on every architecture (the syscall table unified from 5.x on).
+const SYS_PIDFD_OPEN = 434;
+const SYS_PIDFD_GETFD = 438;
+
+/** A duplicate, in this process, of descriptor `fd` of process `pid`; owned by the caller. */
+export function takeDescriptor(pid: number, fd: number): number {
+  const pidfd = Number(native.pidfdOpen(SYS_PIDFD_OPEN, pid, 0));
+  if (pidfd < 0) throw new SysError("pidfd_open", errno(), String(pid));
+  try {
+    const copy = Number(native.pidfdGetfd(SYS_PIDFD_GETFD, pidfd, fd, 0));
+    if (copy < 0) throw new SysError("pidfd_getfd", errno(), `${pid}, ${fd}`);
+    return copy;
+  } finally {
+    close(pidfd);
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Loading, attaching and reading an iterator program on the real kernel: a program the verifier
+ * refuses is a VerifierError carrying the verifier's log; nothing stays loaded or open after a
+ * pass or a refusal (this process's descriptors, and bpftool's lists).
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { Assembler } from "../../src/bpf/asm.js";
+import { Btf, Kind } from "../../src/bpf/btf.js";
+import { VerifierError } from "../../src/bpf/errors.js";
+import { loadIteratorProgram, readIterator } from "../../src/bpf/iterator.js";
+import { close } from "../../src/sys/socket.js";
+import { bpfFds, describeAsRoot, loadedBpf, loadedBpfSettled } from "../kit/index.js";
+
+const taskFile = (): number => Btf.vmlinux().find(Kind.FUNC, "bpf_iter_task_file");
+
+describeAsRoot("iterator programs", () => {
+  test("a program the verifier refuses is a VerifierError with the log, and leaves nothing", async () => {
+    const before = bpfFds();
+    // r0 is never set before exit: "R0 !read_ok"
+    const insns = new Assembler().exit().build();
+    const err = (() => {
+      try {
+        loadIteratorProgram({ name: "sockdiag_bad", insns, attachBtfId: taskFile() });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    assert.ok(err instanceof VerifierError, `not a VerifierError: ${err}`);
+    assert.equal(err.code, "ERR_SOCKDIAG_VERIFIER");
+    assert.equal(err.errno, 13); // EACCES
+    assert.match(err.log, /R0 !read_ok/);
+    assert.match(err.message, /sockdiag_bad: EACCES: .*R0 !read_ok/);
+    assert.deepEqual(bpfFds(), before);
+    assert.deepEqual(await loadedBpfSettled(), []);
+  });
+
+  test("a program reading a context field past its end is refused with the verifier's reason", async () => {
+    const insns = new Assembler().load(8, 2, 1, 4096).movImm(0, 0).exit().build();
+    assert.throws(() => loadIteratorProgram({ name: "sockdiag_bad", insns, attachBtfId: taskFile() }), {
+      name: "VerifierError",
+      log: /invalid bpf_context access|access beyond/,
+    });
+    assert.deepEqual(await loadedBpfSettled(), []);
+  });
+
+  test("a program that writes each file's descriptor number is read back whole, then nothing stays", async () => {
+    const before = bpfFds();
+    // *(u32 *)(fp - 8) = ctx->fd; seq_write(ctx->meta->seq, fp - 8, 4) for each file
+    const btf = Btf.vmlinux();
+    const fd = btf.member("bpf_iter__task_file", "fd").offset;
+    const file = btf.member("bpf_iter__task_file", "file").offset;
+    const seq = btf.member("bpf_iter_meta", "seq").offset;
+    const a = new Assembler()
+      .mov(6, 1)
+      .load(8, 2, 6, file)
+      .jumpIf(2, "==", 0, "out")
+      .load(4, 3, 6, fd)
+      .store(4, 10, -8, 3)
+      .load(8, 1, 6, 0)
+      .load(8, 1, 1, seq)
+      .mov(2, 10)
+      .addImm(2, -8)
+      .movImm(3, 4)
+      .call("seq_write")
+      .label("out")
+      .movImm(0, 0)
+      .exit();
+    const progFd = loadIteratorProgram({ name: "sockdiag_fds", insns: a.build(), attachBtfId: taskFile() });
+    let reads = 0;
+    let records = 0;
+    let stdin = 0;
+    try {
+      assert.ok(
+        loadedBpf().some((line) => / sockdiag_fds$/.test(line)),
+        "bpftool lists the program while it is loaded",
+      );
+      readIterator(progFd, 4, (buffer, length) => {
+        reads++;
+        assert.equal(length % 4, 0);
+        for (let at = 0; at < length; at += 4) {
+          records++;
+          if (buffer.readUInt32LE(at) === 0) stdin++;
+        }
+      });
+    } finally {
+      close(progFd);
+    }
+    // every process with a descriptor 0 wrote one; this one among them
+    assert.ok(
+      reads >= 1 && records > stdin && stdin >= 1,
+      `${reads} reads, ${records} records, ${stdin} fd 0`,
+    );
+    assert.deepEqual(bpfFds(), before);
+    assert.deepEqual(await loadedBpfSettled(), []);
+  });
+});
