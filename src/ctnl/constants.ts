@@ -77,7 +77,7 @@ export const CTA_FILTER_FLAG_CTA_PROTO_NUM = 1 << 3;
 export const CTA_FILTER_FLAG_CTA_PROTO_SRC_PORT = 1 << 4;
 export const CTA_FILTER_FLAG_CTA_PROTO_DST_PORT = 1 << 5;
 
-export { AF_INET, AF_INET6, AF_UNSPEC } from "../sys/socket.js";
+export { AF_INET, AF_INET6, AF_UNSPEC } from "../sys/index.js";
 
 /** enum ip_conntrack_status bits, by the names conntrack-tools prints (IPS_ prefix dropped). */
 export const IPS_SEEN_REPLY = 1 << 1;

@@ -8,7 +8,7 @@ import {
   IPPROTO_TCP,
   IPPROTO_UDP,
   IPPROTO_UDPLITE,
-} from "../sys/socket.js";
+} from "../sys/index.js";
 
 /** Protocol name -> IP protocol number. */
 export const CT_PROTOCOLS: Readonly<Record<string, number>> = {

@@ -13,7 +13,7 @@ import {
   IPPROTO_TCP,
   IPPROTO_UDP,
   IPPROTO_UDPLITE,
-} from "../sys/socket.js";
+} from "../sys/index.js";
 import type { Extension, InetFamily, InetProtocol, Protocol } from "./socket.js";
 
 export const NETLINK_SOCK_DIAG = 4;
@@ -25,7 +25,7 @@ export const SKNLGRP_INET_UDP_DESTROY = 2;
 export const SKNLGRP_INET6_TCP_DESTROY = 3;
 export const SKNLGRP_INET6_UDP_DESTROY = 4;
 
-export { AF_INET, AF_INET6, AF_UNIX } from "../sys/socket.js";
+export { AF_INET, AF_INET6, AF_UNIX } from "../sys/index.js";
 
 /** Request attributes (enum { INET_DIAG_REQ_NONE, ... }). */
 export const INET_DIAG_REQ_BYTECODE = 1;

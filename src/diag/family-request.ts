@@ -5,7 +5,7 @@
  * sdiag_family and answers ENOENT when it has none (net/core/sock_diag.c).
  */
 import { type MessageWriter, NLM_F_DUMP, NLM_F_REQUEST } from "../netlink/index.js";
-import { AF_NETLINK, AF_PACKET, AF_TIPC, AF_VSOCK, AF_XDP } from "../sys/socket.js";
+import { AF_NETLINK, AF_PACKET, AF_TIPC, AF_VSOCK, AF_XDP } from "../sys/index.js";
 import { INET_PROTOCOLS, isInetProtocol, SOCK_DIAG_BY_FAMILY } from "./constants.js";
 import type { Protocol } from "./socket.js";
 

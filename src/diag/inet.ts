@@ -13,7 +13,7 @@ import {
   NLM_F_REQUEST,
   putU32LE,
 } from "../netlink/index.js";
-import { IPPROTO_RAW } from "../sys/socket.js";
+import { IPPROTO_RAW } from "../sys/index.js";
 import type { AddressTexts } from "./address.js";
 import {
   AF_INET,

@@ -8,12 +8,12 @@
  */
 
 import { Errno, MisuseError, SysError } from "../sys/errors.js";
-import { interfaceName } from "../sys/ioctl.js";
 import {
   AF_NETLINK,
   bind,
   close,
   getsockoptInt,
+  interfaceName,
   MSG_TRUNC,
   readable,
   recvfrom,
@@ -28,7 +28,7 @@ import {
   setsockoptInt,
   socket,
   writeInBackground,
-} from "../sys/socket.js";
+} from "../sys/index.js";
 import { NetlinkProtocolError, NetlinkTimeoutError } from "./errors.js";
 import { NETLINK_CAP_ACK, SOL_NETLINK } from "./message.js";
 

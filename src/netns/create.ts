@@ -9,7 +9,7 @@ import {
   NLM_F_REQUEST,
   NLMSG_HDRLEN,
 } from "../netlink/index.js";
-import { ifNameToIndex } from "../sys/socket.js";
+import { ifNameToIndex } from "../sys/index.js";
 import { openNetlinkIn, runIn, threadNetns } from "./enter.js";
 import { NetnsError } from "./errors.js";
 import type { NetNS } from "./handle.js";

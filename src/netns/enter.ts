@@ -6,7 +6,7 @@
  */
 import { type NetlinkOptions, NetlinkSocket } from "../netlink/index.js";
 import { SysError } from "../sys/errors.js";
-import { CLONE_NEWNET, setns, unshare } from "../sys/namespace.js";
+import { CLONE_NEWNET, setns, unshare } from "../sys/index.js";
 import {
   NetnsAsyncCallbackError,
   NetnsError,

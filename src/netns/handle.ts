@@ -6,8 +6,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, type Stats, statf
 import { constants as os } from "node:os";
 import { QueryError } from "../options/index.js";
 import { MisuseError, type SysError } from "../sys/errors.js";
-import { ioctlInt, NS_GET_NSTYPE } from "../sys/ioctl.js";
-import { CLONE_NEWNET } from "../sys/namespace.js";
+import { CLONE_NEWNET, ioctlInt, NS_GET_NSTYPE } from "../sys/index.js";
 import { fsError, NetnsError, NotANetnsError, type NotANetnsKind } from "./errors.js";
 import type { NetnsRef } from "./ref.js";
 

@@ -6,7 +6,7 @@
  */
 import { closeSync, constants, mkdirSync, openSync, unlinkSync } from "node:fs";
 import { Errno, SysError } from "../sys/errors.js";
-import { MNT_DETACH, MS_BIND, MS_REC, MS_SHARED, mount, umount2 } from "../sys/namespace.js";
+import { MNT_DETACH, MS_BIND, MS_REC, MS_SHARED, mount, umount2 } from "../sys/index.js";
 import { type CreateOptions, create } from "./create.js";
 import { threadNetns } from "./enter.js";
 import {

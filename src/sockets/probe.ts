@@ -21,7 +21,7 @@ import {
   SOCK_DGRAM,
   socket,
   socketCookie,
-} from "../sys/socket.js";
+} from "../sys/index.js";
 import { Destroyer } from "./destroyer.js";
 import { Dumper } from "./dump.js";
 import { UnsupportedProtocolError } from "./errors.js";

@@ -27,7 +27,7 @@ import {
   type Target,
   threadNetns,
 } from "../netns/index.js";
-import { AF_INET } from "../sys/socket.js";
+import { AF_INET } from "../sys/index.js";
 import { Dumper, type DumpOptions } from "./dump.js";
 import type { InetDump, QueryPlan } from "./query.js";
 

@@ -32,7 +32,7 @@ import {
 } from "../netns/index.js";
 import { checkList, checkOptions, type KnownKeys, QueryError } from "../options/index.js";
 import { recordOrThrow } from "../run/index.js";
-import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/socket.js";
+import { IPPROTO_TCP, IPPROTO_UDP, readable } from "../sys/index.js";
 
 /** What to watch, and where (default the caller's own namespace; "all": it and every other). */
 export interface WatchQuery extends NamespaceSelection {
