@@ -14,7 +14,7 @@
  * elsewhere) may outlast its window: it is then kept, without passes, and its window starts again
  * when it stops serving or leaves every slice, its real removal.
  */
-import type { AgentBackend } from "./backend.js";
+import type { AgentBackend, BackendKey } from "./backend.js";
 import type { Clock } from "./clock.js";
 
 export interface AftercareOptions {
@@ -22,14 +22,14 @@ export interface AftercareOptions {
   windowMs: number;
   clock: Clock;
   /** Whether a backend is still listed as terminating (its window starts again when it stops). */
-  isTerminating: (key: string) => boolean;
+  isTerminating: (key: BackendKey) => boolean;
   /** Called when passes are due: call take(). */
   onDue: () => void;
 }
 
 /** A backend in aftercare, due for a pass. */
 export interface LateCheck {
-  key: string;
+  key: BackendKey;
   backend: AgentBackend;
   services: string[];
   /** Whose its listings were when it was removed (EndpointCache.ownersOf). */
@@ -48,9 +48,9 @@ const MAX_INTERVAL_MS = 8000;
 const GATHER_MS = 250;
 
 export class Aftercare {
-  private readonly watched = new Map<string, Watched>();
+  private readonly watched = new Map<BackendKey, Watched>();
   /** Past their window while still terminating: no passes until they stop. */
-  private readonly waiting = new Map<string, LateCheck>();
+  private readonly waiting = new Map<BackendKey, LateCheck>();
   private timer: unknown;
 
   constructor(private readonly options: AftercareOptions) {}
@@ -63,7 +63,7 @@ export class Aftercare {
   }
 
   /** The backend stopped serving or left every slice: if it is in aftercare, its window starts again. */
-  restart(key: string): void {
+  restart(key: BackendKey): void {
     const check = this.watched.get(key) ?? this.waiting.get(key);
     if (!check) return;
     this.waiting.delete(key);
@@ -72,13 +72,13 @@ export class Aftercare {
   }
 
   /** The backend is live again, or its address someone else's: its aftercare ends now. */
-  end(key: string): void {
+  end(key: BackendKey): void {
     this.waiting.delete(key);
     if (this.watched.delete(key)) this.schedule();
   }
 
   /** Whose the backend's listings were when it was removed; undefined when not in aftercare. */
-  ownersOf(key: string): readonly string[] | undefined {
+  ownersOf(key: BackendKey): readonly string[] | undefined {
     return (this.watched.get(key) ?? this.waiting.get(key))?.owners;
   }
 
@@ -102,7 +102,7 @@ export class Aftercare {
     return due;
   }
 
-  has(key: string): boolean {
+  has(key: BackendKey): boolean {
     return this.watched.has(key) || this.waiting.has(key);
   }
 

@@ -11,6 +11,7 @@
  */
 import type { Logger } from "pino";
 import { Aftercare } from "./aftercare.js";
+import type { BackendKey } from "./backend.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Before, EndpointCache } from "./endpoint-cache.js";
 import type { AgentMetrics } from "./metrics.js";
@@ -50,7 +51,7 @@ export class Agent implements SliceSink {
   private readonly aftercare: Aftercare;
   private readonly passes: Passes;
   private readonly clock: Clock;
-  private saved = new Map<string, string[]>();
+  private saved = new Map<BackendKey, string[]>();
   private synced = false;
   /** A list is being applied. */
   private applying = false;
@@ -126,8 +127,8 @@ export class Agent implements SliceSink {
    */
   async replace(staged: ReadonlyMap<string, SliceContent>, count: number): Promise<void> {
     this.applying = true;
-    const touched = new Map<string, Before>();
-    const merge = (changes: Map<string, Before>) => {
+    const touched = new Map<BackendKey, Before>();
+    const merge = (changes: Map<BackendKey, Before>) => {
       // A backend absent before, not pending and not in aftercare changes nothing: not worth remembering.
       for (const [key, before] of changes)
         if (
@@ -190,7 +191,7 @@ export class Agent implements SliceSink {
     if (this.synced) await this.save();
   }
 
-  private changed(touched: ReadonlyMap<string, Before>): void {
+  private changed(touched: ReadonlyMap<BackendKey, Before>): void {
     if (touched.size === 0) return;
     const before = this.tracker.pendingCount;
     this.tracker.observe(touched);
@@ -241,7 +242,7 @@ export class Agent implements SliceSink {
    * listing it when it was removed (`owners`): the address is someone else's now, whatever the
    * new listing's conditions.
    */
-  private listedForAnother(key: string, owners: readonly string[]): boolean {
+  private listedForAnother(key: BackendKey, owners: readonly string[]): boolean {
     return this.cache.ownersOf(key).some((owner) => !owners.includes(owner));
   }
 

@@ -15,6 +15,7 @@
  *   endpoint, where kube-proxy sends its clients instead;
  * - "absent" when no slice lists it as serving.
  */
+import type { BackendKey } from "./backend.js";
 import type { SliceContent } from "./slice.js";
 
 /** Where a backend stands in the merged view. */
@@ -50,22 +51,22 @@ function entryOf(listed: Listed): Entry {
 
 export class EndpointCache {
   private readonly byId = new Map<string, SliceContent>();
-  private readonly entries = new Map<string, Listed>();
+  private readonly entries = new Map<BackendKey, Listed>();
   /** How many ready endpoints each group has, over every slice; a group without any is not kept. */
   private readonly readyIn = new Map<string, number>();
   /** The backends each group lists as terminating (with how many listings), for the groups that do. */
-  private readonly terminatingIn = new Map<string, Map<string, number>>();
+  private readonly terminatingIn = new Map<string, Map<BackendKey, number>>();
   /** The group of each terminating listing, for the backends that have some. */
-  private readonly groupsOf = new Map<string, string[]>();
+  private readonly groupsOf = new Map<BackendKey, string[]>();
   /** Whose each listing that is not ready is ("namespace/service pod-uid"), for the backends that have some. */
-  private readonly notReadyOf = new Map<string, string[]>();
+  private readonly notReadyOf = new Map<BackendKey, string[]>();
 
   /**
    * Put a slice (added or modified); returns the backends whose standing may change, as they were.
    * A slice that lists nothing the agent acts on (a TCP-only Service when it acts on UDP) and had
    * nothing skipped is not kept: it costs nothing.
    */
-  put(slice: SliceContent): Map<string, Before> {
+  put(slice: SliceContent): Map<BackendKey, Before> {
     if (slice.keys.length === 0 && slice.notReady === undefined && !slice.skipped)
       return this.remove(slice.id);
     const old = this.byId.get(slice.id);
@@ -77,7 +78,7 @@ export class EndpointCache {
   }
 
   /** Remove a slice (deleted); returns the backends whose standing may change, as they were. */
-  remove(id: string): Map<string, Before> {
+  remove(id: string): Map<BackendKey, Before> {
     const old = this.byId.get(id);
     if (!old) return new Map();
     const touched = this.snapshot([old]);
@@ -101,7 +102,7 @@ export class EndpointCache {
     return this.byId.keys();
   }
 
-  status(key: string): BackendStatus {
+  status(key: BackendKey): BackendStatus {
     const entry = this.entries.get(key);
     if (entry === undefined) return "absent";
     if (typeof entry === "string" || entry.ready > 0) return "ready";
@@ -110,7 +111,7 @@ export class EndpointCache {
   }
 
   /** The Services listing the backend as serving now, each once. */
-  servicesOf(key: string): string[] {
+  servicesOf(key: BackendKey): string[] {
     const listed = this.entries.get(key);
     if (listed === undefined) return [];
     const listedBy = typeof listed === "string" ? listed : listed.listedBy;
@@ -121,7 +122,7 @@ export class EndpointCache {
    * Whose the listings of the backend that are not ready are (terminating, or not serving), each
    * "namespace/service pod-uid" (the uid "" without a targetRef).
    */
-  ownersOf(key: string): string[] {
+  ownersOf(key: BackendKey): string[] {
     return [...(this.notReadyOf.get(key) ?? [])];
   }
 
@@ -134,9 +135,9 @@ export class EndpointCache {
   }
 
   /** How the backends that `slices` list, or that their groups list as terminating, stand now. */
-  private snapshot(slices: readonly SliceContent[]): Map<string, Before> {
-    const touched = new Map<string, Before>();
-    const note = (key: string) => {
+  private snapshot(slices: readonly SliceContent[]): Map<BackendKey, Before> {
+    const touched = new Map<BackendKey, Before>();
+    const note = (key: BackendKey) => {
       if (!touched.has(key)) touched.set(key, this.before(key));
     };
     for (const slice of slices) {
@@ -149,7 +150,7 @@ export class EndpointCache {
     return touched;
   }
 
-  private before(key: string): Before {
+  private before(key: BackendKey): Before {
     return this.entries.has(key) ? { status: this.status(key), services: this.servicesOf(key) } : ABSENT;
   }
 
@@ -171,7 +172,7 @@ export class EndpointCache {
         entry.terminating += delta;
         for (const group of groups) {
           addListing(this.groupsOf, key, group, delta);
-          const inGroup = this.terminatingIn.get(group) ?? new Map<string, number>();
+          const inGroup = this.terminatingIn.get(group) ?? new Map<BackendKey, number>();
           this.terminatingIn.set(group, inGroup);
           addCount(inGroup, key, delta);
           if (inGroup.size === 0) this.terminatingIn.delete(group);
@@ -197,14 +198,14 @@ export class EndpointCache {
 }
 
 /** Add `delta` to the count under `key`; a count of 0 is not kept. */
-function addCount(counts: Map<string, number>, key: string, delta: number): void {
+function addCount<K>(counts: Map<K, number>, key: K, delta: number): void {
   const count = (counts.get(key) ?? 0) + delta;
   if (count === 0) counts.delete(key);
   else counts.set(key, count);
 }
 
 /** Add one `value` to the list under `key` (delta 1), or take one away (-1); an empty list is not kept. */
-function addListing(lists: Map<string, string[]>, key: string, value: string, delta: 1 | -1): void {
+function addListing(lists: Map<BackendKey, string[]>, key: BackendKey, value: string, delta: 1 | -1): void {
   const list = lists.get(key);
   if (delta > 0) {
     if (list) list.push(value);

@@ -7,6 +7,7 @@
  */
 import type { Logger } from "pino";
 import type { LateCheck } from "./aftercare.js";
+import { keyText } from "./backend.js";
 import type { Clock } from "./clock.js";
 import type { AgentMetrics } from "./metrics.js";
 import type { PodEvents } from "./pod-events.js";
@@ -81,7 +82,7 @@ export class Passes {
     try {
       return await this.parts.terminator.terminate(backends.map((b) => b.backend));
     } catch (err) {
-      this.parts.logger.fatal({ err, backends: backends.map((b) => b.key) }, "terminator failed");
+      this.parts.logger.fatal({ err, backends: backends.map((b) => keyText(b.key)) }, "terminator failed");
       this.working = false;
       this.parts.onFatal(err);
       return undefined;
@@ -91,7 +92,7 @@ export class Passes {
   private summary(backends: readonly LateCheck[], outcome: BatchOutcome, ms: number) {
     return {
       services: [...new Set(backends.flatMap((b) => b.services))],
-      backends: backends.map((b) => b.key),
+      backends: backends.map((b) => keyText(b.key)),
       namespaces: outcome.namespaces,
       ...(outcome.touched.length > 0 ? { touched: outcome.touched } : {}),
       errors: outcome.errors.length,

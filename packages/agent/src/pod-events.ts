@@ -5,6 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { LateCheck } from "./aftercare.js";
+import { keyText } from "./backend.js";
 import type { EventRecorder, PodHappening } from "./events.js";
 import type { PodIndex } from "./pods.js";
 import type { PodSockets } from "./socket-pods.js";
@@ -18,7 +19,7 @@ export class PodEvents {
 
   /** The batch of `backends` destroyed the sockets of `destroyed`: queue their Events. */
   tell(backends: readonly LateCheck[], destroyed: readonly PodSockets[]): void {
-    const services = new Map(backends.map((b) => [b.key, b.services]));
+    const services = new Map(backends.map((b) => [keyText(b.key), b.services]));
     for (const { uid, backends: counts } of destroyed) {
       const pod = this.pods.pod(uid);
       const sockets = [...counts.values()].reduce((a, b) => a + b, 0);

@@ -9,7 +9,7 @@
  * after the oldest pending removal, so that a burst of changes becomes one batch and a steady churn
  * cannot postpone removals forever.
  */
-import { type AgentBackend, parseBackendKey } from "./backend.js";
+import { type AgentBackend, type BackendKey, backendOf } from "./backend.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { BackendStatus, Before, EndpointCache } from "./endpoint-cache.js";
 import type { KnownGroup } from "./state-file.js";
@@ -19,7 +19,7 @@ export type TerminatingPolicy = "terminate" | "keep";
 
 /** A backend removal due for termination. */
 export interface Removal {
-  key: string;
+  key: BackendKey;
   backend: AgentBackend;
   /** The Services that listed it when it was last live. */
   services: string[];
@@ -40,8 +40,8 @@ export interface TrackerOptions {
 }
 
 export class RemovalTracker {
-  private readonly pending = new Map<string, Removal>();
-  private readonly inFlight = new Map<string, Removal>();
+  private readonly pending = new Map<BackendKey, Removal>();
+  private readonly inFlight = new Map<BackendKey, Removal>();
   private readonly clock: Clock;
   private timer: unknown;
   private lastChange = Number.NEGATIVE_INFINITY;
@@ -57,7 +57,7 @@ export class RemovalTracker {
    * Look again at backends whose listings changed in the cache (as `put`/`remove` return them,
    * with how they stood before): one that was live and is not any more is a removal.
    */
-  observe(touched: ReadonlyMap<string, Before>): void {
+  observe(touched: ReadonlyMap<BackendKey, Before>): void {
     const now = this.clock.now();
     let removed = false;
     for (const [key, before] of touched) {
@@ -85,7 +85,7 @@ export class RemovalTracker {
    * After the first list: backends of the saved set that are not live now were removed while the
    * agent was away, and are due at once. Returns how many.
    */
-  restore(saved: ReadonlyMap<string, readonly string[]>): number {
+  restore(saved: ReadonlyMap<BackendKey, readonly string[]>): number {
     const dueNow = this.clock.now() - this.options.coalesceMs;
     let count = 0;
     for (const [key, services] of saved) {
@@ -153,11 +153,11 @@ export class RemovalTracker {
   }
 
   /** Whether the backend is live now (ready or fallback; with keep, terminating too). */
-  isLiveKey(key: string): boolean {
+  isLiveKey(key: BackendKey): boolean {
     return this.isLive(this.cache.status(key));
   }
 
-  isPending(key: string): boolean {
+  isPending(key: BackendKey): boolean {
     return this.pending.has(key);
   }
 
@@ -197,11 +197,4 @@ export class RemovalTracker {
       this.options.onDue();
     }, delay);
   }
-}
-
-/** The backend a cache key names (keys come from backendKey, so they always parse). */
-function backendOf(key: string): AgentBackend {
-  const backend = parseBackendKey(key);
-  if (!backend) throw new Error(`not a backend key: ${key}`);
-  return backend;
 }

@@ -14,19 +14,19 @@ import { constants, type Stats } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { setImmediate as turn } from "node:timers/promises";
-import { asBackend, backendKey, parseBackendKey } from "./backend.js";
+import { asBackend, type BackendKey, backendKey, keyText, parseKeyText } from "./backend.js";
 
-/** A backend the agent knows: its key (as backendKey prints it) and the Services listing it. */
+/** Backends the agent knows, and the Service listing them. */
 export interface KnownGroup {
   /** The Service ("namespace/name") that lists them; undefined for backends known with no Service. */
   service: string | undefined;
-  keys: readonly string[];
+  keys: readonly BackendKey[];
 }
 
 /** What load() found. */
 export interface LoadedState {
-  /** Backend key (canonical, checked with parseBackendKey) -> the Services that listed it. */
-  backends: Map<string, string[]>;
+  /** Backend -> the Services that listed it. */
+  backends: Map<BackendKey, string[]>;
   /**
    * Set when the file exists but could not be used: unreadable, a symbolic link, not a regular
    * file, larger than maxBytes, not JSON, of an unknown version. The set is then empty.
@@ -68,10 +68,10 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 const CREATE_FLAGS = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-/** The saved set as written, grouped by Service (version 2). */
+/** The saved set grouped by Service (version 2), its keys as the file shows them once written. */
 interface Body {
-  services: Record<string, readonly string[]>;
-  unlisted: string[];
+  services: Record<string, readonly BackendKey[]>;
+  unlisted: BackendKey[];
 }
 
 export class StateFile {
@@ -247,8 +247,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** The saved set grouped by Service; one synchronous pass, so 100,000 backends are quick. */
 function group(known: Iterable<KnownGroup>): Body {
   // No prototype: a Service named "__proto__" or "constructor" is just a name.
-  const services: Record<string, readonly string[]> = Object.create(null);
-  const unlisted: string[] = [];
+  const services: Record<string, readonly BackendKey[]> = Object.create(null);
+  const unlisted: BackendKey[] = [];
   for (const { service, keys } of known) {
     if (service === undefined) {
       for (const key of keys) unlisted.push(key);
@@ -270,40 +270,48 @@ function* pieces(body: Body): Generator<string> {
   let text = `{"version":${VERSION},"savedAt":${JSON.stringify(new Date().toISOString())},"services":{`;
   let first = true;
   for (const service in body.services) {
-    text += `${first ? "" : ","}${JSON.stringify(service)}:${JSON.stringify(body.services[service])}`;
+    text += `${first ? "" : ","}${JSON.stringify(service)}:${keysJson(body.services[service]!)}`;
     first = false;
     if (text.length >= PIECE_CHARS) {
       yield text;
       text = "";
     }
   }
-  yield `${text}},"unlisted":${JSON.stringify(body.unlisted)}}\n`;
+  yield `${text}},"unlisted":${keysJson(body.unlisted)}}\n`;
 }
 
-function addService(backends: Map<string, string[]>, key: string, service: string | undefined): void {
+/** Keys as a JSON array of their texts ("10.0.0.5:53/udp"). */
+function keysJson(keys: readonly BackendKey[]): string {
+  return JSON.stringify(keys.map(keyText));
+}
+
+function addService(backends: Map<BackendKey, string[]>, key: BackendKey, service: string | undefined): void {
   const services = backends.get(key);
   if (services === undefined) backends.set(key, service === undefined ? [] : [service]);
   else if (service !== undefined && !services.includes(service)) services.push(service);
 }
 
 async function fromVersion2(groups: Record<string, unknown>, unlisted: unknown[]): Promise<LoadedState> {
-  const backends = new Map<string, string[]>();
+  const backends = new Map<BackendKey, string[]>();
   let invalid = 0;
   let count = 0;
+  const keyOf = (text: unknown) => (typeof text === "string" ? parseKeyText(text) : undefined);
   for (const service of Object.keys(groups)) {
     const keys = groups[service];
     if (!Array.isArray(keys)) {
       invalid++;
       continue;
     }
-    for (const key of keys) {
-      if (typeof key === "string" && parseBackendKey(key)) addService(backends, key, service);
+    for (const text of keys) {
+      const key = keyOf(text);
+      if (key !== undefined) addService(backends, key, service);
       else invalid++;
       if (++count % CHUNK === 0) await turn();
     }
   }
-  for (const key of unlisted) {
-    if (typeof key === "string" && parseBackendKey(key)) addService(backends, key, undefined);
+  for (const text of unlisted) {
+    const key = keyOf(text);
+    if (key !== undefined) addService(backends, key, undefined);
     else invalid++;
     if (++count % CHUNK === 0) await turn();
   }
@@ -312,7 +320,7 @@ async function fromVersion2(groups: Record<string, unknown>, unlisted: unknown[]
 
 /** Version 1: `backends: [{address, port, protocol, services}]`, as agents before this one wrote. */
 async function fromVersion1(entries: unknown[]): Promise<LoadedState> {
-  const backends = new Map<string, string[]>();
+  const backends = new Map<BackendKey, string[]>();
   let invalid = 0;
   let count = 0;
   for (const entry of entries) {

@@ -6,7 +6,7 @@
 import { statSync } from "node:fs";
 import type { BatchTerminationReport, ConntrackEntry, InetSocket, TallyCounts } from "sockdiag";
 import { BackendTerminator, probe } from "sockdiag/promises";
-import { type AgentBackend, backendKey, canonicalAddress } from "./backend.js";
+import { type AgentBackend, backendText, canonicalAddress } from "./backend.js";
 import { netnsOwners } from "./netns-owners.js";
 import { type DestroyedSocket, type PodSockets, podsOfSockets } from "./socket-pods.js";
 
@@ -181,7 +181,7 @@ class SocketRecord {
     if (address !== undefined)
       this.sockets.push({
         inode: socket.inode,
-        backend: backendKey({ address, port: socket.dport, protocol }),
+        backend: backendText({ address, port: socket.dport, protocol }),
       });
     return true;
   };

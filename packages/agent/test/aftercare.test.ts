@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Aftercare, type LateCheck } from "../src/aftercare.js";
-import { parseBackendKey } from "../src/backend.js";
+import { keyText, parseBackendText, parseKeyText } from "../src/backend.js";
 import { ManualClock } from "./kit/index.js";
 
-const check = (key: string): LateCheck => ({
-  key,
-  backend: parseBackendKey(key)!,
+/** The key a text names. */
+const k = (text: string) => parseKeyText(text)!;
+const check = (text: string): LateCheck => ({
+  key: k(text),
+  backend: parseBackendText(text)!,
   services: ["default/dns"],
   owners: [],
 });
@@ -18,10 +20,10 @@ function scene(windowMs: number, terminating = new Set<string>()) {
   const aftercare: Aftercare = new Aftercare({
     windowMs,
     clock,
-    isTerminating: (key) => terminating.has(key),
+    isTerminating: (key) => terminating.has(keyText(key)),
     onDue: () => {
       const due = aftercare.take();
-      if (due.length > 0) passes.push([clock.now(), due.map((c) => c.key)]);
+      if (due.length > 0) passes.push([clock.now(), due.map((c) => keyText(c.key))]);
     },
   });
   return { clock, passes, aftercare };
@@ -46,7 +48,7 @@ describe("Aftercare", () => {
     s.aftercare.start([check("10.0.0.2:53/udp"), check("10.0.0.3:53/udp")]);
     s.clock.advance(900);
     assert.deepEqual(s.passes, [[1000, ["10.0.0.1:53/udp", "10.0.0.2:53/udp", "10.0.0.3:53/udp"]]]);
-    s.aftercare.end("10.0.0.2:53/udp");
+    s.aftercare.end(k("10.0.0.2:53/udp"));
     s.clock.advance(30_000);
     assert.ok(s.passes.slice(1).every(([, keys]) => !keys.includes("10.0.0.2:53/udp")));
     assert.ok(s.passes.slice(1).some(([, keys]) => keys.includes("10.0.0.3:53/udp")));
@@ -73,11 +75,11 @@ describe("Aftercare", () => {
       [1000, 3000, 7000, 10_000],
     );
     assert.equal(s.aftercare.size, 0, "no backend in its window");
-    assert.ok(s.aftercare.has("10.0.0.1:53/udp"), "waiting while terminating");
+    assert.ok(s.aftercare.has(k("10.0.0.1:53/udp")), "waiting while terminating");
     // One stops serving; the other is live again (its aftercare ends).
     terminating.clear();
-    s.aftercare.restart("10.0.0.1:53/udp");
-    s.aftercare.end("10.0.0.2:53/udp");
+    s.aftercare.restart(k("10.0.0.1:53/udp"));
+    s.aftercare.end(k("10.0.0.2:53/udp"));
     s.clock.advance(60_000);
     assert.deepEqual(s.passes.slice(4), [
       [61_000, ["10.0.0.1:53/udp"]],
@@ -85,21 +87,21 @@ describe("Aftercare", () => {
       [67_000, ["10.0.0.1:53/udp"]],
       [70_000, ["10.0.0.1:53/udp"]],
     ]);
-    assert.equal(s.aftercare.has("10.0.0.1:53/udp"), false);
-    assert.equal(s.aftercare.has("10.0.0.2:53/udp"), false);
+    assert.equal(s.aftercare.has(k("10.0.0.1:53/udp")), false);
+    assert.equal(s.aftercare.has(k("10.0.0.2:53/udp")), false);
   });
 
   test("restarted within its window, a backend's window runs from then; one not in aftercare is not taken in", () => {
     const s = scene(10_000);
     s.aftercare.start([check("10.0.0.1:53/udp")]);
     s.clock.advance(5000);
-    s.aftercare.restart("10.0.0.1:53/udp");
-    s.aftercare.restart("10.0.0.9:53/udp");
+    s.aftercare.restart(k("10.0.0.1:53/udp"));
+    s.aftercare.restart(k("10.0.0.9:53/udp"));
     s.clock.advance(60_000);
     assert.deepEqual(
       s.passes.map(([at]) => at),
       [1000, 3000, 6000, 8000, 12_000, 15_000],
     );
-    assert.equal(s.aftercare.has("10.0.0.9:53/udp"), false);
+    assert.equal(s.aftercare.has(k("10.0.0.9:53/udp")), false);
   });
 });

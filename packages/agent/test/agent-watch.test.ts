@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { AgentBackend } from "../src/backend.js";
+import { type AgentBackend, keyText } from "../src/backend.js";
 import { StateFile } from "../src/state-file.js";
 import { emptyOutcome } from "../src/terminator.js";
 import {
@@ -31,7 +31,7 @@ after(async () => {
 async function savedKeys(dir: string): Promise<string[]> {
   const loaded = await new StateFile(dir).load();
   assert.equal(loaded.problem, undefined);
-  return [...loaded.backends.keys()].sort();
+  return [...loaded.backends.keys()].map(keyText).sort();
 }
 
 async function stateDir(): Promise<string> {

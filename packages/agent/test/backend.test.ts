@@ -6,9 +6,13 @@ import {
   type AgentBackend,
   asBackend,
   backendKey,
+  backendOf,
+  backendText,
   canonicalAddress,
   isValidPort,
-  parseBackendKey,
+  keyText,
+  parseBackendText,
+  parseKeyText,
 } from "../src/backend.js";
 
 const protocol = fc.constantFrom("udp" as const, "tcp" as const);
@@ -99,7 +103,7 @@ describe("canonicalAddress", () => {
   });
 });
 
-describe("backendKey and parseBackendKey", () => {
+describe("backendText and parseBackendText", () => {
   test("keys as the agent prints them, and back", () => {
     const cases: [AgentBackend, string][] = [
       [{ address: "10.0.0.5", port: 53, protocol: "udp" }, "10.0.0.5:53/udp"],
@@ -108,8 +112,8 @@ describe("backendKey and parseBackendKey", () => {
       [{ address: "0.0.0.1", port: 1, protocol: "tcp" }, "0.0.0.1:1/tcp"],
     ];
     for (const [backend, key] of cases) {
-      assert.equal(backendKey(backend), key);
-      assert.deepEqual(parseBackendKey(key), backend);
+      assert.equal(backendText(backend), key);
+      assert.deepEqual(parseBackendText(key), backend);
     }
   });
 
@@ -117,8 +121,8 @@ describe("backendKey and parseBackendKey", () => {
     fc.assert(
       fc.property(backendAddress, port, protocol, (raw, port, protocol) => {
         const backend = { address: canonicalAddress(raw)!, port, protocol };
-        const key = backendKey(backend);
-        assert.deepEqual(parseBackendKey(key), backend);
+        const key = backendText(backend);
+        assert.deepEqual(parseBackendText(key), backend);
       }),
     );
   });
@@ -126,10 +130,10 @@ describe("backendKey and parseBackendKey", () => {
   test("a mapped address and its IPv4 address are one key", () => {
     const mapped = asBackend({ address: "::ffff:10.0.0.5", port: 53, protocol: "udp" });
     assert.deepEqual(mapped, { address: "10.0.0.5", port: 53, protocol: "udp" });
-    assert.equal(backendKey(mapped!), "10.0.0.5:53/udp");
+    assert.equal(backendText(mapped!), "10.0.0.5:53/udp");
     // The mapped spelling of a key is not canonical, so it is not a key.
-    assert.equal(parseBackendKey("[::ffff:10.0.0.5]:53/udp"), undefined);
-    assert.equal(parseBackendKey("[::ffff:a00:5]:53/udp"), undefined);
+    assert.equal(parseBackendText("[::ffff:10.0.0.5]:53/udp"), undefined);
+    assert.equal(parseBackendText("[::ffff:a00:5]:53/udp"), undefined);
   });
 
   test("strict: anything but the exact canonical key of a valid backend is undefined", () => {
@@ -168,16 +172,16 @@ describe("backendKey and parseBackendKey", () => {
       "[::]:53/udp",
       "255.255.255.255:53/udp",
     ])
-      assert.equal(parseBackendKey(bad), undefined, JSON.stringify(bad));
-    assert.equal(parseBackendKey(53 as unknown as string), undefined);
+      assert.equal(parseBackendText(bad), undefined, JSON.stringify(bad));
+    assert.equal(parseBackendText(53 as unknown as string), undefined);
   });
 
   test("never throws; whatever it accepts prints back as the same key", () => {
     const keyish = fc.stringMatching(/^\[?[0-9a-fA-F:.%]{0,20}\]?:[0-9]{0,6}\/(udp|tcp|UDP|x)?$/);
     fc.assert(
       fc.property(fc.oneof(fc.string(), keyish), (text) => {
-        const parsed = parseBackendKey(text);
-        if (parsed !== undefined) assert.equal(backendKey(parsed), text);
+        const parsed = parseBackendText(text);
+        if (parsed !== undefined) assert.equal(backendText(parsed), text);
       }),
       { numRuns: 2000 },
     );
@@ -187,11 +191,89 @@ describe("backendKey and parseBackendKey", () => {
     fc.assert(
       fc.property(fc.ipV6(), port, protocol, (raw, port, protocol) => {
         const key = `[${raw}]:${port}/${protocol}`;
-        const parsed = parseBackendKey(key);
+        const parsed = parseBackendText(key);
         if (canonicalAddress(raw) === raw) assert.deepEqual(parsed, { address: raw, port, protocol });
         else assert.equal(parsed, undefined, key);
       }),
     );
+  });
+});
+
+describe("backendKey: a backend's identity as one number (IPv4) or bigint (IPv6)", () => {
+  /** Any valid backend, its address canonical. */
+  const backend = fc
+    .tuple(backendAddress, port, protocol)
+    .map(([raw, port, protocol]): AgentBackend => ({ address: canonicalAddress(raw)!, port, protocol }));
+
+  test("IPv4 is a number, IPv6 a bigint; each names its backend back, and prints as its text", () => {
+    const cases: [AgentBackend, "number" | "bigint"][] = [
+      [{ address: "10.0.0.5", port: 53, protocol: "udp" }, "number"],
+      [{ address: "0.0.0.1", port: 1, protocol: "tcp" }, "number"],
+      [{ address: "255.255.255.254", port: 65535, protocol: "tcp" }, "number"],
+      [{ address: "fd00::5", port: 53, protocol: "udp" }, "bigint"],
+      [{ address: "::1", port: 65535, protocol: "tcp" }, "bigint"],
+      [{ address: "::10.0.0.5", port: 53, protocol: "udp" }, "bigint"],
+      [{ address: "::ffff:0:a00:5", port: 53, protocol: "udp" }, "bigint"],
+      [{ address: "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", port: 65535, protocol: "tcp" }, "bigint"],
+      [{ address: "1:0:0:2::3", port: 8080, protocol: "tcp" }, "bigint"],
+    ];
+    for (const [b, type] of cases) {
+      const key = backendKey(b);
+      assert.equal(typeof key, type, backendText(b));
+      assert.deepEqual(backendOf(key), b);
+      assert.equal(keyText(key), backendText(b));
+      assert.equal(parseKeyText(backendText(b)), key);
+    }
+    assert.ok(Number.isSafeInteger(backendKey(cases[2]![0])), "the largest IPv4 key is exact");
+  });
+
+  test("round trip: every valid backend's key names it back", () => {
+    fc.assert(
+      fc.property(backend, (b) => {
+        assert.deepEqual(backendOf(backendKey(b)), b);
+        assert.equal(parseKeyText(keyText(backendKey(b))), backendKey(b));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("a mapped address is its IPv4 backend's key, however it is spelled", () => {
+    fc.assert(
+      fc.property(v4, port, protocol, ({ dotted, high, low }, port, protocol) => {
+        const key = backendKey({ address: dotted, port, protocol });
+        for (const spelling of [`::ffff:${dotted}`, `::ffff:${high}:${low}`, `0:0:0:0:0:FFFF:${high}:${low}`])
+          assert.equal(backendKey(asBackend({ address: spelling, port, protocol })!), key, spelling);
+      }),
+    );
+  });
+
+  test("two backends have the same key exactly when they are the same backend, as a Map tells them", () => {
+    fc.assert(
+      fc.property(backend, backend, (a, b) => {
+        const same = backendText(a) === backendText(b);
+        assert.equal(backendKey(a) === backendKey(b), same, `${backendText(a)} ${backendText(b)}`);
+        const map = new Map([[backendKey(a), "a"]]);
+        assert.equal(map.get(backendKey({ ...b })), same ? "a" : undefined);
+      }),
+      { numRuns: 5000 },
+    );
+    // Neighbours differ: the port, the protocol, the address's last bit, the family.
+    const base: AgentBackend = { address: "10.0.0.4", port: 53, protocol: "udp" };
+    const keys = [
+      base,
+      { ...base, port: 54 },
+      { ...base, protocol: "tcp" },
+      { ...base, address: "10.0.0.5" },
+      { ...base, address: "::10.0.0.4" },
+      { ...base, address: "::ffff:0:a00:4" },
+      { ...base, address: "fd00::a00:4" },
+    ].map((b) => backendKey(b as AgentBackend));
+    assert.equal(new Set(keys).size, keys.length);
+  });
+
+  test("an address that is not canonical has no key", () => {
+    for (const address of ["fd00:0::5", "FD00::5", "::ffff:10.0.0.5", "010.0.0.5", "10.0.0.5 ", "not-an-ip"])
+      assert.throws(() => backendKey({ address, port: 53, protocol: "udp" }), RangeError, address);
   });
 });
 

@@ -19,7 +19,7 @@ import {
   type V1DaemonSet,
   type V1ServiceAccount,
 } from "@kubernetes/client-node";
-import { backendKey } from "../src/backend.js";
+import { backendText } from "../src/backend.js";
 import { DEFAULT_NETNS_DIRS, parseOptions } from "../src/options.js";
 import { emptyOutcome } from "../src/terminator.js";
 import {
@@ -68,7 +68,7 @@ async function requestsOfAnAgent(): Promise<Set<string>> {
     // Each batch destroyed a socket of the client pod: an Event, then its series' update.
     const terminator = new RecordingTerminator((backends) => ({
       ...emptyOutcome(),
-      pods: [{ uid, backends: new Map(backends.map((b) => [backendKey(b), 1])) }],
+      pods: [{ uid, backends: new Map(backends.map((b) => [backendText(b), 1])) }],
     }));
     const t = await startTestAgent(api, { stateDir: dir.path, terminator, nodeName: "node-a" });
     try {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { pino } from "pino";
+import { parseKeyText } from "../src/backend.js";
 import {
   type EventObject,
   type EventOutcome,
@@ -226,7 +227,7 @@ describe("EventRecorder", () => {
 
 describe("PodEvents", () => {
   const services = (key: string, ...names: string[]) => ({
-    key,
+    key: parseKeyText(key)!,
     backend: { address: "10.0.0.1", port: 53, protocol: "udp" as const },
     services: names,
     owners: [],

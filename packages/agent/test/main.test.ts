@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { keyText } from "../src/backend.js";
 import { StateFile } from "../src/state-file.js";
 import {
   processAlive,
@@ -85,7 +86,7 @@ describe("sockdiag-agent bin", () => {
     assert.equal(code, 0);
     assert.ok(lines.some((l) => l.msg === "agent stopped"));
     const saved = await new StateFile(join(dir.path, "state")).load();
-    assert.deepEqual([...saved.backends.keys()].sort(), ["10.9.0.1:53/udp", "10.9.0.2:53/udp"]);
+    assert.deepEqual([...saved.backends.keys()].map(keyText).sort(), ["10.9.0.1:53/udp", "10.9.0.2:53/udp"]);
   });
 
   test("SIGTERM while the kubeconfig's exec plugin hangs: the agent exits 0, and the plugin and its child are gone", async () => {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { KubeConfig, type V1Pod } from "@kubernetes/client-node";
-import { backendKey } from "../src/backend.js";
+import { backendText } from "../src/backend.js";
 import { ExponentialBackoff } from "../src/backoff.js";
 import { EventApi } from "../src/event-api.js";
 import { type EventObject, microTime } from "../src/events.js";
@@ -269,7 +269,7 @@ describe("an Event storm through the agent", () => {
       ...emptyOutcome(),
       pods: uids
         .slice(20 * batch, 20 * ++batch)
-        .map((u) => ({ uid: u, backends: new Map([[backendKey(backends[0]!), 1]]) })),
+        .map((u) => ({ uid: u, backends: new Map([[backendText(backends[0]!), 1]]) })),
     }));
     const dir = await scratchDir("storm");
     const clock = new ManualClock();

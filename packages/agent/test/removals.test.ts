@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { V1EndpointSlice } from "@kubernetes/client-node";
+import { keyText, parseKeyText } from "../src/backend.js";
 import { EndpointCache } from "../src/endpoint-cache.js";
 import { type Removal, RemovalTracker, type TerminatingPolicy } from "../src/removals.js";
 import { objectId, readSlice, type SliceContent } from "../src/slice.js";
@@ -23,7 +24,7 @@ function scene(policy: TerminatingPolicy = "terminate", coalesceMs = 1000) {
       const due = tracker.take();
       if (due.length > 0) {
         taken.push(due);
-        batches.push(due.map((r) => r.key).sort());
+        batches.push(due.map((r) => keyText(r.key)).sort());
         tracker.settled(due);
       }
     },
@@ -67,7 +68,7 @@ describe("EndpointCache and RemovalTracker", () => {
       }
       s.clock.advance(5000);
       assert.deepEqual(s.batches, [], `delete first: ${deleteFirst}`);
-      assert.equal(s.cache.status("10.0.0.1:53/udp"), "ready");
+      assert.equal(s.cache.status(parseKeyText("10.0.0.1:53/udp")!), "ready");
     }
   });
 
@@ -88,7 +89,7 @@ describe("EndpointCache and RemovalTracker", () => {
     s.put(udpSlice("dns-a", "dns", 53, []));
     s.clock.advance(5000);
     assert.deepEqual(s.batches, []);
-    assert.deepEqual(s.cache.servicesOf("10.0.0.1:53/udp"), ["default/other"]);
+    assert.deepEqual(s.cache.servicesOf(parseKeyText("10.0.0.1:53/udp")!), ["default/other"]);
   });
 
   test("a terminating backend is removed with the terminate policy and kept with keep", () => {
@@ -127,6 +128,8 @@ describe("EndpointCache and RemovalTracker", () => {
       ...more,
     });
   const A = "10.0.0.1:53/udp";
+  /** The key a text names. */
+  const k = (text: string) => parseKeyText(text)!;
 
   test("the only serving backend, terminating, stays live; its removal comes with a ready replacement, and goes with it", () => {
     const s = scene();
@@ -134,10 +137,10 @@ describe("EndpointCache and RemovalTracker", () => {
     s.put(dns("dns-a", "dns", ["10.0.0.1~"]));
     s.clock.advance(60_000);
     assert.deepEqual(s.batches, [], "kube-proxy falls back to it: no removal");
-    assert.equal(s.cache.status(A), "fallback");
+    assert.equal(s.cache.status(k(A)), "fallback");
     // The replacement comes ready in another slice, goes before the window ends, then comes back.
     s.put(dns("dns-b", "dns", ["10.0.0.2"]));
-    assert.equal(s.cache.status(A), "terminating");
+    assert.equal(s.cache.status(k(A)), "terminating");
     s.clock.advance(500);
     s.put(dns("dns-b", "dns", []));
     s.clock.advance(60_000);
@@ -159,7 +162,7 @@ describe("EndpointCache and RemovalTracker", () => {
     s.put(dns("dns-unready", "dns", [], { endpoints: [{ addresses: ["10.0.0.5"], ready: false }] }));
     s.clock.advance(60_000);
     assert.deepEqual(s.batches, []);
-    assert.equal(s.cache.status(A), "fallback");
+    assert.equal(s.cache.status(k(A)), "fallback");
     // The same group, even on another port number (a named target port): kube-proxy sends them there.
     s.put(dns("dns-b", "dns", ["10.0.0.6"], { ports: [{ name: "dns", port: 5353, protocol: "UDP" }] }));
     s.clock.advance(1000);
@@ -230,7 +233,7 @@ describe("EndpointCache and RemovalTracker", () => {
   test("a backend's listings, one or several, ready or terminating, as they come and go", () => {
     const cache = new EndpointCache();
     const put = (s: V1EndpointSlice) => cache.put(content(s));
-    const at = () => ({ status: cache.status(A), services: cache.servicesOf(A).sort() });
+    const at = () => ({ status: cache.status(k(A)), services: cache.servicesOf(k(A)).sort() });
     put(dns("one-a", "one", ["10.0.0.1"]));
     assert.deepEqual(at(), { status: "ready", services: ["default/one"] });
     put(dns("two-a", "two", ["10.0.0.1~"]));
@@ -260,10 +263,10 @@ describe("EndpointCache and RemovalTracker", () => {
       ),
     );
     cache.put(content(dns("web-a", "web", [], { endpoints: [{ addresses: ["10.0.0.1"], ready: false }] })));
-    assert.deepEqual(cache.ownersOf(A), ["default/dns old", "default/web "]);
-    assert.deepEqual(cache.ownersOf("10.0.0.2:53/udp"), []);
+    assert.deepEqual(cache.ownersOf(k(A)), ["default/dns old", "default/web "]);
+    assert.deepEqual(cache.ownersOf(parseKeyText("10.0.0.2:53/udp")!), []);
     cache.remove("default/dns-a");
-    assert.deepEqual(cache.ownersOf(A), ["default/web "]);
+    assert.deepEqual(cache.ownersOf(k(A)), ["default/web "]);
   });
 
   test("a burst of changes becomes one batch; steady churn still acts within twice the window", () => {
@@ -299,13 +302,15 @@ describe("EndpointCache and RemovalTracker", () => {
   test("restore: saved backends absent from the first list are due at once; present ones are armed", () => {
     const s = scene();
     s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.2"]));
-    const saved = new Map(["10.0.0.1:53/udp", "10.0.0.2:53/udp"].map((key) => [key, ["default/dns"]]));
+    const saved = new Map(
+      ["10.0.0.1:53/udp", "10.0.0.2:53/udp"].map((text) => [parseKeyText(text)!, ["default/dns"]]),
+    );
     assert.equal(s.tracker.restore(saved), 1);
     s.clock.advance(0);
     assert.deepEqual(s.batches, [["10.0.0.1:53/udp"]]);
     assert.equal(s.taken[0]![0]!.restored, true);
     assert.deepEqual(
-      [...s.tracker.known()].flatMap((k) => k.keys),
+      [...s.tracker.known()].flatMap((k) => k.keys.map(keyText)),
       ["10.0.0.2:53/udp"],
     );
   });
@@ -321,7 +326,7 @@ describe("EndpointCache and RemovalTracker", () => {
     });
     tracker.observe(cache.put(content(udpSlice("a", "dns", 53, ["10.0.0.1", "10.0.0.2"]))));
     tracker.observe(cache.put(content(udpSlice("a", "dns", 53, ["10.0.0.2"]))));
-    const known = () => [...tracker.known()].flatMap((g) => g.keys).sort();
+    const known = () => [...tracker.known()].flatMap((g) => g.keys.map(keyText)).sort();
     assert.deepEqual(known(), ["10.0.0.1:53/udp", "10.0.0.2:53/udp"]);
     clock.advance(100);
     const due = tracker.take();

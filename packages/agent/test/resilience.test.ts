@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { after, afterEach, before, describe, test } from "node:test";
+import { parseKeyText } from "../src/backend.js";
 import { StateFile } from "../src/state-file.js";
 import { emptyOutcome } from "../src/terminator.js";
 import {
@@ -44,7 +45,9 @@ async function stateDir(saved: [key: string, service: string][] = []): Promise<s
   const state = new StateFile(dir.path);
   await state.prepare();
   if (saved.length > 0)
-    await state.save(saved.map(([key, service]) => ({ service: `default/${service}`, keys: [key] })));
+    await state.save(
+      saved.map(([key, service]) => ({ service: `default/${service}`, keys: [parseKeyText(key)!] })),
+    );
   return dir.path;
 }
 

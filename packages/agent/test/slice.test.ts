@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
+import { keyText, parseKeyText } from "../src/backend.js";
 import { readSlice, type SliceRead } from "../src/slice.js";
 import { endpointSlice } from "./kit/index.js";
 
@@ -9,7 +10,7 @@ const UDP = new Set(["udp"] as const);
 
 /** The keys of a read slice, each with whether it is terminating. */
 const listed = (read: SliceRead) =>
-  (read.content?.keys ?? []).map((k) => [k, read.content?.terminating?.has(k) ?? false]);
+  (read.content?.keys ?? []).map((k) => [keyText(k), read.content?.terminating?.has(k) ?? false]);
 const reasons = (read: SliceRead) => read.skipped.map((s) => s.reason);
 
 /** A well-formed UDP slice as raw JSON, with `change` applied to it. */
@@ -54,7 +55,7 @@ describe("readSlice", () => {
     ]);
     assert.deepEqual(read.skipped, [], "SCTP is ignored, not skipped");
     const udpOnly = readSlice(raw(), UDP);
-    assert.deepEqual(udpOnly.content?.keys, ["10.0.0.1:53/udp", "10.0.0.2:53/udp"]);
+    assert.deepEqual(udpOnly.content?.keys.map(keyText), ["10.0.0.1:53/udp", "10.0.0.2:53/udp"]);
   });
 
   test("IPv6 addresses are canonical, v4-mapped ones are their IPv4 backend; FQDN and portless slices are skipped with a reason", () => {
@@ -68,7 +69,7 @@ describe("readSlice", () => {
       }),
       BOTH,
     );
-    assert.deepEqual(v6.content?.keys, ["[fd00::5]:53/udp", "10.0.0.7:53/udp"]);
+    assert.deepEqual(v6.content?.keys.map(keyText), ["[fd00::5]:53/udp", "10.0.0.7:53/udp"]);
     assert.deepEqual(reasons(v6), ["address", "address"], "a name, and an IPv4 address in an IPv6 slice");
     const fqdn = readSlice(
       endpointSlice({
@@ -80,7 +81,7 @@ describe("readSlice", () => {
       }),
       BOTH,
     );
-    assert.deepEqual(fqdn.content?.keys, []);
+    assert.deepEqual(fqdn.content?.keys.map(keyText), []);
     assert.deepEqual(reasons(fqdn), ["addressType"]);
     const headless = readSlice(
       endpointSlice({
@@ -91,7 +92,7 @@ describe("readSlice", () => {
       }),
       BOTH,
     );
-    assert.deepEqual(headless.content?.keys, []);
+    assert.deepEqual(headless.content?.keys.map(keyText), []);
     assert.deepEqual(reasons(headless), ["port"]);
     const none = readSlice(
       endpointSlice({ name: "n", service: "x", ports: [], endpoints: [{ addresses: ["10.0.0.1"] }] }),
@@ -159,7 +160,7 @@ describe("readSlice", () => {
     for (const [what, change, addresses, expected] of cases) {
       const read = readSlice(raw(change), UDP);
       assert.deepEqual(
-        read.content?.keys ?? [],
+        (read.content?.keys ?? []).map(keyText),
         addresses.map((a) => `${a}:53/udp`),
         what,
       );
@@ -174,7 +175,8 @@ describe("readSlice", () => {
           raw((s) => Object.assign(s, { endpoints, ports, metadata })),
           BOTH,
         );
-        for (const key of read.content?.keys ?? []) assert.match(key, /^(\d+\.){3}\d+:\d+\/(udp|tcp)$/);
+        for (const key of read.content?.keys ?? [])
+          assert.match(keyText(key), /^(\d+\.){3}\d+:\d+\/(udp|tcp)$/);
       }),
     );
     fc.assert(
@@ -206,14 +208,17 @@ describe("readSlice: serving, as the API defines the conditions", () => {
         }),
         UDP,
       );
-      const key = "10.0.0.1:53/udp";
+      const key = parseKeyText("10.0.0.1:53/udp")!;
       const status = !read.content?.keys.includes(key)
         ? "absent"
         : read.content.terminating?.has(key)
           ? "terminating"
           : "serving";
       assert.equal(status, expected, JSON.stringify(conditions));
-      assert.ok(read.content?.keys.includes("10.0.0.2:53/udp"), "the other endpoint is still read");
+      assert.ok(
+        read.content?.keys.includes(parseKeyText("10.0.0.2:53/udp")!),
+        "the other endpoint is still read",
+      );
     }
   });
 
@@ -245,14 +250,20 @@ describe("readSlice: serving, as the API defines the conditions", () => {
       "kube-system/kube-dns dns-alt UDP IPv6",
     ]);
     assert.equal(content.ready, 2, "fd00::1 and fd00::4; not the endpoint without an address");
-    assert.deepEqual([...(content.terminating ?? [])], [["[fd00::2]:53/udp", content.groups]]);
-    assert.deepEqual(content.notReady, [
-      { key: "[fd00::2]:53/udp", pod: "p2" },
-      { key: "[fd00::2]:53/udp", pod: "p2" },
-      { key: "[fd00::3]:53/udp", pod: "p3" },
-      { key: "[fd00::3]:53/udp", pod: "p3" },
-    ]);
-    assert.deepEqual(content.keys, ["[fd00::1]:53/udp", "[fd00::2]:53/udp", "[fd00::4]:53/udp"]);
+    assert.deepEqual(
+      [...(content.terminating ?? [])].map(([key, groups]) => [keyText(key), groups]),
+      [["[fd00::2]:53/udp", content.groups]],
+    );
+    assert.deepEqual(
+      content.notReady?.map(({ key, pod }) => ({ key: keyText(key), pod })),
+      [
+        { key: "[fd00::2]:53/udp", pod: "p2" },
+        { key: "[fd00::2]:53/udp", pod: "p2" },
+        { key: "[fd00::3]:53/udp", pod: "p3" },
+        { key: "[fd00::3]:53/udp", pod: "p3" },
+      ],
+    );
+    assert.deepEqual(content.keys.map(keyText), ["[fd00::1]:53/udp", "[fd00::2]:53/udp", "[fd00::4]:53/udp"]);
     const unlabelled = readSlice(
       endpointSlice({
         name: "x",

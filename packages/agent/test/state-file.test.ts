@@ -20,7 +20,8 @@ import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, mock, test } from "node:test";
-import { type KnownGroup, StateDirError, StateFile } from "../src/state-file.js";
+import { keyText, parseKeyText } from "../src/backend.js";
+import { type KnownGroup, type LoadedState, StateDirError, StateFile } from "../src/state-file.js";
 
 /** A backend and the Services that list it, as tests write them. */
 interface KnownBackend {
@@ -32,9 +33,20 @@ interface KnownBackend {
 function groups(backends: Iterable<KnownBackend>): KnownGroup[] {
   return [...backends].flatMap(({ key, services }): KnownGroup[] =>
     services.length === 0
-      ? [{ service: undefined, keys: [key] }]
-      : services.map((service) => ({ service, keys: [key] })),
+      ? [{ service: undefined, keys: [parseKeyText(key)!] }]
+      : services.map((service) => ({ service, keys: [parseKeyText(key)!] })),
   );
+}
+
+/** What load() found, each backend as its text. */
+async function loadTexts(
+  state: StateFile,
+): Promise<Omit<LoadedState, "backends"> & { backends: Map<string, string[]> }> {
+  const loaded = await state.load();
+  return {
+    ...loaded,
+    backends: new Map([...loaded.backends].map(([key, services]) => [keyText(key), services])),
+  };
 }
 
 const dirs: string[] = [];
@@ -63,9 +75,9 @@ describe("StateFile", () => {
     await state.prepare();
     assert.equal((await stat(dir)).mode & 0o777, 0o700);
     await state.prepare(); // an existing directory that is fine stays fine
-    assert.deepEqual(await state.load(), { backends: new Map(), invalid: 0 });
+    assert.deepEqual(await loadTexts(state), { backends: new Map(), invalid: 0 });
     await state.save(groups([a, b]));
-    assert.deepEqual(await new StateFile(dir).load(), {
+    assert.deepEqual(await loadTexts(new StateFile(dir)), {
       backends: new Map([
         [a.key, [dns]],
         [b.key, []],
@@ -84,7 +96,7 @@ describe("StateFile", () => {
       state.save(groups([a, b])),
       state.save(groups([b])),
     ]);
-    assert.deepEqual([...(await state.load()).backends.keys()], [b.key]);
+    assert.deepEqual([...(await loadTexts(state)).backends.keys()], [b.key]);
   });
 
   test("save reads the iterable when it is called, not when it writes", async () => {
@@ -93,7 +105,7 @@ describe("StateFile", () => {
     const saving = state.save(groups(known.values()));
     known.set(b.key, b);
     await saving;
-    assert.deepEqual([...(await state.load()).backends.keys()], [a.key]);
+    assert.deepEqual([...(await loadTexts(state)).backends.keys()], [a.key]);
   });
 
   test("the file is written whole: version 2, one line, grouped by Service", async () => {
@@ -123,7 +135,7 @@ describe("StateFile", () => {
         { key: "10.0.0.7:9/tcp", services: [] },
       ]),
     );
-    const loaded = await state.load();
+    const loaded = await loadTexts(state);
     assert.equal(loaded.invalid, 0);
     assert.equal(loaded.problem, undefined);
     assert.deepEqual(
@@ -148,7 +160,7 @@ describe("StateFile", () => {
       known.push({ key: `${address}:${1 + (i % 1000)}/udp`, services: [`ns/svc-${i % 10_000}`] });
     }
     await state.save(groups(known));
-    const loaded = await state.load();
+    const loaded = await loadTexts(state);
     assert.equal(loaded.invalid, 0);
     assert.equal(loaded.backends.size, known.length);
     for (const { key, services } of known) assert.deepEqual(loaded.backends.get(key), services, key);
@@ -170,7 +182,7 @@ describe("StateFile", () => {
         ],
       }),
     );
-    assert.deepEqual(await state.load(), {
+    assert.deepEqual(await loadTexts(state), {
       backends: new Map([
         ["10.0.0.1:53/udp", [dns, "ns/mapped"]],
         ["[fd00::5]:53/tcp", []],
@@ -183,12 +195,12 @@ describe("StateFile", () => {
   test("an unusable file is reported, not thrown; invalid entries are counted and left out", async () => {
     const state = new StateFile(await scratch());
     await writeFile(state.path, "{ not json");
-    const broken = await state.load();
+    const broken = await loadTexts(state);
     assert.deepEqual(broken.backends, new Map());
     assert.match(broken.problem ?? "", /not JSON/);
     for (const body of [{ version: 7, backends: [] }, { version: 2, services: [] }, null, [1]]) {
       await writeFile(state.path, JSON.stringify(body));
-      assert.match((await state.load()).problem ?? "", /not a version 1 or 2 state file/);
+      assert.match((await loadTexts(state)).problem ?? "", /not a version 1 or 2 state file/);
     }
     await writeFile(
       state.path,
@@ -202,7 +214,7 @@ describe("StateFile", () => {
         ],
       }),
     );
-    assert.deepEqual(await state.load(), { backends: new Map([[a.key, [dns]]]), invalid: 3 });
+    assert.deepEqual(await loadTexts(state), { backends: new Map([[a.key, [dns]]]), invalid: 3 });
     await writeFile(
       state.path,
       JSON.stringify({
@@ -214,7 +226,7 @@ describe("StateFile", () => {
         unlisted: [b.key, "10.0.0.5:53/sctp"],
       }),
     );
-    assert.deepEqual(await state.load(), {
+    assert.deepEqual(await loadTexts(state), {
       backends: new Map([
         [a.key, [dns]],
         [b.key, []],
@@ -228,17 +240,17 @@ describe("StateFile", () => {
     const dir = await scratch();
     const state = new StateFile(dir, { maxBytes: 1024 });
     await state.save(groups([a]));
-    assert.equal((await state.load()).backends.size, 1);
+    assert.equal((await loadTexts(state)).backends.size, 1);
     const exact = JSON.stringify({ version: 2, services: {}, unlisted: [] });
     await writeFile(state.path, exact.padEnd(1024, " "));
-    assert.deepEqual(await state.load(), { backends: new Map(), invalid: 0 });
+    assert.deepEqual(await loadTexts(state), { backends: new Map(), invalid: 0 });
     await writeFile(state.path, exact.padEnd(1025, " "));
-    assert.match((await state.load()).problem ?? "", /is 1025 bytes, more than the 1024 read at most/);
+    assert.match((await loadTexts(state)).problem ?? "", /is 1025 bytes, more than the 1024 read at most/);
     // 512 MiB, sparse: reading it would show in the process's memory.
     const big = 512 * 1024 * 1024;
     await truncate(state.path, big);
     const before = process.memoryUsage();
-    const loaded = await state.load();
+    const loaded = await loadTexts(state);
     const grown = process.memoryUsage();
     assert.match(loaded.problem ?? "", new RegExp(`is ${big} bytes, more than the 1024 read at most`));
     assert.ok(grown.rss - before.rss < big / 4, `rss grew by ${grown.rss - before.rss}`);
@@ -251,23 +263,23 @@ describe("StateFile", () => {
     const target = await victim();
     const state = new StateFile(dir);
     await symlink(target, state.path);
-    const loaded = await state.load();
+    const loaded = await loadTexts(state);
     assert.deepEqual(loaded.backends, new Map());
     assert.match(loaded.problem ?? "", /is a symbolic link; not followed/);
     await state.save(groups([a]));
     assert.equal(await readFile(target, "utf8"), "precious\n", "the link's target was written");
     assert.ok((await lstat(state.path)).isFile(), "rename replaces the link itself");
-    assert.deepEqual([...(await state.load()).backends.keys()], [a.key]);
+    assert.deepEqual([...(await loadTexts(state)).backends.keys()], [a.key]);
   });
 
   test("a FIFO or a directory at backends.json is a problem, and load does not hang", async () => {
     const dir = await scratch();
     const state = new StateFile(dir);
     execFileSync("mkfifo", [state.path]);
-    assert.match((await state.load()).problem ?? "", /is not a regular file/);
+    assert.match((await loadTexts(state)).problem ?? "", /is not a regular file/);
     await rm(state.path);
     await mkdir(state.path);
-    assert.match((await state.load()).problem ?? "", /is not a regular file/);
+    assert.match((await loadTexts(state)).problem ?? "", /is not a regular file/);
   });
 
   test("the temporary file: a random name, never through a planted link", async () => {
@@ -332,10 +344,14 @@ describe("StateFile", () => {
       random.mock.restore();
       syncBuiltinESMExports();
     }
-    assert.deepEqual([...(await state.load()).backends.keys()], [a.key], "a failed save changed the state");
+    assert.deepEqual(
+      [...(await loadTexts(state)).backends.keys()],
+      [a.key],
+      "a failed save changed the state",
+    );
     await rm(join(dir, name));
     await state.save(groups([b]));
-    assert.deepEqual([...(await state.load()).backends.keys()], [b.key]);
+    assert.deepEqual([...(await loadTexts(state)).backends.keys()], [b.key]);
   });
 
   test("a save that fails after making the temporary file removes it", async () => {
@@ -347,7 +363,7 @@ describe("StateFile", () => {
     assert.deepEqual(await readdir(dir), ["backends.json"]);
     await rm(state.path, { recursive: true });
     await state.save(groups([a]));
-    assert.equal((await state.load()).backends.size, 1);
+    assert.equal((await loadTexts(state)).backends.size, 1);
   });
 });
 

@@ -3,7 +3,7 @@
  * that records its batches. (The end-to-end tests use the real terminator and the real kernel.)
  */
 import type { AgentBackend } from "../../src/backend.js";
-import { backendKey } from "../../src/backend.js";
+import { backendText } from "../../src/backend.js";
 import type { Clock } from "../../src/clock.js";
 import { type BatchOutcome, emptyOutcome, type Terminator } from "../../src/terminator.js";
 
@@ -53,7 +53,7 @@ export class RecordingTerminator implements Terminator {
   ) {}
 
   async terminate(backends: readonly AgentBackend[]): Promise<BatchOutcome> {
-    this.batches.push(backends.map(backendKey).sort());
+    this.batches.push(backends.map(backendText).sort());
     for (const w of this.waiters.splice(0)) w();
     return this.answer(backends);
   }
