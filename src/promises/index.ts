@@ -35,15 +35,15 @@ import type {
   WatchQuery,
 } from "../sockets/index.js";
 import { throwIfNamespacesFailed } from "../sockets/index.js";
-import { BackendSet } from "../terminator/backend-set.js";
 import {
   type Backend,
+  BackendSet,
   type BatchTerminationReport,
   checkTerminatorConfig,
+  singleReport,
   type TerminationReport,
   type TerminatorConfig,
 } from "../terminator/index.js";
-import { singleReport } from "../terminator/report.js";
 import { client } from "./client.js";
 import { isShared, terminateShared } from "./pool.js";
 import { withLoggerStandIns } from "./sendable.js";

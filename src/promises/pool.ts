@@ -10,9 +10,14 @@
 import { availableParallelism, totalmem } from "node:os";
 import { type NetnsRef, targetLabel } from "../netns/index.js";
 import { AbortError, emptyTally } from "../run/index.js";
-import { BackendSet } from "../terminator/backend-set.js";
-import type { Backend, BatchTerminationReport } from "../terminator/index.js";
-import { mergeReports, type ReportPart } from "../terminator/merge.js";
+import {
+  type Backend,
+  BackendSet,
+  type BatchTerminationReport,
+  emptyBatchReport,
+  mergeReports,
+  type ReportPart,
+} from "../terminator/index.js";
 import { type Abortable, client, WorkerClient } from "./client.js";
 import type { CallMap, SentArgs } from "./ops.js";
 import { WorkerStoppedError } from "./worker-errors.js";
@@ -146,16 +151,12 @@ function unknownPart(
   return {
     places,
     report: {
-      backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
+      ...emptyBatchReport(set.backends, false),
       namespaces: places.map((i) => ({
         netns: targetLabel({ netns: undefined, ref: refs[i], label: refs[i]?.label }),
         error: err,
         backends: set.backends.map(() => emptyTally()),
       })),
-      total: emptyTally(),
-      failures: [],
-      notes: [],
-      callbackErrors: [],
       ok: false,
     },
   };

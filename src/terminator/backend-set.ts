@@ -5,7 +5,7 @@
  */
 import { type InetFamily, type InetProtocol, isInetSocket, type Socket } from "../diag/socket.js";
 import { DEFAULT_STATES } from "../diag/states.js";
-import type { StructuredFilter } from "../filter/structured.js";
+import type { StructuredFilter } from "../filter/index.js";
 import { checkOptions, type KnownKeys, QueryError } from "../options/index.js";
 import type { DestroyQuery } from "../sockets/index.js";
 import { type Backend, checkBackend, checkBackendObject, type ParsedBackend } from "./backend.js";

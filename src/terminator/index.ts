@@ -1,22 +1,28 @@
 export { type Backend, checkBackend, type ParsedBackend, parseBackend } from "./backend.js";
-export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
-export { AddressError } from "./errors.js";
-export type {
-  BackendName,
-  BackendProtocol,
-  BackendResult,
-  BatchNamespaceResult,
-  BatchTerminationReport,
-  NamespaceResult,
-  TerminationReport,
-} from "./report.js";
+export { BackendSet } from "./backend-set.js";
 export {
-  BackendTerminator,
   checkTerminatorConfig,
   type Logger,
-  type SocketsDestroyer,
   type TerminateOptions,
   type TerminatorConfig,
+} from "./config.js";
+export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
+export { AddressError } from "./errors.js";
+export { mergeReports, type ReportPart } from "./merge.js";
+export {
+  type BackendName,
+  type BackendProtocol,
+  type BackendResult,
+  type BatchNamespaceResult,
+  type BatchTerminationReport,
+  emptyBatchReport,
+  type NamespaceResult,
+  singleReport,
+  type TerminationReport,
+} from "./report.js";
+export type { SocketsDestroyer } from "./step.js";
+export {
+  BackendTerminator,
   type TerminatorSeam,
   terminateUDPConnectionsToBackend,
 } from "./terminator.js";

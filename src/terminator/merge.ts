@@ -4,8 +4,8 @@
  * walk's order, every total the sum of its parts (so it balances as each part does).
  */
 import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
-import { addTally, emptyTally } from "../run/index.js";
-import type { BatchTerminationReport } from "./report.js";
+import { addTally } from "../run/index.js";
+import { type BatchTerminationReport, emptyBatchReport } from "./report.js";
 
 /** One thread's report, and the place in the walk of each namespace it visited, in its order. */
 export interface ReportPart {
@@ -23,21 +23,12 @@ export function mergeReports(
   walk: { failures: readonly NamespaceFailure[]; notes: readonly NamespaceNote<string>[] },
 ): BatchTerminationReport {
   const first = parts[0]!.report;
-  const conntrack = first.conntrack !== undefined;
-  const merged: BatchTerminationReport = {
-    backends: first.backends.map((b) => ({
-      backend: b.backend,
-      total: emptyTally(),
-      ...(b.conntrack ? { conntrack: emptyTally("deleted") } : {}),
-    })),
-    namespaces: [],
-    total: emptyTally(),
-    ...(conntrack ? { conntrack: emptyTally("deleted") } : {}),
-    failures: [...walk.failures],
-    notes: [...walk.notes],
-    callbackErrors: [],
-    ok: true,
-  };
+  const merged = emptyBatchReport(
+    first.backends.map((b) => b.backend),
+    first.conntrack !== undefined,
+  );
+  merged.failures.push(...walk.failures);
+  merged.notes.push(...walk.notes);
   const placed: [number, BatchTerminationReport["namespaces"][number]][] = [];
   for (const { report, places } of parts) {
     report.namespaces.forEach((n, i) => {

@@ -4,7 +4,7 @@
  */
 import type { ConntrackEntry } from "../ctnl/index.js";
 import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
-import type { Tally } from "../run/index.js";
+import { addTally, emptyTally, type Tally } from "../run/index.js";
 import type { DestroyReport } from "../sockets/index.js";
 import type { SockdiagError } from "../sys/errors.js";
 
@@ -101,4 +101,61 @@ export function singleReport(batch: BatchTerminationReport): TerminationReport {
     namespaces: namespaces.map(({ backends: _, ...n }) => n),
     ...common,
   };
+}
+
+/**
+ * A batch report with nothing counted, for `backends`; with conntrack tallies where `conntrack` is
+ * on (for the backends whose protocol covers UDP).
+ */
+export function emptyBatchReport(
+  backends: readonly BackendName[],
+  conntrack: boolean,
+): BatchTerminationReport {
+  return {
+    backends: backends.map((backend) => ({
+      backend,
+      total: emptyTally(),
+      ...(conntrack && backend.protocol !== "tcp" ? { conntrack: emptyTally("deleted") } : {}),
+    })),
+    namespaces: [],
+    total: emptyTally(),
+    ...(conntrack ? { conntrack: emptyTally("deleted") } : {}),
+    failures: [],
+    notes: [],
+    callbackErrors: [],
+    ok: true,
+  };
+}
+
+/**
+ * Add one namespace's result to `report`: the namespace in order, its counts into every total (per
+ * backend, sockets and conntrack entries), so that each total is the sum of the namespaces'.
+ */
+export function addNamespace(
+  report: BatchTerminationReport,
+  result: BatchNamespaceResult,
+  conntrack: readonly Tally<ConntrackEntry>[] | undefined,
+): void {
+  report.namespaces.push(result);
+  if (result.report) {
+    addTally(report.total, result.report);
+    result.backends.forEach((t, i) => {
+      addTally(report.backends[i]!.total, t);
+    });
+  }
+  if (result.conntrack && report.conntrack) addTally(report.conntrack, result.conntrack);
+  conntrack?.forEach((t, i) => {
+    const total = report.backends[i]!.conntrack;
+    if (total) addTally(total, t);
+  });
+}
+
+/** Whether everything matched was done and nothing failed (see ReportCommon.ok). */
+export function reportOk(report: BatchTerminationReport): boolean {
+  return (
+    report.total.failed.length === 0 &&
+    (report.conntrack?.failed.length ?? 0) === 0 &&
+    report.failures.length === 0 &&
+    report.namespaces.every((n) => !n.error && !n.conntrackError)
+  );
 }

@@ -8,113 +8,43 @@
  * DNATed to them (conntrack-step.ts says why).
  */
 
-import type { ConntrackEntry } from "../conntrack/index.js";
-import { type InetSocket, isInetSocket, type Socket } from "../diag/socket.js";
+import { isInetSocket } from "../diag/socket.js";
 import {
   checkNamespaceSelection,
   isFatalNetnsError,
   type NamespaceFailure,
   type NamespaceSelection,
-  SELECTION_KEYS,
   type Target,
-  targetLabel,
   targetsOf,
   type WalkFindings,
 } from "../netns/index.js";
-import { checkBoolean, checkOptions, type KnownKeys } from "../options/index.js";
-import {
-  AbortError,
-  addTally,
-  countOutcome,
-  type DestroyFailure,
-  emptyTally,
-  type Outcome,
-  PredicateError,
-  type Tally,
-} from "../run/index.js";
+import { checkOptions } from "../options/index.js";
+import { AbortError } from "../run/index.js";
 import { drain, type NamespaceStep, scheduleFor } from "../schedule/index.js";
-import {
-  type DestroyQuery,
-  type DestroyReport,
-  type DestroyStop,
-  type NamespacedDestroyReport,
-  prepareDestroy,
-  type Scan,
-} from "../sockets/index.js";
-import { type AbortSignalLike, asSockdiagError, SockdiagError } from "../sys/errors.js";
-import { type Backend, type BackendProtocol, parseBackend } from "./backend.js";
+import { prepareDestroy, type Scan } from "../sockets/index.js";
+import { asSockdiagError, SockdiagError } from "../sys/errors.js";
+import { type Backend, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
+import {
+  CONFIG_KEYS,
+  checkTerminatorConfig,
+  type Logger,
+  TERMINATE_KEYS,
+  type TerminateOptions,
+  type TerminatorConfig,
+} from "./config.js";
 import { type ConntrackDeleter, ConntrackStep } from "./conntrack-step.js";
-import type {
-  BatchNamespaceResult,
-  BatchTerminationReport,
-  NamespaceResult,
-  ReportCommon,
-  TerminationReport,
+import {
+  addNamespace,
+  type BatchTerminationReport,
+  emptyBatchReport,
+  type ReportCommon,
+  reportOk,
+  singleReport,
+  type TerminationReport,
 } from "./report.js";
-import { singleReport } from "./report.js";
 import { asError, guarded } from "./sources.js";
-
-/**
- * Destroys the sockets of a query: the sockets library by default; tests inject faults here. It must
- * tell `query.onOutcome` each matched socket's outcome, as destroySockets does: a batch counts
- * sockets per backend from it.
- */
-export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport & Partial<NamespacedFailures>;
-
-/**
- * The destroy of a run, namespace by namespace (PreparedDestroy's shape; a test's destroyer opens
- * nothing ahead).
- */
-interface DestroyIn {
-  runIn(
-    target: Target,
-    onOutcome: NonNullable<DestroyQuery["onOutcome"]>,
-    opened?: Scan,
-  ): ReturnType<SocketsDestroyer>;
-  open?(target: Target): Scan;
-  sendAhead?(scan: Scan): boolean;
-}
-
-/** A destroy report's record of the namespace that failed after destroying began. */
-type NamespacedFailures = Pick<NamespacedDestroyReport, "failures">;
-
-/** Where log lines go. Without one, BackendTerminator logs nothing (everything is in its report). */
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-}
-
-/**
- * BackendTerminator's configuration; every field is optional. Where it runs is a
- * NamespaceSelection whose `netns` defaults to "all": the caller's own namespace, then every one
- * pinned in `netnsDirs` (default: each of DEFAULT_NETNS_DIRS that exists), then every one a process
- * is in (unless `discover` is false). A handle, name or path visits that namespace alone; a handle
- * of the caller's own namespace (currentNetns()), only the caller's own.
- */
-export interface TerminatorConfig extends NamespaceSelection {
-  /** Protocol when terminate() is not told one. Default "udp". */
-  protocol?: BackendProtocol;
-  /**
-   * Veto per socket: answer false to keep it, true to destroy it; any other answer is handled as a
-   * throw (PredicateError in that namespace, the socket kept). Cilium checks its socket-LB map by
-   * cookie here.
-   */
-  predicate?: (socket: InetSocket) => boolean;
-  /** Count and report, destroy nothing. */
-  dryRun?: boolean;
-  logger?: Logger;
-  /**
-   * Called after each namespace, e.g. for a progress line ("namespace 37 of 412"): its place in the
-   * walk, and how many namespaces the walk found when it started (some may vanish before their turn).
-   */
-  onNamespace?: (result: NamespaceResult, index: number, total: number | undefined) => void;
-  /**
-   * Also delete the UDP conntrack entries whose reply source is a backend (flows DNATed to it), in
-   * every namespace visited. Default true; it concerns backends whose protocol covers UDP.
-   */
-  conntrack?: boolean;
-}
+import { type DestroyIn, NamespaceTermination, type SocketsDestroyer } from "./step.js";
 
 /**
  * What tests put in place of the terminator's collaborators (BackendTerminator's second argument):
@@ -131,46 +61,11 @@ export interface TerminatorSeam {
 
 const noLogger: Logger = { info() {}, warn() {} };
 
-const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
-  ...SELECTION_KEYS,
-  protocol: true,
-  predicate: true,
-  dryRun: true,
-  logger: true,
-  onNamespace: true,
-  conntrack: true,
-};
-
-const TERMINATE_KEYS: KnownKeys<TerminateOptions> = { signal: true };
-
-/**
- * Check a TerminatorConfig as a caller gave it (BackendTerminator's constructor, and
- * sockdiag/promises' before sending it to the worker): an object of known keys, its namespace
- * selection, flags that are booleans. Throws QueryError naming the field.
- */
-export function checkTerminatorConfig(config: unknown): void {
-  checkOptions(config, CONFIG_KEYS, "config");
-  const c = config as TerminatorConfig;
-  checkNamespaceSelection(c);
-  for (const flag of ["dryRun", "conntrack"] as const) checkBoolean(c[flag], `config.${flag}`);
-}
-
-/** One run's backends, query and report under construction. */
-interface Run {
-  set: BackendSet;
-  query: DestroyQuery;
-  /** The query, checked and planned once, run in one namespace. */
-  destroyIn: DestroyIn;
-  report: BatchTerminationReport;
-  /** The run's conntrack step, when it deletes conntrack entries. */
-  conntrack: ConntrackStep | undefined;
-  /** How many namespaces the walk found when it started. */
-  total?: number;
-}
-
 /**
  * BackendTerminator destroys the sockets connected to backends that went away, in the host and in
- * every namespace of its source; built once with its configuration, used for every backend.
+ * every namespace of its source; built once with its configuration, used for every backend. What
+ * it does in each namespace is step.ts's NamespaceTermination; which namespaces, in what order and
+ * on which threads, schedule/'s; here the run is set up and the namespaces' results added up.
  */
 export class BackendTerminator {
   private readonly config: TerminatorConfig;
@@ -225,39 +120,27 @@ export class BackendTerminator {
     // A handle in the configuration may have been closed since it was checked.
     checkNamespaceSelection(this.config);
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
-    const report: BatchTerminationReport = {
-      backends: set.backends.map((backend) => ({ backend, total: emptyTally() })),
-      namespaces: [],
-      total: emptyTally(),
-      failures: [],
-      notes: [],
-      callbackErrors: [],
-      ok: true,
-    };
+    const dryRun = Boolean(this.config.dryRun);
+    const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
+    const report = emptyBatchReport(set.backends, conntrack);
     if (set.size === 0) return report;
     const veto = this.config.predicate;
-    const query = set.query(veto && ((s) => isInetSocket(s) && veto(s)), Boolean(this.config.dryRun));
+    const query = set.query(veto && ((s) => isInetSocket(s) && veto(s)), dryRun);
     const { signal } = options;
     if (signal) query.signal = signal;
-    const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
-    if (conntrack) {
-      report.conntrack = emptyTally("deleted");
-      report.backends.forEach((b) => {
-        if (b.backend.protocol !== "tcp") b.conntrack = emptyTally("deleted");
-      });
-    }
-    const run: Run = {
+    const destroy: DestroyIn = this.destroy
+      ? { runIn: (target, onOutcome) => this.destroy!({ ...query, onOutcome, netns: target.netns }) }
+      : prepareDestroy(query);
+    const step = new NamespaceTermination(
       set,
-      query,
-      destroyIn: this.destroyIn(query),
-      report,
-      conntrack: conntrack
-        ? new ConntrackStep(set.backends, Boolean(this.config.dryRun), this.deleteConntrack)
-        : undefined,
-    };
+      destroy,
+      conntrack ? new ConntrackStep(set.backends, dryRun, this.deleteConntrack) : undefined,
+      dryRun,
+      (level, message, fields) => this.log(report, level, message, fields),
+    );
     try {
       if (signal?.aborted) throw new AbortError(signal);
-      this.visitNamespaces(run);
+      this.visitNamespaces(report, destroy, step, query.signal);
     } catch (err) {
       if (err instanceof AbortError) {
         report.ok = false;
@@ -265,127 +148,63 @@ export class BackendTerminator {
       }
       throw err;
     }
-    report.ok =
-      report.total.failed.length === 0 &&
-      (report.conntrack?.failed.length ?? 0) === 0 &&
-      report.failures.length === 0 &&
-      report.namespaces.every((n) => !n.error && !n.conntrackError);
+    report.ok = reportOk(report);
     return report;
   }
 
   /**
-   * Visit every namespace of the selection. A walk that throws (a namespace named alone that cannot
-   * be opened, or a test's source) ends it: what was visited stays in the report and the exception
+   * Run `step` in every namespace of the selection, as schedule/ schedules them, adding each
+   * namespace's result to the report. A walk that throws (a namespace named alone that cannot be
+   * opened, or a test's source) ends it: what was visited stays in the report and the exception
    * joins `failures`.
    */
-  private visitNamespaces(run: Run): void {
+  private visitNamespaces(
+    report: BatchTerminationReport,
+    destroy: DestroyIn,
+    step: NamespaceTermination,
+    signal: TerminateOptions["signal"],
+  ): void {
     const broken: Error[] = [];
-    const findings: WalkFindings = { failures: [], notes: run.report.notes };
+    const findings: WalkFindings = { failures: [], notes: report.notes };
+    let found: number | undefined;
     const walk = guarded(
       this.targets(findings, (total) => {
-        run.total = total;
+        found = total;
       }),
       broken,
     );
-    const { destroyIn, report } = run;
-    const { open, sendAhead } = destroyIn;
-    const visit = (target: Target, opened: Scan | undefined) => this.visit(target, run, opened);
-    const step: NamespaceStep<void, Scan> = {
+    const { open, sendAhead } = destroy;
+    const inNamespace: NamespaceStep<void, Scan> = {
       ...(open && sendAhead
         ? { open: (target: Target) => (report.unsupported ? undefined : open(target)), sendAhead }
         : {}),
       // biome-ignore lint/correctness/useYield: a step that never pauses
       run: function* (target, opened) {
-        using ahead = opened;
-        if (run.query.signal?.aborted) throw new AbortError(run.query.signal);
-        visit(target, ahead);
+        const { result, conntrack, unsupported, stopped } = step.runIn(
+          target,
+          opened,
+          report.unsupported !== undefined,
+          signal,
+        );
+        if (result) addNamespace(report, result, conntrack);
+        if (unsupported) report.unsupported ??= unsupported;
+        if (stopped) throw stopped;
+        if (result) onNamespace(result);
       },
     };
+    const onNamespace = (result: BatchTerminationReport["namespaces"][number]) => {
+      const callback = this.config.onNamespace;
+      if (callback) this.callSafely(report, () => callback(result, report.namespaces.length - 1, found));
+    };
     try {
-      drain(scheduleFor().run(walk, step, { done() {} }));
+      drain(scheduleFor().run(walk, inNamespace, { done() {} }));
     } catch (err) {
       if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));
     }
-    run.report.failures = [...findings.failures, ...broken].map(sourceFailure);
-    for (const f of run.report.failures)
-      this.log(run.report, "warn", "namespace source error", { netns: f.netns, error: f.error.message });
-  }
-
-  /**
-   * The run's destroy in one namespace: the library's, checked and planned once per run; a test's
-   * destroyer is asked as the library's entry point is, with the namespace in the query.
-   */
-  private destroyIn(query: DestroyQuery): DestroyIn {
-    const destroy = this.destroy;
-    if (!destroy) return prepareDestroy(query);
-    return { runIn: (target, onOutcome) => destroy({ ...query, onOutcome, netns: target.netns }) };
-  }
-
-  private visit(target: Target, run: Run, opened: Scan | undefined): void {
-    const { set, report } = run;
-    const name = targetLabel(target);
-    const result: BatchNamespaceResult = { netns: name, backends: set.backends.map(() => emptyTally()) };
-    if (report.unsupported) {
-      result.skipped = true;
-    } else {
-      // Each matched socket's outcome, counted for its backend (the one backend needs no lookup).
-      const onOutcome = (s: Socket, outcome: Outcome, failure?: DestroyFailure) => {
-        const i = set.size === 1 ? 0 : set.owner(s);
-        if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
-      };
-      let aborted: AbortError | undefined;
-      let answer: ReturnType<SocketsDestroyer> | undefined;
-      try {
-        answer = run.destroyIn.runIn(target, onOutcome, opened);
-      } catch (err) {
-        if (isFatalNetnsError(err)) throw err;
-        if (err instanceof AbortError) {
-          if (!err.report) throw err;
-          // Stopped part-way: what this namespace did so far is counted, then the stop goes up.
-          aborted = err;
-          answer = err.report as NamespacedDestroyReport;
-        } else if (err instanceof PredicateError) {
-          // A predicate that threw still leaves the counts of what was destroyed before it.
-          answer = err.report as NamespacedDestroyReport;
-        }
-        result.error = asSockdiagError(err);
-      }
-      if (answer) {
-        const r = destroyReportOf(answer);
-        result.report = r;
-        // A failure after destroying began comes back with the partial report instead of thrown.
-        const failure = answer.failures?.[0];
-        if (failure && !result.error) result.error = failure.error;
-        // A destroyer that tells no outcomes: with one backend, its report is that backend's.
-        if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
-          result.backends[0] = emptyTally();
-          addTally(result.backends[0], r);
-        }
-        addTally(report.total, r);
-        result.backends.forEach((t, i) => {
-          addTally(report.backends[i]!.total, t);
-        });
-        const unsupported = r.stops.find(isKernelUnsupported);
-        if (unsupported) report.unsupported = unsupported.reason;
-      }
-      const counts =
-        result.report && result.report.matched > 0
-          ? loggedCounts(result.report, result.report.dryRun)
-          : undefined;
-      if (result.error)
-        this.log(report, "warn", "namespace failed", { netns: name, error: result.error.message, ...counts });
-      else if (counts) this.log(report, "info", "terminated sockets", { netns: name, ...counts });
-      if (aborted) {
-        report.namespaces.push(result);
-        throw aborted;
-      }
-    }
-    if (run.conntrack) this.visitConntrack(name, target, run.conntrack, run, result);
-    report.namespaces.push(result);
-    const onNamespace = this.config.onNamespace;
-    if (onNamespace)
-      this.callSafely(report, () => onNamespace(result, report.namespaces.length - 1, run.total));
+    report.failures = [...findings.failures, ...broken].map(sourceFailure);
+    for (const f of report.failures)
+      this.log(report, "warn", "namespace source error", { netns: f.netns, error: f.error.message });
   }
 
   private log(
@@ -406,69 +225,6 @@ export class BackendTerminator {
       report.callbackErrors.push(asSockdiagError(err));
     }
   }
-
-  /** The conntrack step in one namespace; it runs even where sockets could not be destroyed. */
-  private visitConntrack(
-    name: string,
-    target: Target,
-    conntrack: ConntrackStep,
-    run: Run,
-    result: BatchNamespaceResult,
-  ): void {
-    const { report } = run;
-    try {
-      const step = conntrack.runIn(target);
-      result.conntrack = step.tally;
-      if (step.error) result.conntrackError = step.error;
-      if (step.note) result.conntrackNote = step.note;
-      addTally(report.conntrack!, step.tally);
-      step.backends.forEach((t, i) => {
-        const total = report.backends[i]!.conntrack;
-        if (total) addTally(total, t);
-      });
-    } catch (err) {
-      if (isFatalNetnsError(err)) throw err;
-      result.conntrack = emptyTally("deleted");
-      result.conntrackError = asSockdiagError(err);
-    }
-    const counts =
-      result.conntrack.matched > 0 ? loggedCounts(result.conntrack, Boolean(this.config.dryRun)) : undefined;
-    if (result.conntrackError)
-      this.log(report, "warn", "conntrack failed", {
-        netns: name,
-        error: result.conntrackError.message,
-        ...counts,
-      });
-    else if (counts) this.log(report, "info", "deleted conntrack entries", { netns: name, ...counts });
-  }
-}
-
-/** A step's counts as its log line gives them: in a dry run what would have been done, else what was. */
-function loggedCounts(tally: Tally | Tally<ConntrackEntry>, dryRun: boolean): Record<string, number> {
-  const [done, would] = "deleted" in tally ? ["deleted", "wouldDelete"] : ["destroyed", "wouldDestroy"];
-  const key = dryRun ? would : done;
-  const count = (tally as unknown as Record<string, number>)[key]!;
-  return { matched: tally.matched, [key]: count, failed: tally.failed.length };
-}
-
-/** One namespace's destroy report out of what the destroyer answered (its walk's lists left out). */
-function destroyReportOf(answer: ReturnType<SocketsDestroyer>): DestroyReport {
-  const { matched, destroyed, wouldDestroy, gone, failed, skipped, stops, dryRun } = answer;
-  return { matched, destroyed, wouldDestroy, gone, failed, skipped, stops, dryRun };
-}
-
-/** Options of one terminate() or terminateMany() call. */
-export interface TerminateOptions {
-  /**
-   * Checked before each namespace and each destroy write: once aborted, nothing more is sent and
-   * AbortError is thrown with the report so far (the namespace in progress included).
-   */
-  signal?: AbortSignalLike;
-}
-
-/** EOPNOTSUPP for UDP/TCP means the kernel lacks CONFIG_INET_DIAG_DESTROY: no namespace will do better. */
-function isKernelUnsupported(stop: DestroyStop): boolean {
-  return stop.code === "EOPNOTSUPP";
 }
 
 /**

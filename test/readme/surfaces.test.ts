@@ -26,7 +26,6 @@ const IMPORTERS = [
 /** Modules and folders still imported past their index (or importing so), and why. */
 const PAST_THE_INDEX: Readonly<Record<string, string>> = {
   "src/sys/capabilities.ts": "it loads no FFI binding, which sys' index (libc.ts) would",
-  "src/terminator": "its parts move into the scheduling layer (issue 40 item 1)",
 };
 
 const sourceFiles = (dir: string): string[] =>
