@@ -95,14 +95,10 @@ function protocolNumbers(protocols: readonly OnePassProtocol[] | undefined): num
 }
 
 /**
- * The sockets of `protocols` connected to one of `backends`, in every network namespace, found in
- * one pass over the open files of every task of the caller's PID namespace. Throws BtfError,
- * VerifierError or SysError (EPERM without the privileges) when the pass cannot run; nothing
- * stays loaded either way.
+ * The socket-finding program, loaded, with a map of `keys`: its descriptor (the map's is closed:
+ * the program holds it). Throws BtfError, VerifierError or SysError.
  */
-export function findConnectedSockets(options: FindOptions): FoundSockets {
-  const keys = backendKeys(options.backends);
-  const protocols = protocolNumbers(options.protocols);
+export function loadFinder(keys: readonly Buffer[], protocols: readonly number[]): number {
   const layout = kernelLayout();
   const value = Buffer.alloc(1, 1);
   const mapFd = bpfMapCreate(
@@ -112,14 +108,25 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
     value.length,
     Math.max(1, keys.length),
   );
-  let progFd: number;
   try {
     for (const key of keys) bpfMapUpdate(mapFd, key, value);
     const insns = socketFinderProgram({ layout, mapFd, protocols });
-    progFd = loadIteratorProgram({ name: "sockdiag_find", insns, attachBtfId: layout.attachBtfId });
+    return loadIteratorProgram({ name: "sockdiag_find", insns, attachBtfId: layout.attachBtfId });
   } finally {
     close(mapFd);
   }
+}
+
+/**
+ * The sockets of `protocols` connected to one of `backends`, in every network namespace, found in
+ * one pass over the open files of every task of the caller's PID namespace. Throws BtfError,
+ * VerifierError or SysError (EPERM without the privileges) when the pass cannot run; nothing
+ * stays loaded either way.
+ */
+export function findConnectedSockets(options: FindOptions): FoundSockets {
+  const keys = backendKeys(options.backends);
+  const protocols = protocolNumbers(options.protocols);
+  const progFd = loadFinder(keys, protocols);
   // A socket no one asked the cookie of yet has none (0): those are told apart by inode.
   const byCookie = new Map<bigint, FoundSocket>();
   const byInode = new Map<bigint, FoundSocket>();

@@ -1,2 +1,3 @@
+export * from "./availability.js";
 export * from "./errors.js";
 export * from "./find.js";

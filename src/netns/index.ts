@@ -57,9 +57,11 @@ export {
 } from "./selection.js";
 export {
   conntrackEntries,
+  conntrackEntriesOf,
   readSnmpCounter,
   readSockstat,
   readSockstatFields,
+  readSockstatOf,
   type SocketCounts,
   type SockstatFields,
   udpChildHashEntries,

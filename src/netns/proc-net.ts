@@ -11,10 +11,11 @@ const page = Buffer.allocUnsafe(4096);
 
 /**
  * The text of /proc/thread-self/net/NAME ("raw", "sockstat6", ...) for the calling thread's
- * namespace; undefined when the file does not exist (raw6 and sockstat6 without IPv6).
+ * namespace, or of /proc/PID/net/NAME for the namespace process `pid` is in (read without entering
+ * it); undefined when the file does not exist (raw6 and sockstat6 without IPv6, a process gone).
  */
-export function readProcNet(name: string): string | undefined {
-  const path = `/proc/thread-self/net/${name}`;
+export function readProcNet(name: string, pid?: number): string | undefined {
+  const path = `/proc/${pid ?? "thread-self"}/net/${name}`;
   try {
     return readProcFile(path);
   } catch (err) {

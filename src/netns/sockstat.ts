@@ -17,16 +17,53 @@ export type SocketCounts = ReadonlyMap<string, number>;
 /** The calling thread's namespace's counters. */
 export function readSockstat(): SocketCounts {
   const counts = new Map<string, number>();
-  for (const file of ["sockstat", "sockstat6"]) {
-    // sockstat6 is absent without IPv6: its protocols are then not known to be empty
-    const text = readOrNothing(file);
-    if (text === undefined) continue;
-    for (const m of text.matchAll(/^(\w+): inuse (\d+)(?: orphan \d+ tw (\d+))?/gm)) {
-      counts.set(m[1]!, Number(m[2]));
-      if (m[3] !== undefined) counts.set(`${m[1]} tw`, Number(m[3]));
-    }
-  }
+  // sockstat6 is absent without IPv6: its protocols are then not known to be empty
+  for (const file of ["sockstat", "sockstat6"]) countInUse(readOrNothing(file), counts);
   return counts;
+}
+
+/**
+ * The counters of the namespace process `pid` is in, read from /proc/PID/net/ without entering it
+ * (a socket counts in its own namespace's, whichever task holds it; "inuse" counts bound sockets,
+ * connected ones among them, not a socket never bound). Throws SysError (ENOENT
+ * when the process is gone, EACCES when its files are denied).
+ */
+export function readSockstatOf(pid: number): SocketCounts {
+  const counts = new Map<string, number>();
+  const v4 = readProcNet("sockstat", pid);
+  if (v4 === undefined) throw new SysError("open", Errno.ENOENT, `/proc/${pid}/net/sockstat`);
+  countInUse(v4, counts);
+  countInUse(readProcNet("sockstat6", pid), counts);
+  return counts;
+}
+
+function countInUse(text: string | undefined, counts: Map<string, number>): void {
+  for (const m of text?.matchAll(/^(\w+): inuse (\d+)(?: orphan \d+ tw (\d+))?/gm) ?? []) {
+    counts.set(m[1]!, Number(m[2]));
+    if (m[3] !== undefined) counts.set(`${m[1]} tw`, Number(m[3]));
+  }
+}
+
+/**
+ * The conntrack entries of the namespace process `pid` is in, read without entering it: the
+ * "entries" column of /proc/PID/net/stat/nf_conntrack (net/netfilter/nf_conntrack_standalone.c:
+ * a header line, then a line per CPU of hex counters, each starting with the namespace's count).
+ * Undefined where nf_conntrack is not loaded; SysError when the process is gone or denied.
+ */
+export function conntrackEntriesOf(pid: number): number | undefined {
+  const text = readProcNet("stat/nf_conntrack", pid);
+  if (text === undefined) {
+    if (readProcNet("sockstat", pid) === undefined)
+      throw new SysError("open", Errno.ENOENT, `/proc/${pid}/net`);
+    return undefined;
+  }
+  const [header, first] = text.split("\n");
+  const column = header?.trim().split(/\s+/).indexOf("entries") ?? -1;
+  const value = first?.trim().split(/\s+/)[column];
+  if (column < 0 || value === undefined || !/^[0-9a-f]+$/.test(value)) {
+    throw new SysError("read", Errno.EIO, `/proc/${pid}/net/stat/nf_conntrack: no entries column`);
+  }
+  return Number.parseInt(value, 16);
 }
 
 /** Every counter of sockstat and sockstat6 by line and field name: `get("TCP")?.get("tw")`. */

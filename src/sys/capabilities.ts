@@ -8,6 +8,8 @@ import { readFileSync } from "node:fs";
 export const CAP_NET_ADMIN = 12;
 export const CAP_SYS_PTRACE = 19;
 export const CAP_SYS_ADMIN = 21;
+export const CAP_PERFMON = 38;
+export const CAP_BPF = 39;
 
 /** The effective capability mask, or undefined when /proc/self/status cannot be read. */
 export function effectiveCapabilities(): bigint | undefined {
