@@ -26,7 +26,11 @@ const IMPORTERS = [
 /** Modules and folders still imported past their index (or importing so), and why. */
 const PAST_THE_INDEX: Readonly<Record<string, string>> = {
   "src/sys/capabilities.ts": "it loads no FFI binding, which sys' index (libc.ts) would",
+  "src/bpf": "a layer being built (issue 42): nothing imports it yet",
 };
+
+const under = (path: string, place: string) => path === place || path.startsWith(`${place}/`);
+const excepted = (path: string) => Object.keys(PAST_THE_INDEX).some((place) => under(path, place));
 
 const sourceFiles = (dir: string): string[] =>
   existsSync(join(ROOT, dir))
@@ -61,7 +65,7 @@ test("every index.ts under src/ is imported by a module of the project or is a p
   const packageEntries = entries();
   assert.ok(packageEntries.has("src/index.ts"), "read package.json's exports");
   assert.deepEqual(
-    indexes.filter((f) => !imported.has(f) && !packageEntries.has(f)),
+    indexes.filter((f) => !imported.has(f) && !packageEntries.has(f) && !excepted(f)),
     [],
   );
 });
@@ -75,8 +79,7 @@ test("src/ imports a folder that has an index.ts through it (or its errors.ts)",
         .filter((dir) => target.startsWith(`${dir}/`) && !file.startsWith(`${dir}/`))
         .sort((a, b) => b.length - a.length)[0];
       if (folder === undefined || target === `${folder}/index.ts`) continue;
-      const under = (path: string, place: string) => path === place || path.startsWith(`${place}/`);
-      if (Object.keys(PAST_THE_INDEX).some((place) => under(target, place) || under(file, place))) continue;
+      if (excepted(target) || excepted(file)) continue;
       if (/(^|-)errors\.ts$/.test(posix.basename(target))) continue;
       past.push(`${file} -> ${target}`);
     }
