@@ -15,10 +15,9 @@ import {
   BackendSet,
   type BatchTerminationReport,
   emptyBatchReport,
-  mergeReports,
-  type ReportPart,
 } from "../terminator/index.js";
 import { type Abortable, client, WorkerClient } from "./client.js";
+import { mergeReports, type ReportPart } from "./merge.js";
 import type { CallMap, SentArgs } from "./ops.js";
 import { WorkerStoppedError } from "./worker-errors.js";
 

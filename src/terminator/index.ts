@@ -8,7 +8,6 @@ export {
 } from "./config.js";
 export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
 export { AddressError } from "./errors.js";
-export { mergeReports, type ReportPart } from "./merge.js";
 export {
   type BackendName,
   type BackendProtocol,

@@ -1,11 +1,12 @@
 /**
- * One termination run's reports from several threads, each of which visited a share of the
- * namespaces, made into the report one thread visiting them all would give: namespaces in the
- * walk's order, every total the sum of its parts (so it balances as each part does).
+ * The worker pool's reports (pool.ts): one termination run's reports from several threads, each of
+ * which visited a share of the namespaces, made into the report one thread visiting them all would
+ * give: namespaces in the walk's order, every total the sum of its parts (so it balances as each
+ * part does).
  */
 import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
 import { addTally } from "../run/index.js";
-import { type BatchTerminationReport, emptyBatchReport } from "./report.js";
+import { type BatchTerminationReport, emptyBatchReport } from "../terminator/index.js";
 
 /** One thread's report, and the place in the walk of each namespace it visited, in its order. */
 export interface ReportPart {

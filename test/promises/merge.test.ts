@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Target } from "../../src/netns/index.js";
 import { current } from "../../src/netns/index.js";
+import { mergeReports } from "../../src/promises/merge.js";
 import type { Tally } from "../../src/run/index.js";
 import type { DestroyReport } from "../../src/sockets/index.js";
 import { ForeignError } from "../../src/sys/errors.js";
 import { BackendTerminator, type SocketsDestroyer } from "../../src/terminator/index.js";
-import { mergeReports } from "../../src/terminator/merge.js";
 
 const names = ["a", "b", "c", "d", "e"];
 /** The name each lent handle stands for (every one is a handle of our own namespace). */
