@@ -65,9 +65,10 @@ export type AsyncDestroyQuery = Omit<DestroyQuery, "predicate" | "signal"> &
     predicate?: (socket: Socket) => boolean | Promise<boolean>;
   };
 
-/** BackendTerminator's configuration: as in sockdiag, with a predicate that may return a Promise. */
-export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate"> & {
+/** BackendTerminator's configuration: as in sockdiag, with predicates that may return a Promise. */
+export type AsyncTerminatorConfig = Omit<TerminatorConfig, "predicate" | "conntrackPredicate"> & {
   predicate?: (socket: InetSocket) => boolean | Promise<boolean>;
+  conntrackPredicate?: (entry: ConntrackEntry) => boolean | Promise<boolean>;
 };
 
 /**

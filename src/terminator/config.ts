@@ -3,6 +3,7 @@
  * keys, a namespace selection, flags that are booleans.
  */
 
+import type { ConntrackEntry } from "../conntrack/index.js";
 import type { InetSocket } from "../diag/socket.js";
 import { checkNamespaceSelection, type NamespaceSelection, SELECTION_KEYS } from "../netns/index.js";
 import { checkBoolean, checkOptions, type KnownKeys } from "../options/index.js";
@@ -31,6 +32,11 @@ export interface TerminatorConfig extends NamespaceSelection {
    * cookie here.
    */
   predicate?: (socket: InetSocket) => boolean;
+  /**
+   * Veto per conntrack entry, as `predicate` per socket (the conntrack step's entries: UDP, DNATed
+   * to a backend). Whose flow an entry was is its original source.
+   */
+  conntrackPredicate?: (entry: ConntrackEntry) => boolean;
   /** Count and report, destroy nothing. */
   dryRun?: boolean;
   logger?: Logger;
@@ -59,6 +65,7 @@ export const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
   ...SELECTION_KEYS,
   protocol: true,
   predicate: true,
+  conntrackPredicate: true,
   dryRun: true,
   logger: true,
   onNamespace: true,

@@ -63,6 +63,7 @@ export class ConntrackStep {
     private readonly backends: readonly BackendName[],
     dryRun: boolean,
     deleter?: ConntrackDeleter,
+    predicate?: (entry: ConntrackEntry) => boolean,
   ) {
     backends.forEach((b, i) => {
       if (b.protocol === "tcp") return;
@@ -70,7 +71,12 @@ export class ConntrackStep {
       if (!this.index.has(key)) this.index.set(key, i);
       if (!b.address.includes(":") && !this.index.has(`::ffff:${key}`)) this.index.set(`::ffff:${key}`, i);
     });
-    const query: DeleteConntrackQuery = { protocol: "udp", anyOf: conntrackSelections(backends), dryRun };
+    const query: DeleteConntrackQuery = {
+      protocol: "udp",
+      anyOf: conntrackSelections(backends),
+      dryRun,
+      ...(predicate ? { predicate } : {}),
+    };
     // A test's deleter is asked as the library's entry point is, with the namespace in the query.
     this.deletes = deleter
       ? {

@@ -134,7 +134,9 @@ export class BackendTerminator {
     const step = new NamespaceTermination(
       set,
       destroy,
-      conntrack ? new ConntrackStep(set.backends, dryRun, this.deleteConntrack) : undefined,
+      conntrack
+        ? new ConntrackStep(set.backends, dryRun, this.deleteConntrack, this.config.conntrackPredicate)
+        : undefined,
       dryRun,
       (level, message, fields) => this.log(report, level, message, fields),
     );

@@ -108,6 +108,25 @@ test("one conntrack call per namespace for every UDP backend, counted per backen
   assert.equal(r.ok, true);
 });
 
+test("conntrackPredicate is the conntrack query's predicate: the deleter applies it per entry", () => {
+  const { queries, deleter } = recording([]);
+  const veto = (e: ConntrackEntry) => e.original.src !== "10.0.0.1";
+  new BackendTerminator(
+    { conntrackPredicate: veto },
+    { targets: hostOnly, destroy: noSockets, deleteConntrack: deleter },
+  ).terminate({ address: "10.0.0.5", port: 53 });
+  assert.equal(queries[0]!.predicate, veto);
+  const none = recording([]);
+  new BackendTerminator(
+    {},
+    { targets: hostOnly, destroy: noSockets, deleteConntrack: none.deleter },
+  ).terminate({
+    address: "10.0.0.5",
+    port: 53,
+  });
+  assert.equal(none.queries[0]!.predicate, undefined);
+});
+
 test("conntrack: false, or TCP backends only: no conntrack call and no conntrack report", () => {
   for (const [config, backend] of [
     [{ conntrack: false }, { address: "10.0.0.5", port: 53 }],

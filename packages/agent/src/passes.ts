@@ -43,7 +43,7 @@ export class Passes {
     const ended = this.parts.clock.now();
     const { metrics } = this.parts;
     metrics.countBatch(due.length, outcome, (ended - started) / 1000);
-    this.parts.events?.tell(due, outcome.pods);
+    this.parts.events?.tell(due, outcome);
     for (const r of due) if (!r.restored) metrics.eventToTerminated.observe((ended - r.since) / 1000);
     this.logErrors(outcome, "removal batch error");
     this.parts.logger.info(
@@ -65,7 +65,7 @@ export class Passes {
     if (!outcome) return false;
     const ended = this.parts.clock.now();
     this.parts.metrics.countLate(outcome);
-    this.parts.events?.tell(late, outcome.pods);
+    this.parts.events?.tell(late, outcome);
     this.logErrors(outcome, "aftercare pass error");
     const found = outcome.sockets.matched + outcome.conntrack.matched > 0;
     this.parts.logger[found ? "info" : "debug"](

@@ -45,6 +45,11 @@ export interface BatchOutcome {
   touched: TouchedNamespace[];
   /** The pods whose processes held the sockets destroyed (when the terminator looks them up). */
   pods: PodSockets[];
+  /**
+   * The conntrack entries deleted, counted per original source address (whose flow it was) and
+   * backend key (when the terminator looks them up, as for `pods`).
+   */
+  flows: Map<string, Map<string, number>>;
   /** Set when the kernel cannot destroy sockets at all (EOPNOTSUPP). */
   unsupported?: string;
 }
@@ -87,6 +92,7 @@ export function emptyOutcome(): BatchOutcome {
     errors: [],
     touched: [],
     pods: [],
+    flows: new Map(),
   };
 }
 
@@ -103,16 +109,19 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
     async terminate(backends) {
       if (backends.length === 0) return emptyOutcome();
       const netnsDirs = config.netnsDirs?.filter(isDirectory);
-      const approved = config.socketPods && !config.dryRun ? new SocketRecord() : undefined;
+      const approved = config.socketPods && !config.dryRun ? new BatchRecord() : undefined;
       const terminator = new BackendTerminator({
         ...(netnsDirs ? { netnsDirs } : {}),
         discover: config.discover,
         conntrack: config.conntrack,
         dryRun: config.dryRun,
-        ...(approved ? { predicate: approved.predicate } : {}),
+        ...(approved
+          ? { predicate: approved.predicate, conntrackPredicate: approved.conntrackPredicate }
+          : {}),
       });
       const report = await terminator.terminateMany(backends);
       const outcome = outcomeOf(report);
+      if (approved) outcome.flows = approved.flows(report);
       if (approved)
         outcome.pods = await podsOfSockets(approved.destroyed(report)).catch((err: Error) => {
           outcome.errors.push({ message: `cannot find the pods of the sockets destroyed: ${err.message}` });
@@ -168,21 +177,25 @@ async function touchedNamespaces(
 }
 
 /**
- * The sockets a batch's predicate let through (every one it was asked about: the predicate only
- * records), less those the report lists as failed: the destroyed ones, and those gone meanwhile,
- * which no process holds any more.
+ * The sockets and conntrack entries a batch's predicates let through (every one they were asked
+ * about: they only record), less those the report lists as failed: the destroyed and deleted
+ * ones, and those gone meanwhile (a socket gone is held by no process any more).
  */
-class SocketRecord {
+class BatchRecord {
   private readonly sockets: DestroyedSocket[] = [];
+  private readonly entries: { id: number; src: string; backend: string }[] = [];
 
   readonly predicate = (socket: InetSocket): boolean => {
-    const address = canonicalAddress(socket.dst);
-    const protocol = socket.protocol === "tcp" ? "tcp" : "udp";
-    if (address !== undefined)
-      this.sockets.push({
-        inode: socket.inode,
-        backend: backendText({ address, port: socket.dport, protocol }),
-      });
+    const backend = keyOf(socket.dst, socket.dport, socket.protocol === "tcp" ? "tcp" : "udp");
+    if (backend !== undefined) this.sockets.push({ inode: socket.inode, backend });
+    return true;
+  };
+
+  readonly conntrackPredicate = (entry: ConntrackEntry): boolean => {
+    const src = canonicalAddress(entry.original.src);
+    const backend =
+      entry.reply.sport === undefined ? undefined : keyOf(entry.reply.src, entry.reply.sport, "udp");
+    if (src !== undefined && backend !== undefined) this.entries.push({ id: entry.id, src, backend });
     return true;
   };
 
@@ -192,6 +205,27 @@ class SocketRecord {
     );
     return failed.size === 0 ? this.sockets : this.sockets.filter((s) => !failed.has(s.inode));
   }
+
+  /** The entries deleted, counted per original source and backend key. */
+  flows(report: BatchTerminationReport): Map<string, Map<string, number>> {
+    const failed = new Set(
+      report.namespaces.flatMap((n) => n.conntrack?.failed ?? []).map((f) => f.entry.id),
+    );
+    const flows = new Map<string, Map<string, number>>();
+    for (const e of this.entries) {
+      if (failed.has(e.id)) continue;
+      const bySrc = flows.get(e.src) ?? new Map<string, number>();
+      flows.set(e.src, bySrc);
+      bySrc.set(e.backend, (bySrc.get(e.backend) ?? 0) + 1);
+    }
+    return flows;
+  }
+}
+
+/** A backend's key from an address as a socket or an entry holds it, or undefined for none. */
+function keyOf(address: string, port: number, protocol: "udp" | "tcp"): string | undefined {
+  const canonical = canonicalAddress(address);
+  return canonical === undefined ? undefined : backendText({ address: canonical, port, protocol });
 }
 
 function outcomeOf(report: BatchTerminationReport): BatchOutcome {

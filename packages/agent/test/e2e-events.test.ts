@@ -28,6 +28,7 @@ import {
 const NODE = "node-e2e";
 const WAIT_MS = 15_000;
 const [A, B] = ["127.13.0.1", "127.13.0.2"] as [string, string];
+const VIP = "127.13.1.1";
 const PORT = 20_000 + (process.pid % 20_000);
 
 interface ScenePod {
@@ -183,7 +184,12 @@ describeAsRoot("Events on the pods whose sockets were destroyed (end to end)", (
       assert.equal(e.series, undefined);
       const note = e.note as string;
       assert.ok(note.startsWith(`Destroyed ${count} socket`), note);
-      assert.ok(note.includes(`${A}:${PORT}/udp (${count}; Service default/${svc.name})`), note);
+      assert.ok(
+        note.includes(
+          `${A}:${PORT}/udp (${count} socket${count === 1 ? "" : "s"}; Service default/${svc.name})`,
+        ),
+        note,
+      );
       assert.ok(!note.includes(B), note);
     }
     for (const bystander of [pods.bystander, pods.hostBystander])
@@ -237,6 +243,38 @@ describeAsRoot("Events on the pods whose sockets were destroyed (end to end)", (
     assert.equal(events.length, 1);
     assert.equal((events[0]!.series as { count: number }).count, 2);
     assert.ok(api.eventCalls.some((c) => c.method === "PATCH" && c.namespace === "apps"));
+  });
+
+  test("a conntrack entry is the pod's whose IP is its original source: that pod's Event counts it", async () => {
+    api.events.clear();
+    const node = scene.nodes[1]!;
+    const podIp = "127.14.1.1";
+    api.applyPod({
+      metadata: { namespace: "apps", name: pods.client1.name, uid: pods.client1.uid },
+      spec: { nodeName: NODE, containers: [] },
+      status: { podIP: podIp, podIPs: [{ ip: podIp }] },
+    });
+    const svc = service([A, B]);
+    const t = await agent();
+    // kube-proxy's DNAT in the pod's namespace: the client reaches A through a virtual IP, from the pod's IP.
+    await scene.dnat(node, VIP, A);
+    const [client] = await node.holder.open({
+      kind: "udp",
+      bind: { address: podIp, port: 0 },
+      connect: { address: VIP, port: PORT },
+    });
+    cleanups.push(() => node.holder.close([client!]));
+    assert.deepEqual(await node.holder.send([client!]), [0]);
+    assert.deepEqual(await scene.received(node), [A]);
+    svc.set([B]);
+    const count = (outcome: string) => metric(t.url, `sockdiag_agent_pod_events_total{outcome="${outcome}"}`);
+    await until(async () => (await count("posted")) >= 1, WAIT_MS, "an Event");
+    const events = eventsOf(pods.client1);
+    assert.equal(events.length, 1);
+    const note = events[0]!.note as string;
+    assert.ok(note.startsWith("Deleted 1 conntrack entry of connections"), note);
+    assert.ok(note.includes(`${A}:${PORT}/udp (1 conntrack entry; Service default/${svc.name})`), note);
+    assert.equal(api.events.size, 1, "no other pod's");
   });
 
   test("a refused Event changes nothing in the termination: clients aborted, counts the same, the refusal counted", async () => {

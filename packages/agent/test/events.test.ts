@@ -238,7 +238,16 @@ describe("PodEvents", () => {
     const logged: Record<string, unknown>[] = [];
     const logger = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line)) });
     const known = new Map([pod(1), pod(2), pod(3)].map((p) => [p.uid, p]));
-    const events = new PodEvents(recorder, { pod: (uid) => known.get(uid) }, logger);
+    const byIp = new Map([
+      ["10.1.0.3", pod(3)],
+      ["10.1.0.4", pod(4)],
+    ]);
+    known.set(pod(4).uid, pod(4));
+    const events = new PodEvents(
+      recorder,
+      { pod: (uid) => known.get(uid), podOfIp: (ip) => byIp.get(ip) },
+      logger,
+    );
     events.tell(
       [services("10.0.0.1:53/udp", "kube-system/dns"), services("10.0.0.2:80/tcp", "apps/web", "apps/web2")],
       [
@@ -252,25 +261,44 @@ describe("PodEvents", () => {
           ]),
         },
         { uid: pod(9).uid, backends: new Map([["10.0.0.1:53/udp", 1]]) },
-      ],
+      ].reduce(
+        (outcome, p) => {
+          outcome.pods.push(p);
+          return outcome;
+        },
+        {
+          pods: [] as { uid: string; backends: Map<string, number> }[],
+          // Conntrack entries by original source: pod 3's IP, pod 4's (no socket), and no pod's.
+          flows: new Map([
+            ["10.1.0.3", new Map([["10.0.0.1:53/udp", 2]])],
+            ["10.1.0.4", new Map([["10.0.0.1:53/udp", 1]])],
+            ["10.1.0.99", new Map([["10.0.0.1:53/udp", 5]])],
+          ]),
+        },
+      ),
     );
     await recorder.idle();
     const byPod = new Map(sink.created.map((e) => [e.regarding.name, e]));
-    assert.deepEqual([...byPod.keys()].sort(), ["client-1", "client-2", "client-3"]);
+    assert.deepEqual([...byPod.keys()].sort(), ["client-1", "client-2", "client-3", "client-4"]);
     assert.equal(byPod.get("client-1")!.reason, "UDPConnectionsTerminated");
     assert.equal(
       byPod.get("client-1")!.note,
-      "Destroyed 3 sockets connected to backends that left their Services: 10.0.0.1:53/udp (3; Service kube-system/dns)",
+      "Destroyed 3 sockets of connections to backends that left their Services: 10.0.0.1:53/udp (3 sockets; Service kube-system/dns)",
     );
     assert.equal(byPod.get("client-2")!.reason, "TCPConnectionsTerminated");
     assert.match(
       byPod.get("client-2")!.note,
-      /^Destroyed 1 socket connected .*10\.0\.0\.2:80\/tcp \(1; Service apps\/web, apps\/web2\)$/,
+      /^Destroyed 1 socket of .*10\.0\.0\.2:80\/tcp \(1 socket; Service apps\/web, apps\/web2\)$/,
     );
     assert.equal(byPod.get("client-3")!.reason, "ConnectionsTerminated");
     assert.match(
       byPod.get("client-3")!.note,
-      /^Destroyed 3 sockets .*10\.0\.0\.1:53\/udp \(1; .*10\.0\.0\.2:80\/tcp \(2; /,
+      /^Destroyed 3 sockets and deleted 2 conntrack entries of .*10\.0\.0\.1:53\/udp \(1 socket, 2 conntrack entries; .*10\.0\.0\.2:80\/tcp \(2 sockets; /,
+    );
+    assert.equal(byPod.get("client-4")!.reason, "UDPConnectionsTerminated");
+    assert.match(
+      byPod.get("client-4")!.note,
+      /^Deleted 1 conntrack entry of .*10\.0\.0\.1:53\/udp \(1 conntrack entry; /,
     );
     const lines = logged.filter((l) => l.msg === "pod sockets destroyed");
     assert.deepEqual(
@@ -280,6 +308,7 @@ describe("PodEvents", () => {
         ["apps/client-2", pod(2).uid, 1],
         ["apps/client-3", pod(3).uid, 3],
         [undefined, pod(9).uid, 1],
+        ["apps/client-4", pod(4).uid, 0],
       ],
     );
   });

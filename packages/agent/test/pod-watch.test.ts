@@ -160,6 +160,31 @@ describe("the Pod watch", () => {
       assert.equal(store.size, 0);
     });
   });
+
+  test("PodStore's pod IPs: canonical, a pod's own (not a host-network pod's), moved and forgotten with the pod", () => {
+    const store = new PodStore("node-a");
+    const podWith = (i: number, status: unknown, hostNetwork = false) => ({
+      metadata: { uid: uid(i), namespace: "apps", name: `pod-${i}` },
+      spec: { nodeName: "node-a", hostNetwork },
+      status,
+    });
+    store.put(podWith(1, { podIP: "10.1.0.1", podIPs: [{ ip: "10.1.0.1" }, { ip: "fd00:0::1" }] }));
+    store.put(podWith(2, { podIP: "10.1.0.2" }));
+    store.put(podWith(3, { podIP: "192.168.0.10", podIPs: [{ ip: "192.168.0.10" }] }, true));
+    store.put(podWith(4, { podIPs: [{ ip: "not an ip" }, { ip: 7 }, null] }));
+    assert.equal(store.podOfIp("10.1.0.1")?.name, "pod-1");
+    assert.equal(store.podOfIp("fd00::1")?.name, "pod-1");
+    assert.equal(store.podOfIp("10.1.0.2")?.name, "pod-2");
+    assert.equal(store.podOfIp("192.168.0.10"), undefined, "a host-network pod's IP is the node's");
+    assert.equal(store.size, 4);
+    // Pod 2's IP goes to pod 5 (pod 2 gone): the IP is pod 5's alone.
+    store.delete({ metadata: { uid: uid(2) } });
+    store.put(podWith(5, { podIP: "10.1.0.2" }));
+    assert.equal(store.podOfIp("10.1.0.2")?.name, "pod-5");
+    store.put(podWith(1, { podIP: "10.1.0.9" }));
+    assert.equal(store.podOfIp("10.1.0.1"), undefined);
+    assert.equal(store.podOfIp("10.1.0.9")?.name, "pod-1");
+  });
 });
 
 describe("Event requests", () => {
