@@ -14,6 +14,7 @@
 import type { IncomingMessage } from "node:http";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { setImmediate as turn } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { AnswerTooLargeError, BrokenAnswerError, ListParser } from "./list-parser.js";
 import type { ListAnswer, ListRequest, ListWatchSource, WatchRequest } from "./reflector.js";
@@ -24,6 +25,9 @@ export const ENDPOINTSLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices";
 
 /** The cluster-wide list/watch path of Pods (the agent asks for its node's with a field selector). */
 export const PODS_PATH = "/api/v1/pods";
+
+/** The bytes of watch lines parsed in one turn of the event loop (a streaming list's come in megabytes). */
+const LINES_PER_TURN_BYTES = 64 * 1024;
 
 /** Which objects a ListWatchApi lists and watches. */
 export interface ListWatchResource {
@@ -128,7 +132,7 @@ export class EndpointSliceApi implements ListWatchSource {
       maxItemBytes: this.bounds.maxObjectBytes,
       maxAnswerBytes: this.bounds.maxListBytes,
     });
-    for await (const chunk of res as AsyncIterable<Buffer>) parser.write(chunk);
+    await parser.read(res as AsyncIterable<Buffer>, signal);
     // A response cut short ends without error on some paths: "aborted" says so.
     if (res.errored || !res.complete) throw res.errored ?? new BrokenAnswerError("the answer was cut short");
     signal.throwIfAborted();
@@ -179,6 +183,7 @@ export class EndpointSliceApi implements ListWatchSource {
     // Decoded as a stream: a character split between two chunks stays whole.
     res.setEncoding("utf8");
     let partial = "";
+    let sinceTurn = 0;
     for await (const chunk of res as AsyncIterable<string>) {
       if (initial >= 0) initial += chunk.length;
       if (initial > this.bounds.maxListBytes)
@@ -199,6 +204,12 @@ export class EndpointSliceApi implements ListWatchSource {
         if (initial >= 0 && isInitialEventsEnd(event)) initial = -1;
         const applying = onEvent(event);
         if (applying) await applying;
+        sinceTurn += line.length;
+        if (sinceTurn >= LINES_PER_TURN_BYTES) {
+          sinceTurn = 0;
+          await turn();
+          signal.throwIfAborted();
+        }
       }
       if (text.length > maxLine) throw lineTooLong(maxLine);
       partial = text;

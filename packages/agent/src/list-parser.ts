@@ -8,6 +8,7 @@
  * JSON's structural characters are ASCII, and no byte of a multi-byte UTF-8 character is ASCII, so
  * bytes can be scanned without decoding; an item's bytes are decoded whole.
  */
+import { setImmediate as turn } from "node:timers/promises";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -16,6 +17,9 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
+
+/** The bytes parsed in one turn of the event loop by read(): a few ms of JSON and items. */
+const PIECE_BYTES = 64 * 1024;
 
 /** The key of the array whose elements are streamed. */
 const ITEMS_MEMBER = /^\s*"items"\s*:\s*$/;
@@ -70,6 +74,23 @@ export class ListParser {
     private readonly onItem: (item: unknown) => void,
     private readonly bounds: ListBounds,
   ) {}
+
+  /**
+   * Every chunk of an answer, parsed in pieces with a turn of the event loop between: one read of
+   * a socket hands over whatever it buffered, megabytes from a fast server. Rejects as write does,
+   * or when `signal` aborts.
+   */
+  async read(chunks: AsyncIterable<Buffer>, signal: AbortSignal): Promise<void> {
+    for await (const chunk of chunks) {
+      for (let at = 0; at < chunk.length; at += PIECE_BYTES) {
+        if (at > 0) {
+          await turn();
+          signal.throwIfAborted();
+        }
+        this.write(chunk.subarray(at, at + PIECE_BYTES));
+      }
+    }
+  }
 
   /** The next chunk of the answer; throws AnswerTooLargeError or BrokenAnswerError. */
   write(chunk: Buffer): void {

@@ -61,6 +61,37 @@ describe("ListParser", () => {
     assert.deepEqual(parser.end(), { members: { metadata: { resourceVersion: "1" } }, itemsSeen: true });
   });
 
+  test("read: one chunk of megabytes is parsed with turns of the event loop between its pieces", async () => {
+    const items = Array.from({ length: 10_000 }, (_, n) => ({ n, pad: "x".repeat(100) }));
+    const whole = Buffer.from(JSON.stringify({ metadata: { resourceVersion: "1" }, items }));
+    const read: number[] = [];
+    let turns = 0;
+    // A turn of the event loop is seen when an immediate runs: each schedules the next.
+    let immediate = setImmediate(function tick() {
+      turns++;
+      immediate = setImmediate(tick);
+    });
+    const parser = new ListParser(() => read.push(turns), WIDE);
+    await parser.read(
+      (async function* () {
+        yield whole;
+      })(),
+      new AbortController().signal,
+    );
+    clearImmediate(immediate);
+    assert.equal(read.length, items.length);
+    assert.ok(read.at(-1)! > read[0]!, "the event loop turned between the first item and the last");
+    assert.deepEqual(parser.end(), { members: { metadata: { resourceVersion: "1" } }, itemsSeen: true });
+    const stopped = new AbortController();
+    const cut = new ListParser(() => stopped.abort(), WIDE).read(
+      (async function* () {
+        yield whole;
+      })(),
+      stopped.signal,
+    );
+    await assert.rejects(cut, { name: "AbortError" }, "an abort stops the parse at its next turn");
+  });
+
   test("an empty list, and an answer with no items array", () => {
     assert.deepEqual(parseChunks([Buffer.from('{"items":[ ],"metadata":{}}')]), {
       items: [],
