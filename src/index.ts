@@ -70,6 +70,7 @@ export {
   type NotANetnsKind,
   netnsProcesses,
   type PinnedNetns,
+  type PodOfProcess,
   type ProcessScan,
   type ProcessScanOptions,
   remove as removeNetns,

@@ -32,6 +32,7 @@ export {
   remove,
   validateNetnsName,
 } from "./pinned.js";
+export { type PodOfProcess, podOfCgroupPath, podsOfCgroupFile } from "./pods.js";
 export { readProcNet } from "./proc-net.js";
 export {
   type LocatedNetns,

@@ -6,9 +6,10 @@
  * system call, so an event loop that serves requests meanwhile is never held for long.
  */
 import type { Stats } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { fsError, type NetnsError, NetnsNotFoundError } from "./errors.js";
 import { DEFAULT_NETNS_DIRS } from "./pinned.js";
+import { podsOfCgroupFile } from "./pods.js";
 import { HOST_NETNS_NAME } from "./walk.js";
 
 /** A namespace's identity: st_dev and st_ino of its nsfs file (as NetNS and NetnsRef carry them). */
@@ -102,6 +103,12 @@ export interface ProcessScan {
    * each may be in a namespace asked. Those that exited during the scan are not counted.
    */
   unreadable: number;
+  /**
+   * With `pods`: per namespace asked, index-aligned, the UIDs of the Kubernetes pods its processes
+   * run in (from /proc/PID/cgroup, as the kubelet lays cgroups out), sorted, each once. A process
+   * that exits before its cgroup is read, or whose cgroup cannot be read, names none.
+   */
+  pods?: string[][];
 }
 
 /** Options of a process scan. */
@@ -111,6 +118,8 @@ export interface ProcessScanOptions extends ProcOptions {
    * threads by default, so more only queues, and every other file system user waits behind them.
    */
   concurrency?: number;
+  /** Also read the pods of the processes found (ProcessScan.pods). Default false. */
+  pods?: boolean;
 }
 
 /**
@@ -147,7 +156,25 @@ export async function netnsProcesses(
     if (st) index.get(`${st.dev}:${st.ino}`)?.push(pid);
   });
   for (const list of index.values()) list.sort((a, b) => a - b);
+  if (options.pods) {
+    const pods = new Map<number[], string[]>();
+    for (const list of index.values()) pods.set(list, await podsOf(list, proc, options.concurrency ?? 16));
+    scan.pods = scan.pids.map((list) => pods.get(list)!);
+  }
   return scan;
+}
+
+/** The pod UIDs of `pids`' cgroups, sorted, each once. */
+async function podsOf(pids: readonly number[], proc: string, concurrency: number): Promise<string[]> {
+  const uids = new Set<string>();
+  await eachLimited(pids, concurrency, async (pid) => {
+    try {
+      for (const pod of podsOfCgroupFile(await readFile(`${proc}/${pid}/cgroup`, "utf8"))) uids.add(pod.uid);
+    } catch {
+      // Exited since the scan (ENOENT, ESRCH) or unreadable: nothing to tell of it.
+    }
+  });
+  return [...uids].sort();
 }
 
 /** The numeric entries of the procfs at `proc`, ascending. */

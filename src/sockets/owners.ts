@@ -3,6 +3,7 @@
  * "socket:[INODE]". Socket inodes are unique across namespaces, so one scan serves them all.
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { type PodOfProcess, podsOfCgroupFile } from "../netns/index.js";
 
 /** One process holding a socket, through one of its descriptors. */
 export interface SocketOwner {
@@ -12,12 +13,19 @@ export interface SocketOwner {
   fd: number;
   /** With `threads`: the thread holding the descriptor (ss -T). */
   tid?: number;
+  /** With `pods`: the Kubernetes pod and container the process runs in, when its cgroup names one. */
+  pod?: PodOfProcess;
 }
 
 /** Options for findSocketOwners. */
 export interface SocketOwnerOptions {
   /** One owner per thread, as ss -T: every /proc/PID/task/TID/fd is read. Default false. */
   threads?: boolean;
+  /**
+   * Also tell each owner's pod and container, from /proc/PID/cgroup as the kubelet lays cgroups
+   * out (cgroup v1 or v2, the cgroupfs or systemd driver). Default false.
+   */
+  pods?: boolean;
 }
 
 /**
@@ -43,14 +51,18 @@ export function findSocketOwners(
     for (const tid of tasks) {
       const dir = tid === 0 ? base : `${base}/task/${tid}`;
       let command: string | undefined;
+      let pod: PodOfProcess | undefined;
+      let podRead = !options.pods;
       for (const fdName of safeReaddir(`${dir}/fd`)) {
         const inode = socketInode(`${dir}/fd/${fdName}`);
         if (inode === undefined || (wanted && !wanted.has(inode))) continue;
         command ??= readComm(dir);
+        if (!podRead) [pod, podRead] = [readPod(base), true];
+        const owner: SocketOwner =
+          tid === 0 ? { pid, command, fd: Number(fdName) } : { pid, command, fd: Number(fdName), tid };
+        if (pod) owner.pod = pod;
         const list = owners.get(inode) ?? [];
-        list.push(
-          tid === 0 ? { pid, command, fd: Number(fdName) } : { pid, command, fd: Number(fdName), tid },
-        );
+        list.push(owner);
         owners.set(inode, list);
       }
     }
@@ -76,6 +88,15 @@ function readComm(dir: string): string {
     return text.endsWith("\n") ? text.slice(0, -1) : text;
   } catch {
     return "?";
+  }
+}
+
+/** The pod of the process at `dir` (/proc/PID), or undefined: in none, exited, or unreadable. */
+function readPod(dir: string): PodOfProcess | undefined {
+  try {
+    return podsOfCgroupFile(readFileSync(`${dir}/cgroup`, "utf8"))[0];
+  } catch {
+    return undefined;
   }
 }
 

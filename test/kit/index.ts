@@ -13,6 +13,7 @@ export type * from "./holder-protocol.js";
 export * from "./markdown.js";
 export * from "./netns.js";
 export * from "./npm.js";
+export * from "./pod-cgroup.js";
 export * from "./population.js";
 export * from "./root.js";
 export * from "./sockaddr.js";

@@ -4,7 +4,6 @@
  * namespace: host-network pods share the host's with every process of the node.
  */
 import { findSocketOwners } from "sockdiag";
-import { podsOfProcesses } from "./netns-owners.js";
 
 /** A socket the batch destroyed: its inode, and its backend's key (backendKey). */
 export interface DestroyedSocket {
@@ -28,12 +27,10 @@ export async function podsOfSockets(
   procRoot = "/proc",
 ): Promise<PodSockets[]> {
   if (sockets.length === 0) return [];
-  const owners = findSocketOwners(new Set(sockets.map((s) => s.inode)), procRoot);
-  const pids = [...new Set([...owners.values()].flatMap((list) => list.map((o) => o.pid)))];
-  const podsOfPid = await podsOfProcesses(pids, procRoot);
+  const owners = findSocketOwners(new Set(sockets.map((s) => s.inode)), procRoot, { pods: true });
   const pods = new Map<string, PodSockets>();
   for (const socket of sockets) {
-    const uids = new Set((owners.get(socket.inode) ?? []).flatMap((o) => podsOfPid.get(o.pid) ?? []));
+    const uids = new Set((owners.get(socket.inode) ?? []).flatMap((o) => (o.pod ? [o.pod.uid] : [])));
     for (const uid of uids) {
       const pod = pods.get(uid) ?? { uid, backends: new Map<string, number>() };
       pods.set(uid, pod);

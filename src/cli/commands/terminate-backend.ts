@@ -22,6 +22,7 @@ import { destroyReportJson } from "../output/index.js";
 import { escapeText, stringifyForOutput } from "../render/index.js";
 import { NETNS_DIR_OPTION, NETNS_OPTIONS, NO_DISCOVER_OPTION, namespaceFromArgs } from "../select/index.js";
 import type { Command } from "./index.js";
+import { formatPlan, PlanCollector, type PlanGroup } from "./terminate-plan.js";
 
 export const TERMINATE_BACKEND: CommandSpec = {
   name: "terminate-backend",
@@ -46,7 +47,10 @@ export const TERMINATE_BACKEND: CommandSpec = {
       name: "no-conntrack",
       help: "leave conntrack entries alone (default: delete the UDP ones DNATed to the backends)",
     },
-    { name: "dry-run", help: "count what would be destroyed, destroy nothing" },
+    {
+      name: "dry-run",
+      help: "destroy nothing: count what would be destroyed, and show it by owner (pod, container, processes)",
+    },
     { name: "json", short: "j", help: "print the report as JSON" },
   ],
   details: [
@@ -54,6 +58,7 @@ export const TERMINATE_BACKEND: CommandSpec = {
     "Several backends are terminated in one pass: each namespace is entered once and listed once per protocol and family.",
     "An IPv4 backend also matches IPv6 sockets connected to its v4-mapped address (::ffff:a.b.c.d).",
     "For UDP backends, the conntrack entries whose reply source is the backend (flows DNATed to it) are deleted too, in every namespace visited: clients of a virtual IP then reach a live backend with their next datagram.",
+    "With --dry-run the sockets it would destroy are shown by owner, in the table and in -j's byOwner: for each namespace, the pod UID and container of the processes holding them (from their cgroups, as the kubelet lays them out: cgroup v1 or v2, the cgroupfs or systemd driver), the processes, and the sockets; then sockets held by processes outside any pod; then sockets no process was found holding (said so). A socket goes by the processes holding it, never by its namespace: a host-network pod shares the host's. Conntrack entries have no owner: they are counted per namespace (wouldDelete).",
     "Unconnected sockets are never touched. Needs CAP_NET_ADMIN (destroy) and CAP_SYS_ADMIN (enter namespaces).",
     'The namespace sockdiag runs in is called "(host)" in every report.',
     "Exit status: 0 all destroyed, 1 some destroy or namespace failed, 2 bad input.",
@@ -70,6 +75,8 @@ export function runTerminateBackend(argv: readonly string[]): number {
   const protocol = (values.protocol as BackendProtocol | undefined) ?? "udp";
   const chosen = namespaceFromArgs(values, true);
   const progress = process.stderr.isTTY;
+  const dryRun = Boolean(values["dry-run"]);
+  const plan = dryRun ? new PlanCollector() : undefined;
   // One namespace named on the command line is opened first: a bad name is a usage error (exit 2).
   using one = values["host-only"]
     ? current()
@@ -78,11 +85,13 @@ export function runTerminateBackend(argv: readonly string[]): number {
       : undefined;
   const config: TerminatorConfig = {
     protocol,
-    dryRun: Boolean(values["dry-run"]),
+    dryRun,
     conntrack: !values["no-conntrack"],
     ...chosen,
     netns: one ?? "all",
-    onNamespace: (_result, index, total) => {
+    ...(plan ? { predicate: plan.approve } : {}),
+    onNamespace: (result, index, total) => {
+      plan?.endNamespace(result.netns);
       if (progress && index + 1 >= PROGRESS_FROM)
         process.stderr.write(`\rnamespace ${index + 1}${total === undefined ? "" : ` of ${total}`}`);
     },
@@ -91,14 +100,18 @@ export function runTerminateBackend(argv: readonly string[]): number {
     backends.map((b) => ({ address: b.address, port: b.port })),
   );
   if (progress && report.namespaces.length >= PROGRESS_FROM) process.stderr.write("\n");
-  writeOut(values.json ? `${stringifyForOutput(reportJson(report), 2)}\n` : formatReport(report));
+  const groups = plan?.groups();
+  writeOut(
+    values.json ? `${stringifyForOutput(reportJson(report, groups), 2)}\n` : formatReport(report, groups),
+  );
   return report.ok ? EXIT_OK : EXIT_FAILED;
 }
 
-function reportJson(report: BatchTerminationReport): Record<string, unknown> {
+function reportJson(report: BatchTerminationReport, plan: PlanGroup[] | undefined): Record<string, unknown> {
   return {
     ...report,
     namespaces: report.namespaces.map((n) => ({ ...n, report: n.report && destroyReportJson(n.report) })),
+    ...(plan ? { byOwner: plan } : {}),
   };
 }
 
@@ -106,7 +119,7 @@ function backendText(b: BackendResult["backend"]): string {
   return `${b.address.includes(":") ? `[${b.address}]` : b.address}:${b.port} (${b.protocol})`;
 }
 
-function formatReport(report: BatchTerminationReport): string {
+function formatReport(report: BatchTerminationReport, plan: PlanGroup[] | undefined): string {
   const { backends, total } = report;
   const dry = report.namespaces.some((n) => n.report?.dryRun);
   const lines = [
@@ -125,6 +138,7 @@ function formatReport(report: BatchTerminationReport): string {
       lines.push(
         `  ${backendText(b.backend).padEnd(24)} ${counts(b.total, dry)}${b.conntrack ? `  conntrack ${conntrackCounts(b.conntrack, dry)}` : ""}`,
       );
+  if (plan) lines.push(...formatPlan(plan));
   if (report.conntrack) lines.push(`conntrack: ${conntrackCounts(report.conntrack, dry)}`);
   lines.push(
     `total: ${total.matched} matched, ${dry ? `${total.wouldDestroy} would be destroyed` : `${total.destroyed} destroyed`}, ${total.gone} already gone, ${total.failed.length} failed${total.skipped ? `, ${total.skipped} not attempted` : ""} in ${report.namespaces.length} namespace${report.namespaces.length === 1 ? "" : "s"}`,

@@ -10,5 +10,4 @@ export * from "./certificate.js";
 export * from "./exec-plugin.js";
 export * from "./fake-source.js";
 export * from "./fakes.js";
-export * from "./pod-cgroup.js";
 export * from "./slices.js";

@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { TestContext } from "node:test";
 
 /** A cgroup hierarchy mounted at its root: where, and how a process's line in /proc/PID/cgroup reads. */
 export interface Hierarchy {
@@ -82,4 +83,10 @@ export function podCgroupV2(uid: string): PodCgroup | undefined {
   const v2 = hierarchy("cgroup2");
   const slice = `kubepods-besteffort-pod${uid.replaceAll("-", "_")}.slice`;
   return v2 && new PodCgroup(v2, `kubepods.slice/kubepods-besteffort.slice/${slice}`);
+}
+
+/** Skip loudly: this machine lacks what the test needs (a cgroup hierarchy, a writable one), which is no failure of the code. */
+export function lacking(t: TestContext, what: string): void {
+  process.stderr.write(`\n*** SKIPPED: ${t.name}: ${what} ***\n\n`);
+  t.skip(what);
 }
