@@ -12,7 +12,7 @@ import type { EventRecorder, PodHappening, PodRef } from "./events.js";
 import type { PodIndex } from "./pods.js";
 import type { BatchOutcome } from "./terminator.js";
 
-/** What a batch did to one pod, per backend key. */
+/** What a batch did to one pod, per backend (as text). */
 interface PodCounts {
   pod: PodRef | undefined;
   uid: string;

@@ -5,13 +5,13 @@
  */
 import { findSocketOwners } from "sockdiag";
 
-/** A socket the batch destroyed: its inode, and its backend's key (backendKey). */
+/** A socket the batch destroyed: its inode, and its backend as text (backendText). */
 export interface DestroyedSocket {
   inode: number;
   backend: string;
 }
 
-/** A pod's destroyed sockets, counted per backend key. */
+/** A pod's destroyed sockets, counted per backend (as text). */
 export interface PodSockets {
   uid: string;
   backends: Map<string, number>;

@@ -47,7 +47,7 @@ export interface BatchOutcome {
   pods: PodSockets[];
   /**
    * The conntrack entries deleted, counted per original source address (whose flow it was) and
-   * backend key (when the terminator looks them up, as for `pods`).
+   * backend as text (when the terminator looks them up, as for `pods`).
    */
   flows: Map<string, Map<string, number>>;
   /** Set when the kernel cannot destroy sockets at all (EOPNOTSUPP). */
@@ -80,7 +80,10 @@ export interface LibraryTerminatorConfig {
   discover: boolean;
   conntrack: boolean;
   dryRun: boolean;
-  /** Find the pods holding the sockets destroyed (BatchOutcome.pods). */
+  /**
+   * Find the pods holding the sockets destroyed (BatchOutcome.pods), and count the conntrack
+   * entries deleted by original source (BatchOutcome.flows).
+   */
   socketPods?: boolean;
 }
 
@@ -121,12 +124,13 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
       });
       const report = await terminator.terminateMany(backends);
       const outcome = outcomeOf(report);
-      if (approved) outcome.flows = approved.flows(report);
-      if (approved)
+      if (approved) {
+        outcome.flows = approved.flows(report);
         outcome.pods = await podsOfSockets(approved.destroyed(report)).catch((err: Error) => {
           outcome.errors.push({ message: `cannot find the pods of the sockets destroyed: ${err.message}` });
           return [];
         });
+      }
       // Naming the pods is for the log: a failure there is one more error, never the batch's.
       outcome.touched = await touchedNamespaces(report, netnsDirs, config.dryRun).catch((err: Error) => {
         outcome.errors.push({ message: `cannot name the pods of the namespaces touched: ${err.message}` });
@@ -186,7 +190,7 @@ class BatchRecord {
   private readonly entries: { id: number; src: string; backend: string }[] = [];
 
   readonly predicate = (socket: InetSocket): boolean => {
-    const backend = keyOf(socket.dst, socket.dport, socket.protocol === "tcp" ? "tcp" : "udp");
+    const backend = backendTextOf(socket.dst, socket.dport, socket.protocol === "tcp" ? "tcp" : "udp");
     if (backend !== undefined) this.sockets.push({ inode: socket.inode, backend });
     return true;
   };
@@ -194,7 +198,7 @@ class BatchRecord {
   readonly conntrackPredicate = (entry: ConntrackEntry): boolean => {
     const src = canonicalAddress(entry.original.src);
     const backend =
-      entry.reply.sport === undefined ? undefined : keyOf(entry.reply.src, entry.reply.sport, "udp");
+      entry.reply.sport === undefined ? undefined : backendTextOf(entry.reply.src, entry.reply.sport, "udp");
     if (src !== undefined && backend !== undefined) this.entries.push({ id: entry.id, src, backend });
     return true;
   };
@@ -206,7 +210,7 @@ class BatchRecord {
     return failed.size === 0 ? this.sockets : this.sockets.filter((s) => !failed.has(s.inode));
   }
 
-  /** The entries deleted, counted per original source and backend key. */
+  /** The entries deleted, counted per original source and backend (as text). */
   flows(report: BatchTerminationReport): Map<string, Map<string, number>> {
     const failed = new Set(
       report.namespaces.flatMap((n) => n.conntrack?.failed ?? []).map((f) => f.entry.id),
@@ -222,8 +226,8 @@ class BatchRecord {
   }
 }
 
-/** A backend's key from an address as a socket or an entry holds it, or undefined for none. */
-function keyOf(address: string, port: number, protocol: "udp" | "tcp"): string | undefined {
+/** A backend's text (backendText) from an address as a socket or an entry holds it, or undefined for none. */
+function backendTextOf(address: string, port: number, protocol: "udp" | "tcp"): string | undefined {
   const canonical = canonicalAddress(address);
   return canonical === undefined ? undefined : backendText({ address: canonical, port, protocol });
 }
