@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- SECTION...]`: sockdiag against ss on the same namespaces, in one run.
- * Sections: codec, list, destroy, netns, terminate, promises, conntrack, agent (default: all).
+ * Sections: codec, list, destroy, netns, terminate, onepass, promises, conntrack, agent (default: all).
  * Needs root. The agent section runs the sockdiag-agent package's own bench (packages/agent/bench).
  * Ratios are what count; absolute times move from machine to machine.
  */
@@ -17,6 +17,7 @@ import { benchList } from "./list.js";
 import { cleanupBenchLeftovers } from "./many.js";
 import { environmentNote, goalSummary, recordGoal } from "./measure.js";
 import { benchNamespaces } from "./namespaces.js";
+import { benchOnePass } from "./one-pass.js";
 import { benchPromises } from "./promises.js";
 import { benchTerminate } from "./terminate.js";
 
@@ -75,6 +76,7 @@ const SECTIONS: Record<string, () => Promise<string[]> | string[]> = {
   destroy: benchDestroy,
   netns: async () => [...(await benchNamespaces()), "", ...(await benchDiscovery())],
   terminate: benchTerminate,
+  onepass: benchOnePass,
   promises: benchPromises,
   conntrack: benchConntrack,
   agent: benchAgent,
