@@ -83,6 +83,9 @@ export interface EventRecorderOptions {
   maxSeries?: number;
 }
 
+/** The API's bound on an object's name (a DNS subdomain). */
+const MAX_NAME = 253;
+
 /** The API's bound on an Event's note, in bytes. */
 export const MAX_NOTE_BYTES = 1024;
 
@@ -277,7 +280,9 @@ export class EventRecorder {
    */
   private nameFor(pod: string, wall: number): string {
     this.named = (this.named + 1) % 1_000_000;
-    return `${pod}.${(BigInt(Math.floor(wall)) * 1_000_000n + BigInt(this.named)).toString(16)}`;
+    const suffix = `.${(BigInt(Math.floor(wall)) * 1_000_000n + BigInt(this.named)).toString(16)}`;
+    // A name is at most 253 characters: a long pod name is cut, never to end in "." or "-".
+    return pod.slice(0, MAX_NAME - suffix.length).replace(/[.-]+$/, "") + suffix;
   }
 }
 

@@ -95,6 +95,20 @@ describe("EventRecorder", () => {
     assert.equal(count("posted"), 1);
   });
 
+  test("the Event of a pod whose name is 253 characters is named within 253, as a DNS subdomain", async () => {
+    const { sink, recorder } = setup();
+    // Cut to make room for ".<16 hex digits>", it would end in ".".
+    const long = `${"a".repeat(235)}.${"b".repeat(17)}`;
+    recorder.record({ ...happening(1), pod: { ...pod(1), name: long } });
+    recorder.record({ ...happening(2), pod: { ...pod(2), name: `${"d".repeat(239)}-x` } });
+    await recorder.idle();
+    for (const e of sink.created) {
+      assert.ok(e.metadata.name.length <= 253, `${e.metadata.name.length}`);
+      assert.match(e.metadata.name, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/);
+    }
+    assert.equal(sink.created[0]!.regarding.name, long);
+  });
+
   test("a note over 1 kB is cut to 1 kB, at a character", async () => {
     const { sink, recorder } = setup();
     recorder.record({ ...happening(1), note: "é".repeat(2000) });
