@@ -16,7 +16,7 @@
  * - "absent" when no slice lists it as serving.
  */
 import type { BackendKey } from "./backend.js";
-import type { SliceContent } from "./slice.js";
+import { listsNothing, type SliceContent } from "./slice.js";
 
 /** Where a backend stands in the merged view. */
 export type BackendStatus = "ready" | "fallback" | "terminating" | "absent";
@@ -67,8 +67,7 @@ export class EndpointCache {
    * nothing skipped is not kept: it costs nothing.
    */
   put(slice: SliceContent): Map<BackendKey, Before> {
-    if (slice.keys.length === 0 && slice.notReady === undefined && !slice.skipped)
-      return this.remove(slice.id);
+    if (listsNothing(slice)) return this.remove(slice.id);
     const old = this.byId.get(slice.id);
     const touched = this.snapshot(old ? [old, slice] : [slice]);
     if (old) this.count(old, -1);

@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import type { AgentProtocol } from "./backend.js";
 import type { AgentMetrics } from "./metrics.js";
 import type { ReflectorStore, Replacement } from "./reflector.js";
-import { objectId, readSlice, type Skip, type SliceContent } from "./slice.js";
+import { listsNothing, objectId, readSlice, type Skip, type SliceContent } from "./slice.js";
 
 /** Where the slices read go. */
 export interface SliceSink {
@@ -48,8 +48,10 @@ export class SliceStore implements ReflectorStore {
           staged.set(known.id, known);
           return;
         }
+        // A slice that lists nothing is not staged: the sink would not keep it, and a list of
+        // 100,000 TCP-only Services would be held until its end.
         const content = this.read(raw);
-        if (content) staged.set(content.id, content);
+        if (content && !listsNothing(content)) staged.set(content.id, content);
       },
       commit: (count) => this.sink.replace(staged, count),
       abandon: () => staged.clear(),

@@ -69,6 +69,14 @@ export interface SliceContent {
   skipped?: true;
 }
 
+/**
+ * Whether a slice lists nothing the agent acts on (a TCP-only Service when it acts on UDP) and had
+ * nothing skipped: it is not kept, and costs nothing.
+ */
+export function listsNothing(slice: SliceContent): boolean {
+  return slice.keys.length === 0 && slice.notReady === undefined && !slice.skipped;
+}
+
 /** A listing that does not make its backend ready, and the pod it is of. */
 export interface NotReady {
   key: BackendKey;
