@@ -26,6 +26,11 @@ export interface SocketOwnerOptions {
    * out (cgroup v1 or v2, the cgroupfs or systemd driver). Default false.
    */
   pods?: boolean;
+  /**
+   * Look at these processes only, instead of every one in the proc root: a caller that must not
+   * block its thread for long scans a few at a time.
+   */
+  pids?: Iterable<number>;
 }
 
 /**
@@ -39,7 +44,7 @@ export function findSocketOwners(
   options: SocketOwnerOptions = {},
 ): Map<number, SocketOwner[]> {
   const owners = new Map<number, SocketOwner[]>();
-  for (const entry of safeReaddir(procRoot)) {
+  for (const entry of options.pids ?? safeReaddir(procRoot)) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid <= 0) continue;
     const base = `${procRoot}/${pid}`;
