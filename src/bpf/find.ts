@@ -110,7 +110,8 @@ export function loadFinder(keys: readonly Buffer[], protocols: readonly number[]
   );
   try {
     for (const key of keys) bpfMapUpdate(mapFd, key, value);
-    const insns = socketFinderProgram({ layout, mapFd, protocols });
+    const ports = keys.map((key) => key.readUInt16BE(KEY_SIZE - 2));
+    const insns = socketFinderProgram({ layout, mapFd, protocols, ports });
     return loadIteratorProgram({ name: "sockdiag_find", insns, attachBtfId: layout.attachBtfId });
   } finally {
     close(mapFd);

@@ -25,13 +25,18 @@ export interface ProgramOptions {
   readonly mapFd: number;
   /** IP protocol numbers to report (IPPROTO_UDP, IPPROTO_TCP). */
   readonly protocols: readonly number[];
+  /** The backends' ports: a socket to another port is passed over before anything else is read. */
+  readonly ports: readonly number[];
 }
+
+/** Beyond this many distinct ports, the map alone decides. */
+const MAX_INLINE_PORTS = 64;
 
 /** A field's load or store, its width checked by the layout. */
 const width = (field: Field): Width => field.size as Width;
 
 /** The program's instructions. */
-export function socketFinderProgram({ layout, mapFd, protocols }: ProgramOptions): Buffer {
+export function socketFinderProgram({ layout, mapFd, protocols, ports }: ProgramOptions): Buffer {
   const a = new Assembler();
   const f = layout.fields;
   // r3 = *(src + field); *(rec + at) = r3
@@ -44,6 +49,13 @@ export function socketFinderProgram({ layout, mapFd, protocols }: ProgramOptions
   a.load(8, FILE, CTX, f.ctxFile.offset).jumpIf(FILE, "==", 0, "out");
   a.mov(1, FILE).call("sock_from_file").jumpIf(0, "==", 0, "out");
   a.load(8, SK, 0, f.socketSk.offset).jumpIf(SK, "==", 0, "out");
+  const distinct = [...new Set(ports)];
+  if (distinct.length > 0 && distinct.length <= MAX_INLINE_PORTS) {
+    // skc_dport is in network order: loaded little-endian, a port reads byte-swapped.
+    a.load(width(f.dport), 3, SK, f.dport.offset);
+    for (const port of distinct) a.jumpIf(3, "==", ((port & 0xff) << 8) | (port >>> 8), "port");
+    a.jump("out").label("port");
+  }
 
   a.load(width(f.protocol), 3, SK, f.protocol.offset);
   for (const protocol of protocols) a.jumpIf(3, "==", protocol, "wanted");

@@ -179,6 +179,11 @@ describeAsRoot("one pass over every task's files", () => {
           );
         }
 
+        // Backends on 70 ports, beyond what the program compares inline: the map alone decides.
+        const many = Array.from({ length: 70 }, (_, i) => ({ address: "127.0.0.79", port: 1000 + i }));
+        const byMap = findConnectedSockets({ backends: [...many, ...BACKENDS] });
+        assert.deepEqual(byMap.sockets.map(key).sort(), sockets.map(key).sort());
+
         // With TCP asked for, the TCP client is found too; its listener is not (no destination).
         const both = findConnectedSockets({ backends: BACKENDS, protocols: ["udp", "tcp"] });
         const tcpFound = both.sockets.filter((s) => s.protocol === IPPROTO_TCP);
