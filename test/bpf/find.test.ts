@@ -2,15 +2,20 @@
  * One pass over every task's open files, on the real kernel, against sock_diag as the oracle: UDP
  * (and TCP when asked) sockets connected to the backends in the host and in namespaces the test
  * makes — IPv4, IPv6, v4-mapped, bound to a device, held by a process whose own namespace is
- * another (this one: it makes each socket inside its namespace and returns), held twice, handed to
- * another process (`sleep`, holding it as descriptor 3) — are found exactly, with the fields
+ * another (this one: it makes each socket inside its namespace and returns; a node that made its
+ * socket in one namespace, then setns'd into another), held twice (by this process, which has
+ * threads: each socket once a descriptor, not once a thread), handed to another process (`sleep`,
+ * holding it as descriptor 3) — are found exactly, with the fields
  * sock_diag gives (`listSockets` and `ss -uaH -N` per namespace); sockets connected elsewhere are
  * not; nothing stays loaded or open.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { statSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { findConnectedSockets } from "../../src/bpf/find.js";
 import type { FoundSocket } from "../../src/bpf/record.js";
 import { inNetns } from "../../src/netns/enter.js";
@@ -79,6 +84,35 @@ function udpIn(
   }
 }
 
+const SYS = fileURLToPath(new URL("../../src/sys/index.js", import.meta.url));
+const KIT = fileURLToPath(new URL("../kit/sockaddr.js", import.meta.url));
+
+/**
+ * A node started in namespace `name` that connects a UDP socket to the IPv4 backend there, then
+ * moves its thread into the namespace at `then` (setns) and waits: its socket's local port, once
+ * it has moved.
+ */
+async function movedProcess(name: string, then: string): Promise<{ child: ChildProcess; sport: number }> {
+  const script = `
+    const sys = await import(${JSON.stringify(SYS)});
+    const { sockaddrIn } = await import(${JSON.stringify(KIT)});
+    const { openSync } = await import("node:fs");
+    const fd = sys.socket(sys.AF_INET, sys.SOCK_DGRAM, sys.IPPROTO_UDP);
+    sys.connect(fd, sockaddrIn(${JSON.stringify(V4)}, ${PORT}));
+    const name = Buffer.alloc(16);
+    sys.getsockname(fd, name);
+    sys.setns(openSync(${JSON.stringify(then)}, "r"), sys.CLONE_NEWNET);
+    console.log(name.readUInt16BE(2));
+    process.stdin.resume();`;
+  const child = spawn("ip", ["netns", "exec", name, process.execPath, "--input-type=module", "-e", script], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), "line")) as [
+    string,
+  ];
+  return { child, sport: Number(line) };
+}
+
 const key = (s: {
   netns: number;
   src: string;
@@ -95,6 +129,7 @@ describeAsRoot("one pass over every task's files", () => {
   test("finds the UDP sockets connected to the backends in every namespace, as sock_diag lists them", async () => {
     const fds: number[] = [];
     let sleeper: ChildProcess | undefined;
+    let mover: { child: ChildProcess; sport: number } | undefined;
     try {
       await withNetns(3, async (nss: ScratchNetns[]) => {
         for (const ns of nss) await ns.ip("link", "set", "lo", "up");
@@ -125,6 +160,8 @@ describeAsRoot("one pass over every task's files", () => {
           return [listener, client] as const;
         });
         fds.push(...tcp);
+        // A process that made its socket in b, then moved into c: the socket stays b's.
+        mover = await movedProcess(b.name, c.path);
         // c's socket handed to another process: it alone holds it then.
         const handed = wanted[6] as Made;
         sleeper = spawn("sleep", ["600"], { stdio: ["ignore", "ignore", "ignore", handed.fd] });
@@ -147,7 +184,7 @@ describeAsRoot("one pass over every task's files", () => {
             .filter((s) => isBackend(s.dst, s.dport))
             .map((s) => ({ ...s, netns: statSync(path ?? "/proc/self/ns/net").ino })),
         );
-        assert.equal(listed.length, wanted.length);
+        assert.equal(listed.length, wanted.length + 1, "and the moved process's");
         assert.deepEqual(sockets.map(key).sort(), listed.map(key).sort());
         const byCookie = new Map<bigint, FoundSocket>(sockets.map((s) => [s.cookie, s]));
         for (const s of listed) {
@@ -158,6 +195,10 @@ describeAsRoot("one pass over every task's files", () => {
           assert.equal(found.protocol, IPPROTO_UDP);
         }
         assert.equal(sockets.find((s) => s.boundIfindex !== 0)?.boundIfindex, 1, "bound to lo");
+        const moved = sockets.find((s) => s.pid === mover?.child.pid);
+        assert.equal(moved?.netns, statSync(b.path).ino, "the socket's own namespace, not its holder's");
+        assert.equal(statSync(`/proc/${mover?.child.pid}/ns/net`).ino, statSync(c.path).ino);
+        assert.equal(moved?.sport, mover?.sport);
         const handedFound = sockets.find((s) => s.netns === handed.netns && s.dst === V4);
         assert.equal(handedFound?.pid, sleeper.pid, "the only holder of the handed socket is sleep");
         assert.equal(handedFound?.fd, 3);
@@ -203,6 +244,7 @@ describeAsRoot("one pass over every task's files", () => {
     } finally {
       for (const fd of fds) close(fd);
       if (sleeper?.pid !== undefined) process.kill(sleeper.pid, "SIGKILL");
+      if (mover?.child.pid !== undefined) process.kill(mover.child.pid, "SIGKILL");
     }
   });
 
