@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -140,6 +140,9 @@ describeAsRoot("terminate-backend --dry-run by owner, against the kernel", () =>
   const connected = (h: Holder, port: number, count = 1) =>
     h.open({ kind: "udp", family: "inet", connect: { address: "127.0.0.1", port } }, count);
 
+  /** A holder's command as the kernel names it: "node", or the main thread's name where Node sets one. */
+  const commOf = (pid: number) => readFileSync(`/proc/${pid}/comm`, "utf8").trimEnd().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
   /** The UDP sockets of the namespace connected to `port`, by inode, as `ls` lists them. */
   const listed = async (port: number) =>
     (await sockdiagJson(["ls", "-u", "-N", ns.name]))
@@ -231,7 +234,7 @@ describeAsRoot("terminate-backend --dry-run by owner, against the kernel", () =>
     assert.match(
       text.stdout,
       new RegExp(
-        `  pod ${uidA} container ${cidA.slice(0, 12)}  netns ${ns.name}  2 sockets\\n    processes: ${a.pid} \\(node\\)\\n`,
+        `  pod ${uidA} container ${cidA.slice(0, 12)}  netns ${ns.name}  2 sockets\\n    processes: ${a.pid} \\(${commOf(a.pid)}\\)\\n`,
       ),
     );
     assert.match(
@@ -240,7 +243,7 @@ describeAsRoot("terminate-backend --dry-run by owner, against the kernel", () =>
     );
     assert.match(
       text.stdout,
-      new RegExp(`  not in a pod  netns ${ns.name}  1 socket\\n    processes: ${plain.pid} \\(node\\)\\n`),
+      new RegExp(`  not in a pod  netns ${ns.name}  1 socket\\n    processes: ${plain.pid} \\(${commOf(plain.pid)}\\)\\n`),
     );
     assert.ok(!text.stdout.includes(uidBystander), "the bystander pod is not named");
 

@@ -51,7 +51,10 @@ describe("list answers over a bound", () => {
     const t = await agent(api, { terminator, maxListBytes: 128 * MI });
     await until(() => t.agent.ready(), 120_000, "the agent to be ready");
     const grown = process.resourceUsage().maxRSS * 1024 - peakBefore;
-    assert.ok(grown < 64 * MI, `peak RSS grew ${Math.round(grown / MI)} MiB reading a 128 MiB prefix`);
+    // Holding the 128 MiB prefix would grow RSS by at least 128 MiB. The stand-in server writes the flood
+    // from this same process, and Node 24's heap grows further than Node 20's before it collects
+    // (61 MiB here against 16-25 MiB), so the bound sits between the two, not at a figure of one Node.
+    assert.ok(grown < 100 * MI, `peak RSS grew ${Math.round(grown / MI)} MiB reading a 128 MiB prefix`);
     assert.ok(
       api.floodWritten >= 128 * MI && api.floodWritten < 160 * MI,
       `the server wrote ${Math.round(api.floodWritten / MI)} MiB before the agent hung up`,
