@@ -40,7 +40,6 @@ import {
 import {
   bpfFds,
   describeAsRoot,
-  loadedBpf,
   loadedBpfSettled,
   type ScratchNetns,
   sockaddrIn,

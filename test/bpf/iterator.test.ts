@@ -4,7 +4,7 @@
  * pass or a refusal (this process's descriptors, and bpftool's lists).
  */
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { Assembler } from "../../src/bpf/asm.js";
 import { Btf, Kind } from "../../src/bpf/btf.js";
 import { VerifierError } from "../../src/bpf/errors.js";

@@ -141,7 +141,10 @@ describeAsRoot("terminate-backend --dry-run by owner, against the kernel", () =>
     h.open({ kind: "udp", family: "inet", connect: { address: "127.0.0.1", port } }, count);
 
   /** A holder's command as the kernel names it: "node", or the main thread's name where Node sets one. */
-  const commOf = (pid: number) => readFileSync(`/proc/${pid}/comm`, "utf8").trimEnd().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const commOf = (pid: number) =>
+    readFileSync(`/proc/${pid}/comm`, "utf8")
+      .trimEnd()
+      .replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
   /** The UDP sockets of the namespace connected to `port`, by inode, as `ls` lists them. */
   const listed = async (port: number) =>
@@ -243,7 +246,9 @@ describeAsRoot("terminate-backend --dry-run by owner, against the kernel", () =>
     );
     assert.match(
       text.stdout,
-      new RegExp(`  not in a pod  netns ${ns.name}  1 socket\\n    processes: ${plain.pid} \\(${commOf(plain.pid)}\\)\\n`),
+      new RegExp(
+        `  not in a pod  netns ${ns.name}  1 socket\\n    processes: ${plain.pid} \\(${commOf(plain.pid)}\\)\\n`,
+      ),
     );
     assert.ok(!text.stdout.includes(uidBystander), "the bystander pod is not named");
 
