@@ -4,7 +4,9 @@
  * (::ffff:a.b.c.d), so that the destination and its port, consecutive, are the backend map's key.
  */
 import { formatIPv4, formatIPv6, isV4Mapped } from "../diag/address.js";
-import { AF_INET } from "../sys/socket.js";
+import { InetSocket, type SocketNetns } from "../diag/socket.js";
+import { stateName } from "../diag/states.js";
+import { AF_INET, IPPROTO_TCP } from "../sys/socket.js";
 
 export const Record = {
   cookie: 0, // u64
@@ -85,4 +87,25 @@ export function decodeRecord(view: DataView, at: number): FoundSocket {
     pid: view.getUint32(at + Record.tgid, true),
     fd: view.getUint32(at + Record.fd, true),
   };
+}
+
+/**
+ * `found` as a listed socket of namespace `netns` (undefined: the caller's own): what a destroy
+ * names it by — family, protocol, tuple, bound interface (udp_diag's lookup matches a socket bound
+ * to a device only with it) and cookie — and its state and inode.
+ */
+export function inetSocketOf(found: FoundSocket, netns: SocketNetns | undefined): InetSocket {
+  return InetSocket.build({
+    family: found.family === AF_INET ? "inet" : "inet6",
+    protocol: found.protocol === IPPROTO_TCP ? "tcp" : "udp",
+    state: stateName(found.state),
+    src: found.src,
+    sport: found.sport,
+    dst: found.dst,
+    dport: found.dport,
+    ifindex: found.boundIfindex,
+    cookie: found.cookie,
+    inode: found.inode,
+    netns,
+  });
 }

@@ -5,7 +5,7 @@
  * with the number of sockets.
  */
 import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
-import { isInetSocket, type Socket } from "../diag/socket.js";
+import { type InetSocket, isInetSocket, type Socket } from "../diag/socket.js";
 import { selectsEverything } from "../filter/index.js";
 import type { BatchOptions, NetlinkConnection } from "../netlink/index.js";
 import { current, NetNS, openNetlinkIn, reopenNetns, type Target } from "../netns/index.js";
@@ -28,7 +28,7 @@ import { Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper } from "./dump.js";
 import { DestroyError } from "./errors.js";
 import { NAMESPACED_QUERY_KEYS, type NamespacedQuery } from "./iterate.js";
-import { planQuery } from "./query.js";
+import { planQuery, type QueryPlan } from "./query.js";
 import { addReport, type DestroyReport, emptyReport, type NamespacedDestroyReport } from "./report.js";
 import { type InetSocketFields, revive } from "./revive.js";
 import { Scan } from "./scan.js";
@@ -100,6 +100,18 @@ export interface PreparedDestroy {
    * single namespace.
    */
   runIn(target: Target, onOutcome?: OutcomeListener, opened?: Scan): NamespacedDestroyReport;
+  /**
+   * Destroy exactly `sockets` in `target`, found there without a dump (the one pass, bpf/): each by
+   * its family, protocol and full id — tuple, bound interface (udp_diag's lookup matches a socket
+   * bound to a device only with it) and cookie — the query's predicate and dry run applied as to a
+   * dumped socket. One answered ENOENT is gone when a listing of the query there no longer has it
+   * (closed meanwhile); a twin in its way is destroyed first, as for a dumped one. Throws as runIn.
+   */
+  runFound(
+    target: Target,
+    sockets: readonly InetSocket[],
+    onOutcome?: OutcomeListener,
+  ): NamespacedDestroyReport;
 }
 
 /**
@@ -112,6 +124,36 @@ export function prepareDestroy(query: DestroyQuery): PreparedDestroy {
     open: kind.open,
     sendAhead,
     runIn: (target, onOutcome, opened) => runInTarget(kind.of(onOutcome), query, target, opened),
+    runFound: (target, sockets, onOutcome) =>
+      runInTarget(foundDestroy(kind, sockets, onOutcome), query, target),
+  };
+}
+
+/**
+ * A namespace's scan for sockets found without a dump: never empty, whatever its counters say —
+ * a socket the counters no longer count is gone, which only its destroy's answer and the listing
+ * after it tell (an empty scan would count it as destroyed in a dry run's way).
+ */
+class FoundScan extends Scan {
+  override get empty(): boolean {
+    return false;
+  }
+}
+
+/** The destroy of `kind` for exactly `sockets`: they are its candidates, no dump finds them. */
+function foundDestroy(
+  kind: DestroyKind,
+  sockets: readonly InetSocket[],
+  onOutcome: OutcomeListener | undefined,
+): RunKind<Socket, [Socket], Scan, DestroyReport> {
+  const { sendAhead: _, ...of } = kind.of(onOutcome);
+  return {
+    ...of,
+    open: (target) => new FoundScan(target, kind.plan),
+    scan: (_scan, visit) => {
+      for (const s of sockets) visit(s);
+      return [];
+    },
   };
 }
 
@@ -123,6 +165,7 @@ function sendAhead(scan: Scan): boolean {
 
 /** A destroy query checked and planned: how to open a namespace's scan, and the runner's kind. */
 interface DestroyKind {
+  readonly plan: QueryPlan;
   open(target: Target): Scan;
   /** The kind for a listener of outcomes. */
   of(onOutcome: OutcomeListener | undefined): RunKind<Socket, [Socket], Scan, DestroyReport>;
@@ -141,6 +184,7 @@ function socketDestroy(query: DestroyQuery): DestroyKind {
   const { batchSize, signal } = query;
   const open = (target: Target) => new Scan(target, plan);
   return {
+    plan,
     open,
     of: (listener) => {
       const callbackErrors: SockdiagError[] = [];
