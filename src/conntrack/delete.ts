@@ -5,7 +5,7 @@
  */
 
 import type { ConntrackEntry, EntrySpans } from "../ctnl/index.js";
-import type { Target } from "../netns/index.js";
+import type { NetlinkOpener, Target } from "../netns/index.js";
 import type { KnownKeys } from "../options/index.js";
 import {
   addTally,
@@ -69,8 +69,11 @@ export interface PreparedConntrackDelete {
  * `query` checked and planned once (its own `netns` is not used). Throws as deleteConntrack does
  * before sending anything.
  */
-export function prepareConntrackDelete(query: DeleteConntrackQuery): PreparedConntrackDelete {
-  const kindFor = entryDelete(query);
+export function prepareConntrackDelete(
+  query: DeleteConntrackQuery,
+  open?: NetlinkOpener,
+): PreparedConntrackDelete {
+  const kindFor = entryDelete(query, open);
   return { runIn: (target, onOutcome) => runInTarget(kindFor(onOutcome), query, target) };
 }
 
@@ -80,6 +83,7 @@ export function prepareConntrackDelete(query: DeleteConntrackQuery): PreparedCon
  */
 function entryDelete(
   query: DeleteConntrackQuery,
+  opener?: NetlinkOpener,
 ): (
   onOutcome: EntryOutcomeListener | undefined,
 ) => RunKind<ConntrackEntry, [ConntrackEntry, Buffer, EntrySpans], ConntrackScan, ConntrackReport> {
@@ -94,7 +98,7 @@ function entryDelete(
     return {
       verb: "delete",
       nothing: plan.nothing,
-      open: (target: Target) => new ConntrackScan(target, plan),
+      open: (target: Target) => new ConntrackScan(target, plan, opener),
       // One dump with a callback per entry: no step between receive batches.
       scan: (scan, visit) => {
         scan.each(visit);

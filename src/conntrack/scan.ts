@@ -24,7 +24,14 @@ import {
   NetlinkError,
   NetlinkSocket,
 } from "../netlink/index.js";
-import { conntrackEntries, inNetns, openNetlinkIn, type Target, targetLabel } from "../netns/index.js";
+import {
+  conntrackEntries,
+  inNetns,
+  type NetlinkOpener,
+  openNetlinkIn,
+  type Target,
+  targetLabel,
+} from "../netns/index.js";
 import { Errno, SysError } from "../sys/errors.js";
 import { ConntrackUnavailableError } from "./errors.js";
 import type { ConntrackPlan } from "./query.js";
@@ -44,10 +51,8 @@ function isUnavailable(err: unknown): err is Error {
   return err instanceof NetlinkError && err.errno === Errno.EOPNOTSUPP;
 }
 
-/** Opens a NETLINK_NETFILTER connection in a namespace (undefined: the caller's own). */
-export type ConntrackOpener = (netns: Target["netns"]) => NetlinkConnection;
-
-const openReal: ConntrackOpener = (netns) => openNetlinkIn(netns, NETLINK_NETFILTER);
+/** The real opener of a scan's other connections: a socket inside the namespace. */
+const openReal: NetlinkOpener = (protocol, target) => openNetlinkIn(target.netns, protocol);
 
 export class ConntrackScan implements Disposable {
   private readonly decoder = new EntryDecoder();
@@ -63,10 +68,10 @@ export class ConntrackScan implements Disposable {
   constructor(
     readonly target: Target,
     readonly plan: ConntrackPlan,
-    private readonly open?: ConntrackOpener,
+    private readonly open?: NetlinkOpener,
   ) {
     if (open) {
-      this.#conn = this.connect(() => open(target.netns));
+      this.#conn = this.connect(() => open(NETLINK_NETFILTER, target));
       return;
     }
     // One visit of the namespace: its count, and the socket where there is something to dump.
@@ -94,7 +99,7 @@ export class ConntrackScan implements Disposable {
 
   /** Another socket in the same namespace; the caller owns it. */
   openAnother(): NetlinkConnection {
-    return (this.open ?? openReal)(this.target.netns);
+    return (this.open ?? openReal)(NETLINK_NETFILTER, this.target);
   }
 
   /** `open()`, with "no conntrack here" made a ConntrackUnavailableError. */

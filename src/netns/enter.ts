@@ -4,7 +4,7 @@
  * `finally` — no other JavaScript can run in between. A failed restore poisons the layer: the
  * process must not go on quietly in the wrong namespace (Go's netns code kills the thread instead).
  */
-import { type NetlinkOptions, NetlinkSocket } from "../netlink/index.js";
+import { type NetlinkConnection, type NetlinkOptions, NetlinkSocket } from "../netlink/index.js";
 import { SysError } from "../sys/errors.js";
 import { CLONE_NEWNET, setns, unshare } from "../sys/index.js";
 import {
@@ -15,6 +15,7 @@ import {
   sysErrorOf,
 } from "./errors.js";
 import { NetNS } from "./handle.js";
+import type { Target } from "./selection.js";
 
 /** The two system calls that move a thread, injectable so tests can make them fail. */
 export interface ThreadSyscalls {
@@ -166,6 +167,14 @@ export function openNetlinkIn(
 ): NetlinkSocket {
   return inNetns(ns, () => NetlinkSocket.open(protocol, options));
 }
+
+/**
+ * Opens the netlink connections of `protocol` that a scan of `target` uses, in place of entering
+ * the namespace: a test's fake kernel (or a real socket it wraps). A scan given one reads none of
+ * the namespace's counters (the connection answers for the namespace); without one, it opens real
+ * sockets inside the namespace (openNetlinkIn).
+ */
+export type NetlinkOpener = (protocol: number, target: Target) => NetlinkConnection;
 
 /** runIn, or `fn` on the calling thread as it is when `ns` is undefined (the caller's own). */
 export function inNetns<T>(ns: NetNS | undefined, fn: () => T): T {

@@ -3,7 +3,15 @@
  * without the calling thread staying there, pinning like `ip netns`, and finding namespaces.
  */
 export { type CreateOptions, create } from "./create.js";
-export { inNetns, openNetlinkIn, runIn, ThreadNetns, type ThreadSyscalls, threadNetns } from "./enter.js";
+export {
+  inNetns,
+  type NetlinkOpener,
+  openNetlinkIn,
+  runIn,
+  ThreadNetns,
+  type ThreadSyscalls,
+  threadNetns,
+} from "./enter.js";
 export {
   InvalidNetnsNameError,
   isFatalNetnsError,

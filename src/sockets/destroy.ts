@@ -8,7 +8,14 @@ import { NETLINK_SOCK_DIAG } from "../diag/constants.js";
 import { type InetSocket, isInetSocket, type Socket } from "../diag/socket.js";
 import { selectsEverything } from "../filter/index.js";
 import type { BatchOptions, NetlinkConnection } from "../netlink/index.js";
-import { current, NetNS, openNetlinkIn, reopenNetns, type Target } from "../netns/index.js";
+import {
+  current,
+  type NetlinkOpener,
+  NetNS,
+  openNetlinkIn,
+  reopenNetns,
+  type Target,
+} from "../netns/index.js";
 import { checkOptions, describe, type KnownKeys, QueryError } from "../options/index.js";
 import {
   type Batcher,
@@ -115,11 +122,12 @@ export interface PreparedDestroy {
 }
 
 /**
- * `query` checked and planned once (its own `netns` is not used). Throws as destroySockets does
+ * `query` checked and planned once (its own `netns` is not used); each namespace's connections
+ * opened with `open` when given (a test's fake kernel, see Scan). Throws as destroySockets does
  * before sending anything.
  */
-export function prepareDestroy(query: DestroyQuery): PreparedDestroy {
-  const kind = socketDestroy(query);
+export function prepareDestroy(query: DestroyQuery, open?: NetlinkOpener): PreparedDestroy {
+  const kind = socketDestroy(query, open);
   return {
     open: kind.open,
     sendAhead,
@@ -172,7 +180,7 @@ interface DestroyKind {
 }
 
 /** Destroying the sockets of `query`, as the runner drives it: the query is checked whole and planned once, here. */
-function socketDestroy(query: DestroyQuery): DestroyKind {
+function socketDestroy(query: DestroyQuery, opener?: NetlinkOpener): DestroyKind {
   checkRunOptions(query, DESTROY_QUERY_KEYS);
   const plan = planQuery(query);
   if (selectsEverything(plan.filter.tree) && !query.predicate && query.all !== true)
@@ -182,7 +190,7 @@ function socketDestroy(query: DestroyQuery): DestroyKind {
       "destroy every socket",
     );
   const { batchSize, signal } = query;
-  const open = (target: Target) => new Scan(target, plan);
+  const open = (target: Target) => new Scan(target, plan, opener);
   return {
     plan,
     open,

@@ -20,6 +20,7 @@ import { compileIn } from "../filter/index.js";
 import { type NetlinkConnection, NetlinkSocket } from "../netlink/index.js";
 import {
   inNetns,
+  type NetlinkOpener,
   openNetlinkIn,
   readProcNet,
   readSockstat,
@@ -45,19 +46,25 @@ export class Scan implements Disposable {
 
   /**
    * Open the socket in `target` (reading its socket counters on the way) and compile `plan`'s
-   * filter there. The caller closes the scan.
+   * filter there; with `open` (a test's fake kernel), its connection in place of the namespace's:
+   * no counters read, the filter compiled in the caller's namespace. The caller closes the scan.
    */
   constructor(
     readonly target: Target,
     plan: QueryPlan,
+    private readonly open?: NetlinkOpener,
   ) {
     // The counters are read only where they can leave a dump out (`ls -t -a` needs none).
-    const counted = plan.inet.some(countable);
+    const counted = !open && plan.inet.some(countable);
     // One visit of the namespace for everything that has to be done inside it.
-    const { conn, counts, compiled } = inNetns(target.netns, () => {
+    const { conn, counts, compiled } = inNetns(open ? undefined : target.netns, () => {
       const counts = counted ? readSockstat() : undefined;
       const compiled = compileIn(plan.filter, undefined);
-      return { counts, compiled, conn: NetlinkSocket.open(NETLINK_SOCK_DIAG) };
+      return {
+        counts,
+        compiled,
+        conn: open ? open(NETLINK_SOCK_DIAG, target) : NetlinkSocket.open(NETLINK_SOCK_DIAG),
+      };
     });
     this.conn = conn;
     this.plan = counts ? withoutEmptyDumps(plan, counts) : plan;
@@ -101,7 +108,8 @@ export class Scan implements Disposable {
 
   /** Another netlink socket in the same namespace; the caller owns it. */
   openAnother(): NetlinkConnection {
-    return openNetlinkIn(this.target.netns, NETLINK_SOCK_DIAG);
+    const { open, target } = this;
+    return open ? open(NETLINK_SOCK_DIAG, target) : openNetlinkIn(target.netns, NETLINK_SOCK_DIAG);
   }
 
   [Symbol.dispose](): void {

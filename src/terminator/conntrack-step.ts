@@ -14,7 +14,7 @@ import {
   type PreparedConntrackDelete,
   prepareConntrackDelete,
 } from "../conntrack/index.js";
-import type { NamespaceNote, Target } from "../netns/index.js";
+import type { NamespaceNote, NetlinkOpener, Target } from "../netns/index.js";
 import { type ConntrackFailure, countOutcome, emptyTally, type Outcome, type Tally } from "../run/index.js";
 import type { SockdiagError } from "../sys/errors.js";
 import type { BackendName } from "./report.js";
@@ -62,8 +62,9 @@ export class ConntrackStep {
   constructor(
     private readonly backends: readonly BackendName[],
     dryRun: boolean,
+    predicate: ((entry: ConntrackEntry) => boolean) | undefined,
+    open: NetlinkOpener | undefined,
     deleter?: ConntrackDeleter,
-    predicate?: (entry: ConntrackEntry) => boolean,
   ) {
     backends.forEach((b, i) => {
       if (b.protocol === "tcp") return;
@@ -83,7 +84,7 @@ export class ConntrackStep {
           runIn: (target, onOutcome) =>
             deleter({ ...query, onOutcome, ...(target.netns === undefined ? {} : { netns: target.netns }) }),
         }
-      : prepareConntrackDelete(query);
+      : prepareConntrackDelete(query, open);
   }
 
   /** The step in one namespace. */

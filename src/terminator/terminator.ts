@@ -14,6 +14,7 @@ import {
   isFatalNetnsError,
   type NamespaceFailure,
   type NamespaceSelection,
+  type NetlinkOpener,
   type Target,
   targetsOf,
   type WalkFindings,
@@ -53,6 +54,11 @@ import { type DestroyIn, NamespaceTermination, type SocketsDestroyer } from "./s
 export interface TerminatorSeam {
   /** The namespaces to visit, in order, telling `findings` what the walk met. Default: targetsOf. */
   targets?: (findings: WalkFindings) => Iterable<Target>;
+  /**
+   * Opens each namespace's netlink connections (sock_diag, netfilter) in place of entering it: a
+   * fake kernel standing in for the namespaces `targets` gives. Default: real sockets inside.
+   */
+  open?: NetlinkOpener;
   /** The destroying collaborator. Default: destroySockets. */
   destroy?: SocketsDestroyer;
   /** The conntrack collaborator. Default: deleteConntrack. */
@@ -72,6 +78,7 @@ export class BackendTerminator {
   private readonly destroy: SocketsDestroyer | undefined;
   private readonly logger: Logger;
   private readonly deleteConntrack: ConntrackDeleter | undefined;
+  private readonly open: NetlinkOpener | undefined;
   private readonly targets: (findings: WalkFindings, onFound: (total: number) => void) => Iterable<Target>;
 
   /**
@@ -85,6 +92,7 @@ export class BackendTerminator {
     this.targets = seam.targets ?? ((findings, onFound) => targetsOf(selection, findings, onFound));
     this.destroy = seam.destroy;
     this.deleteConntrack = seam.deleteConntrack;
+    this.open = seam.open;
     this.logger = config.logger ?? noLogger;
   }
 
@@ -130,12 +138,18 @@ export class BackendTerminator {
     if (signal) query.signal = signal;
     const destroy: DestroyIn = this.destroy
       ? { runIn: (target, onOutcome) => this.destroy!({ ...query, onOutcome, netns: target.netns }) }
-      : prepareDestroy(query);
+      : prepareDestroy(query, this.open);
     const step = new NamespaceTermination(
       set,
       destroy,
       conntrack
-        ? new ConntrackStep(set.backends, dryRun, this.deleteConntrack, this.config.conntrackPredicate)
+        ? new ConntrackStep(
+            set.backends,
+            dryRun,
+            this.config.conntrackPredicate,
+            this.open,
+            this.deleteConntrack,
+          )
         : undefined,
       dryRun,
       (level, message, fields) => this.log(report, level, message, fields),

@@ -10,7 +10,6 @@ import { after, before, test } from "node:test";
 import { deleteConntrack, listConntrack } from "../../src/conntrack/index.js";
 import { planConntrack } from "../../src/conntrack/query.js";
 import { ConntrackScan } from "../../src/conntrack/scan.js";
-import { NETLINK_NETFILTER } from "../../src/ctnl/index.js";
 import { fromPath, type NetNS, openNetlinkIn } from "../../src/netns/index.js";
 import { T } from "../ctnl/ct-layout.js";
 import {
@@ -41,8 +40,8 @@ function countIn(ns: ScratchNetns): { count: number | undefined; dumps: number }
   using netns = fromPath(ns.path);
   const plan = planConntrack({ protocol: "udp", reply: { src: "10.61.244.1", sport: 5353 } });
   let conn: CountingConnection | undefined;
-  const open = (n: NetNS | undefined) => {
-    conn = new CountingConnection(openNetlinkIn(n, NETLINK_NETFILTER));
+  const open = (protocol: number, target: { netns: NetNS | undefined }) => {
+    conn = new CountingConnection(openNetlinkIn(target.netns, protocol));
     return conn;
   };
   using scan = new ConntrackScan({ netns, ref: netns.ref, label: ns.name }, plan, open);

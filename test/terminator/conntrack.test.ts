@@ -1,100 +1,75 @@
 /**
- * The conntrack step of BackendTerminator with injected collaborators (no root, no kernel): which
- * selections it asks for (reply source = each UDP backend, IPv4 also as ::ffff: in IPv6 entries,
- * one call per namespace for every backend), how each entry is counted for its backend, failures
- * and notes per namespace, conntrack: false, and ok.
+ * The conntrack step of BackendTerminator over a fake kernel (no root): which entries it asks for
+ * (reply source = each UDP backend, IPv4 also as ::ffff: in IPv6 entries, one dump per family in a
+ * namespace for every backend), how each entry is counted for its backend, failures and notes per
+ * namespace, conntrack: false, and ok.
  */
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ConntrackUnavailableError } from "../../src/conntrack/errors.js";
-import type {
-  ConntrackDeleteReport,
-  ConntrackEntry,
-  DeleteConntrackQuery,
-} from "../../src/conntrack/index.js";
-import { type DestroyQuery, emptyReport } from "../../src/sockets/index.js";
-import { ForeignError } from "../../src/sys/errors.js";
-import { BackendTerminator, type ConntrackDeleter } from "../../src/terminator/index.js";
+import { Errno, SysError } from "../../src/sys/errors.js";
+import { BackendTerminator, conntrackSelections } from "../../src/terminator/index.js";
+import type { TestEntry } from "../ctnl/ct-layout.js";
+import { FAKE, FakeKernel, type FakeNamespace } from "../kit/fake-kernel.js";
 import { hostOnly } from "./seam.js";
 
-const noSockets = (q: DestroyQuery) => ({ ...emptyReport(Boolean(q.dryRun)), failures: [] });
+let ids = 0;
 
-function report(over: Partial<ConntrackDeleteReport> = {}): ConntrackDeleteReport {
-  return {
-    matched: 0,
-    deleted: 0,
-    wouldDelete: 0,
-    gone: 0,
-    failed: [],
-    skipped: 0,
-    dryRun: false,
-    namespaces: [],
-    failures: [],
-    notes: [],
-    callbackErrors: [],
-    ...over,
-  };
-}
-
-function entryTo(src: string, sport: number): ConntrackEntry {
+/** An entry a client made to a virtual IP, DNATed to `src`:`sport` (its reply source). */
+function entryTo(src: string, sport: number, client?: string): TestEntry {
   const v6 = src.includes(":");
+  const from = client ?? (v6 ? "fd00::1" : "10.0.0.1");
   return {
-    family: v6 ? "inet6" : "inet",
-    protocol: "udp",
-    protocolNumber: 17,
-    original: {
-      src: v6 ? "fd00::1" : "10.0.0.1",
-      dst: v6 ? "fd00::100" : "10.96.0.1",
-      sport: 4000,
-      dport: 53,
-    },
-    reply: { src, dst: v6 ? "fd00::1" : "10.0.0.1", sport, dport: 4000 },
-    status: 0,
-    flags: [],
-    timeout: 30,
-    mark: 0,
-    zone: 0,
-    id: 1,
-    use: 1,
+    proto: 17,
+    orig: { src: from, dst: v6 ? "fd00::100" : "10.96.0.1", sport: 4000, dport: 53 },
+    reply: { src, dst: from, sport, dport: 4000 },
+    id: ++ids,
   };
 }
 
-/** A deleter that records its queries and tells the given outcomes. */
-function recording(
-  outcomes: [ConntrackEntry, "deleted" | "gone"][],
-  over: Partial<ConntrackDeleteReport> = {},
-) {
-  const queries: DeleteConntrackQuery[] = [];
-  const deleter: ConntrackDeleter = (q) => {
-    queries.push(q);
-    for (const [e, o] of outcomes) q.onOutcome?.(e, o);
-    const deleted = outcomes.filter(([, o]) => o === "deleted").length;
-    return report({ matched: outcomes.length, deleted, gone: outcomes.length - deleted, ...over });
-  };
-  return { queries, deleter };
+/** A terminator over a fake host namespace holding `host` (no sockets unless given). */
+function over(host: FakeNamespace, config: ConstructorParameters<typeof BackendTerminator>[0] = {}) {
+  const kernel = new FakeKernel({ "(host)": { sockets: [], ...host } });
+  return { kernel, t: new BackendTerminator(config, { targets: hostOnly, open: kernel.open }) };
 }
 
-test("one conntrack call per namespace for every UDP backend, counted per backend and in total", () => {
-  const { queries, deleter } = recording([
-    [entryTo("10.0.0.5", 53), "deleted"],
-    [entryTo("::ffff:10.0.0.5", 53), "deleted"],
-    [entryTo("fd00::7", 5353), "gone"],
-  ]);
-  const t = new BackendTerminator({}, { targets: hostOnly, destroy: noSockets, deleteConntrack: deleter });
+const dumps = (kernel: FakeKernel) => kernel.sent("(host)", FAKE.NETFILTER, FAKE.CT_DUMP);
+const deletes = (kernel: FakeKernel) => kernel.sent("(host)", FAKE.NETFILTER, FAKE.CT_DELETE);
+
+test("the selections: reply source = each UDP backend, an IPv4 one also as ::ffff: in IPv6 entries", () => {
+  assert.deepEqual(
+    conntrackSelections([
+      { address: "10.0.0.5", port: 53, protocol: "udp" },
+      { address: "10.0.0.6", port: 80, protocol: "tcp" },
+      { address: "fd00::7", port: 5353, protocol: "any" },
+    ]),
+    [
+      { family: "inet", reply: { src: "10.0.0.5", sport: 53 } },
+      { family: "inet6", reply: { src: "::ffff:10.0.0.5", sport: 53 } },
+      { family: "inet6", reply: { src: "fd00::7", sport: 5353 } },
+    ],
+  );
+});
+
+test("one dump per family in a namespace for every UDP backend, counted per backend and in total", () => {
+  const gone = entryTo("fd00::7", 5353);
+  const other = entryTo("10.0.0.9", 53);
+  const { kernel, t } = over({
+    entries: [entryTo("10.0.0.5", 53), entryTo("::ffff:10.0.0.5", 53), gone, other],
+    deleteErrno: (e) => (e === gone ? Errno.ENOENT : 0),
+  });
   const r = t.terminateMany([
     { address: "10.0.0.5", port: 53 },
     { address: "10.0.0.6", port: 80, protocol: "tcp" },
     { address: "fd00:0::7", port: 5353 },
   ]);
-  assert.equal(queries.length, 1);
-  assert.equal(queries[0]!.protocol, "udp");
-  assert.deepEqual(queries[0]!.anyOf, [
-    { family: "inet", reply: { src: "10.0.0.5", sport: 53 } },
-    { family: "inet6", reply: { src: "::ffff:10.0.0.5", sport: 53 } },
-    { family: "inet6", reply: { src: "fd00::7", sport: 5353 } },
-  ]);
-  assert.equal(queries[0]!.netns, undefined, "the host is the caller's own namespace");
+  assert.deepEqual(
+    dumps(kernel).map((m) => m.payload[0]),
+    [2, 10],
+    "one IPv4 and one IPv6 dump for all three backends",
+  );
+  assert.equal(deletes(kernel).length, 3, "the entry of no backend is left alone");
+  assert.deepEqual(kernel.namespaces.get("(host)")!.entries, [other]);
   assert.deepEqual(r.conntrack, { matched: 3, deleted: 2, wouldDelete: 0, gone: 1, failed: [], skipped: 0 });
   assert.deepEqual(r.namespaces[0]!.conntrack, r.conntrack);
   assert.deepEqual(
@@ -106,102 +81,94 @@ test("one conntrack call per namespace for every UDP backend, counted per backen
     ],
   );
   assert.equal(r.ok, true);
+  assert.ok(kernel.allClosed);
 });
 
-test("conntrackPredicate is the conntrack query's predicate: the deleter applies it per entry", () => {
-  const { queries, deleter } = recording([]);
-  const veto = (e: ConntrackEntry) => e.original.src !== "10.0.0.1";
-  new BackendTerminator(
-    { conntrackPredicate: veto },
-    { targets: hostOnly, destroy: noSockets, deleteConntrack: deleter },
-  ).terminate({ address: "10.0.0.5", port: 53 });
-  assert.equal(queries[0]!.predicate, veto);
-  const none = recording([]);
-  new BackendTerminator(
-    {},
-    { targets: hostOnly, destroy: noSockets, deleteConntrack: none.deleter },
-  ).terminate({
-    address: "10.0.0.5",
-    port: 53,
-  });
-  assert.equal(none.queries[0]!.predicate, undefined);
+test("conntrackPredicate vetoes entries one by one; without it every entry of the backend goes", () => {
+  const kept = entryTo("10.0.0.5", 53, "10.0.0.1");
+  const vetoed = (e: { original: { src: string } }) => e.original.src !== "10.0.0.1";
+  const { kernel, t } = over(
+    { entries: [kept, entryTo("10.0.0.5", 53, "10.0.0.2")] },
+    { conntrackPredicate: vetoed },
+  );
+  const r = t.terminate({ address: "10.0.0.5", port: 53 });
+  assert.deepEqual(kernel.namespaces.get("(host)")!.entries, [kept]);
+  assert.equal(r.conntrack?.deleted, 1);
+  assert.equal(r.conntrack?.matched, 1);
+
+  const all = over({ entries: [entryTo("10.0.0.5", 53, "10.0.0.1"), entryTo("10.0.0.5", 53, "10.0.0.2")] });
+  const r2 = all.t.terminate({ address: "10.0.0.5", port: 53 });
+  assert.deepEqual(all.kernel.namespaces.get("(host)")!.entries, []);
+  assert.equal(r2.conntrack?.deleted, 2);
 });
 
-test("conntrack: false, or TCP backends only: no conntrack call and no conntrack report", () => {
+test("conntrack: false, or TCP backends only: no conntrack connection and no conntrack report", () => {
   for (const [config, backend] of [
     [{ conntrack: false }, { address: "10.0.0.5", port: 53 }],
     [{}, { address: "10.0.0.5", port: 53, protocol: "tcp" as const }],
   ] as const) {
-    const { queries, deleter } = recording([]);
-    const r = new BackendTerminator(
-      { ...config },
-      { targets: hostOnly, destroy: noSockets, deleteConntrack: deleter },
-    ).terminate(backend);
-    assert.equal(queries.length, 0);
+    const { kernel, t } = over({ entries: [entryTo("10.0.0.5", 53)] }, { ...config });
+    const r = t.terminate(backend);
+    assert.deepEqual(
+      kernel.opened.map((o) => o.protocol),
+      [FAKE.SOCK_DIAG],
+    );
     assert.equal(r.conntrack, undefined);
     assert.equal(r.namespaces[0]!.conntrack, undefined);
   }
 });
 
 test("a conntrack failure is the namespace's conntrackError and makes the run not ok; a note does not", () => {
-  const failing = recording([], {
-    failures: [{ netns: "(host)", error: new ForeignError(new Error("kernel said no")) }],
+  const backend = { address: "10.0.0.5", port: 53 };
+  // A dump that fails mid-way: the entries it listed are counted, the namespace failed.
+  const broken = over({
+    entries: [entryTo("10.0.0.5", 53), entryTo("10.0.0.5", 53)],
+    conntrackDumpFailsAfter: 1,
   });
-  const r = new BackendTerminator(
-    {},
-    { targets: hostOnly, destroy: noSockets, deleteConntrack: failing.deleter },
-  ).terminate({ address: "10.0.0.5", port: 53 });
-  assert.equal(r.namespaces[0]!.conntrackError?.message, "kernel said no");
-  assert.equal(r.namespaces[0]!.conntrackError?.code, "ERR_SOCKDIAG_FOREIGN");
+  const r = broken.t.terminate(backend);
+  assert.equal(r.namespaces[0]!.conntrackError?.name, "NetlinkError");
+  assert.match(r.namespaces[0]!.conntrackError?.message ?? "", /EIO/);
+  assert.equal(r.conntrack?.matched, 1);
   assert.equal(r.ok, false);
 
-  const thrown: ConntrackDeleter = () => {
-    throw new Error("cannot open");
-  };
-  const r2 = new BackendTerminator(
-    {},
-    { targets: hostOnly, destroy: noSockets, deleteConntrack: thrown },
-  ).terminate({ address: "10.0.0.5", port: 53 });
+  // A connection that cannot be opened: the namespace's error, nothing counted.
+  const unopened = over({
+    entries: [entryTo("10.0.0.5", 53)],
+    openError: (p) => (p === FAKE.NETFILTER ? new Error("cannot open") : undefined),
+  });
+  const r2 = unopened.t.terminate(backend);
   assert.equal(r2.namespaces[0]!.conntrackError?.message, "cannot open");
+  assert.equal(r2.namespaces[0]!.conntrackError?.code, "ERR_SOCKDIAG_FOREIGN");
   assert.deepEqual(r2.conntrack, { matched: 0, deleted: 0, wouldDelete: 0, gone: 0, failed: [], skipped: 0 });
   assert.equal(r2.ok, false);
 
-  const noted = recording([], {
-    notes: [
-      {
-        netns: "(host)",
-        skipped: "no-conntrack",
-        message: new ConntrackUnavailableError("(host)", new Error("EOPNOTSUPP")).message,
-      },
-    ],
+  // No nfnetlink in the namespace (socket() fails): a note, not a failure.
+  const none = over({
+    openError: (p) => (p === FAKE.NETFILTER ? new SysError("socket", Errno.EPROTONOSUPPORT) : undefined),
   });
-  const r3 = new BackendTerminator(
-    {},
-    { targets: hostOnly, destroy: noSockets, deleteConntrack: noted.deleter },
-  ).terminate({ address: "10.0.0.5", port: 53 });
+  const r3 = none.t.terminate(backend);
   assert.equal(r3.namespaces[0]!.conntrackNote?.skipped, "no-conntrack");
   assert.match(r3.namespaces[0]!.conntrackNote?.message ?? "", /no conntrack/);
+  assert.equal(r3.namespaces[0]!.conntrackError, undefined);
   assert.equal(r3.ok, true);
 
-  const failedEntries = recording([], {
-    matched: 1,
-    failed: [{ entry: entryTo("10.0.0.5", 53), errno: 1, code: "EPERM", message: "x" }],
-  });
-  const r4 = new BackendTerminator(
-    {},
-    { targets: hostOnly, destroy: noSockets, deleteConntrack: failedEntries.deleter },
-  ).terminate({ address: "10.0.0.5", port: 53 });
-  assert.equal(r4.conntrack?.failed.length, 1);
+  // An entry the kernel refuses to delete: failed, and the run not ok.
+  const refused = over({ entries: [entryTo("10.0.0.5", 53)], deleteErrno: () => Errno.EPERM });
+  const r4 = refused.t.terminate(backend);
+  assert.deepEqual(
+    r4.conntrack?.failed.map((f) => f.code),
+    ["EPERM"],
+  );
   assert.equal(r4.ok, false);
 });
 
-test("a dry run asks for a dry run", () => {
-  const { queries, deleter } = recording([]);
-  new BackendTerminator(
-    { dryRun: true },
-    { targets: hostOnly, destroy: noSockets, deleteConntrack: deleter },
-  ).terminate({ address: "10.0.0.5", port: 53 });
-  assert.equal(queries[0]!.dryRun, true);
+test("a dry run deletes nothing and counts what it would delete", () => {
+  const entries = [entryTo("10.0.0.5", 53), entryTo("::ffff:10.0.0.5", 53)];
+  const { kernel, t } = over({ entries: [...entries] }, { dryRun: true });
+  const r = t.terminate({ address: "10.0.0.5", port: 53 });
+  assert.equal(deletes(kernel).length, 0);
+  assert.deepEqual(kernel.namespaces.get("(host)")!.entries, entries);
+  assert.deepEqual(r.conntrack, { matched: 2, deleted: 0, wouldDelete: 2, gone: 0, failed: [], skipped: 0 });
 });
 
 test("the conntrack log line gives a dry run's would-count, and a failure's warning the counts so far", () => {
@@ -210,28 +177,31 @@ test("the conntrack log line gives a dry run's would-count, and a failure's warn
     info: (m: string, f?: Record<string, unknown>) => logged.push([m, f]),
     warn: (m: string, f?: Record<string, unknown>) => logged.push([m, f]),
   };
-  const entry = entryTo("10.0.0.5", 53);
-  const dry = recording([], { matched: 2, wouldDelete: 2, dryRun: true });
-  new BackendTerminator(
-    { dryRun: true, logger },
-    { targets: hostOnly, destroy: noSockets, deleteConntrack: dry.deleter },
-  ).terminate({ address: "10.0.0.5", port: 53 });
+  over({ entries: [entryTo("10.0.0.5", 53), entryTo("10.0.0.5", 53)] }, { dryRun: true, logger }).t.terminate(
+    {
+      address: "10.0.0.5",
+      port: 53,
+    },
+  );
   assert.deepEqual(logged, [
     ["deleted conntrack entries", { netns: "(host)", matched: 2, wouldDelete: 2, failed: 0 }],
   ]);
 
   logged.length = 0;
-  const broke = recording([], {
-    matched: 3,
-    deleted: 1,
-    failed: [{ entry, errno: 1, code: "EPERM", message: "x" }],
-    failures: [{ netns: "(host)", error: new ForeignError(new Error("dump broke")) }],
-  });
-  new BackendTerminator(
+  const refused = entryTo("10.0.0.5", 53);
+  over(
+    {
+      entries: [entryTo("10.0.0.5", 53), refused, entryTo("10.0.0.5", 53)],
+      deleteErrno: (e) => (e === refused ? Errno.EPERM : 0),
+      conntrackDumpFailsAfter: 3,
+    },
     { logger },
-    { targets: hostOnly, destroy: noSockets, deleteConntrack: broke.deleter },
-  ).terminate({ address: "10.0.0.5", port: 53 });
-  assert.deepEqual(logged, [
-    ["conntrack failed", { netns: "(host)", error: "dump broke", matched: 3, deleted: 1, failed: 1 }],
-  ]);
+  ).t.terminate({ address: "10.0.0.5", port: 53 });
+  assert.equal(logged.length, 1);
+  const [message, fields] = logged[0]!;
+  assert.equal(message, "conntrack failed");
+  assert.equal(fields?.netns, "(host)");
+  assert.match(String(fields?.error), /EIO/);
+  assert.equal(fields?.matched, 3);
+  assert.equal((fields?.deleted as number) + (fields?.failed as number), 3);
 });

@@ -1,8 +1,8 @@
 /**
  * The terminator's report logic without root: injected namespaces (handles of this process's own
- * namespace, which anyone may open) and an injected destroyer with scripted answers. Totals are the
- * sum of the namespaces, every count balances, a note is no failure, and a namespace that fails
- * after destroying began keeps what it did.
+ * namespace, which anyone may open, standing in for others) over a fake kernel that answers each
+ * one's dumps and destroys. Totals are the sum of the namespaces, every count balances, a note is
+ * no failure, and a namespace that fails after destroying began keeps what it did.
  */
 
 import assert from "node:assert/strict";
@@ -17,36 +17,36 @@ import {
   recordNetnsError,
 } from "../../src/netns/index.js";
 import type { Tally } from "../../src/run/index.js";
-import type { DestroyReport } from "../../src/sockets/index.js";
-import { ForeignError } from "../../src/sys/errors.js";
-import { BackendTerminator, type SocketsDestroyer, type TerminatorSeam } from "../../src/terminator/index.js";
+import { Errno, ForeignError } from "../../src/sys/errors.js";
+import { BackendTerminator, type TerminatorSeam } from "../../src/terminator/index.js";
+import { FakeKernel, type FakeNamespace, type FakeSocket } from "../kit/fake-kernel.js";
 import { type NamespaceSource, targetsFrom } from "./seam.js";
 
-/** A report with these counts; `failed` fills the failure list with placeholder entries. */
-function answer(
-  matched: number,
-  destroyed: number,
-  gone: number,
-  failed: number,
-  skipped: number,
-): DestroyReport {
-  const failures = Array.from({ length: failed }, () => ({
-    socket: {} as never,
-    errno: 16,
-    code: "EBUSY",
-    message: "busy",
+let cookies = 0;
+
+/** `n` UDP sockets connected to 10.0.0.5:`dport` (IPv4, or v4-mapped IPv6). */
+function clients(n: number, dport = 53, family: FakeSocket["family"] = "inet"): FakeSocket[] {
+  return Array.from({ length: n }, (_, i) => ({
+    family,
+    protocol: "udp" as const,
+    src: family === "inet" ? "10.0.0.1" : "::ffff:10.0.0.1",
+    sport: 40000 + i,
+    dst: family === "inet" ? "10.0.0.5" : "::ffff:10.0.0.5",
+    dport,
+    cookie: ++cookies,
   }));
-  return { matched, destroyed, wouldDestroy: 0, gone, failed: failures, skipped, stops: [], dryRun: false };
 }
 
 /**
- * The seam of a scripted destroyer and a source of `names` after the host, each lent a handle of
- * our own namespace, with `errors` met on the way (failures, or notes where the walk would note them).
+ * The seam of a fake kernel holding `namespaces` (the host, "(host)", and the names after it, each
+ * lent a handle of our own namespace), with `errors` met on the way (failures, or notes where the
+ * walk would note them).
  */
-function seam(destroy: SocketsDestroyer, names: string[], errors: NetnsError[] = []): TerminatorSeam {
+function seam(namespaces: Record<string, FakeNamespace>, errors: NetnsError[] = []): TerminatorSeam {
   const failures: NamespaceFailure[] = [];
   const notes: NamespaceNote[] = [];
   for (const error of errors) recordNetnsError(error, error.netns, failures, notes);
+  const names = Object.keys(namespaces).filter((n) => n !== "(host)");
   const source = (): NamespaceSource => ({
     failures,
     notes,
@@ -57,46 +57,68 @@ function seam(destroy: SocketsDestroyer, names: string[], errors: NetnsError[] =
       }
     },
   });
-  return { destroy, targets: targetsFrom(source) };
+  return { open: new FakeKernel(namespaces).open, targets: targetsFrom(source) };
 }
 
 const balanced = (t: Tally) =>
   t.matched === t.destroyed + t.wouldDestroy + t.gone + t.failed.length + t.skipped;
 
+const backend = { address: "10.0.0.5", port: 53 };
+
 test("the total is the sum of the namespaces, and every count balances", () => {
-  const answers = [answer(5, 3, 1, 1, 0), answer(4, 4, 0, 0, 0), answer(2, 0, 0, 0, 2)];
-  let call = 0;
-  const destroy: SocketsDestroyer = () => answers[call++]!;
-  const report = new BackendTerminator({ conntrack: false }, seam(destroy, ["a", "b"])).terminate({
-    address: "10.0.0.5",
-    port: 53,
-  });
+  const host = clients(5);
+  const [gone, busy] = host;
+  const report = new BackendTerminator(
+    { conntrack: false },
+    seam({
+      // 3 destroyed, 1 closed since the dump (gone), 1 refused (EBUSY): a failure, the rest go on.
+      "(host)": {
+        sockets: host,
+        destroyErrno: (s) => (s === gone ? Errno.ENOENT : s === busy ? Errno.EBUSY : 0),
+      },
+      a: { sockets: clients(4) },
+      // EPERM: the first socket fails, the others are not attempted.
+      b: { sockets: clients(3), destroyErrno: () => Errno.EPERM },
+    }),
+  ).terminate(backend);
   assert.deepEqual(
     report.namespaces.map((n) => n.netns),
     ["(host)", "a", "b"],
   );
-  assert.deepEqual(report.total, {
-    matched: 11,
-    destroyed: 7,
-    wouldDestroy: 0,
-    gone: 1,
-    failed: answers[0]!.failed,
-    skipped: 2,
-  });
+  assert.deepEqual(
+    report.namespaces.map((n) => {
+      const r = n.report!;
+      return [r.matched, r.destroyed, r.gone, r.failed.length, r.skipped];
+    }),
+    [
+      [5, 3, 1, 1, 0],
+      [4, 4, 0, 0, 0],
+      [3, 0, 0, 1, 2],
+    ],
+  );
+  assert.deepEqual(
+    report.total.failed.map((f) => f.code),
+    ["EBUSY", "EPERM"],
+  );
+  assert.deepEqual(
+    { ...report.total, failed: report.total.failed.length },
+    { matched: 12, destroyed: 7, wouldDestroy: 0, gone: 1, failed: 2, skipped: 2 },
+  );
   assert.ok(balanced(report.total));
+  for (const n of report.namespaces) assert.ok(balanced(n.report!), n.netns);
   assert.equal(report.ok, false, "a failed socket makes the run not ok");
 });
 
 test("source errors with a note are reported and are no failure; others are", () => {
-  const destroy: SocketsDestroyer = () => answer(1, 1, 0, 0, 0);
   const noted = [
     new NetnsNotFoundError("gone-ns", "cannot open"),
     new NotANetnsError("half-added", "plain-file"),
   ];
-  const ok = new BackendTerminator({ conntrack: false }, seam(destroy, ["a"], noted)).terminate({
-    address: "10.0.0.5",
-    port: 53,
-  });
+  const ok = new BackendTerminator(
+    { conntrack: false },
+    seam({ "(host)": { sockets: clients(1) }, a: { sockets: clients(1) } }, noted),
+  ).terminate(backend);
+  assert.equal(ok.total.destroyed, 2);
   assert.deepEqual(ok.failures, []);
   assert.deepEqual(
     ok.notes.map((n) => [n.netns, n.skipped]),
@@ -108,8 +130,10 @@ test("source errors with a note are reported and are no failure; others are", ()
   assert.equal(ok.ok, true);
   const bad = new BackendTerminator(
     { conntrack: false },
-    seam(destroy, ["a"], [new NotANetnsError("dev", "special-file")]),
-  ).terminate({ address: "10.0.0.5", port: 53 });
+    seam({ "(host)": { sockets: clients(1) }, a: { sockets: clients(1) } }, [
+      new NotANetnsError("dev", "special-file"),
+    ]),
+  ).terminate(backend);
   assert.deepEqual(
     bad.failures.map((e) => e.error.name),
     ["NotANetnsError"],
@@ -118,40 +142,36 @@ test("source errors with a note are reported and are no failure; others are", ()
   assert.equal(bad.ok, false);
 });
 
-test("a namespace that failed after destroying began keeps its counts in the total", () => {
-  const failure: NamespaceFailure = { netns: "a", error: new ForeignError(new Error("EMFILE")) };
-  let call = 0;
-  const destroy: SocketsDestroyer = () =>
-    call++ === 0 ? answer(0, 0, 0, 0, 0) : { ...answer(6, 4, 0, 2, 0), failures: [failure] };
-  const report = new BackendTerminator({ conntrack: false }, seam(destroy, ["a"])).terminate({
-    address: "10.0.0.5",
-    port: 53,
-  });
-  assert.equal(report.namespaces[1]?.error?.message, "EMFILE");
-  assert.deepEqual(
-    { ...report.total, failed: report.total.failed.length },
-    {
-      matched: 6,
-      destroyed: 4,
-      wouldDestroy: 0,
-      gone: 0,
-      failed: 2,
-      skipped: 0,
-    },
-  );
+test("a namespace whose dump fails after destroying began keeps its counts in the total", () => {
+  // The IPv4 dump lists and destroys its sockets; the v4-mapped dump breaks after 2 of 4.
+  const report = new BackendTerminator(
+    { conntrack: false },
+    seam({
+      "(host)": { sockets: [] },
+      a: { sockets: [...clients(3), ...clients(4, 53, "inet6")], dumpFailsAfter: 2 },
+    }),
+  ).terminate(backend);
+  const a = report.namespaces[1]!;
+  assert.equal(a.error?.name, "NetlinkError");
+  assert.match(a.error?.message ?? "", /EIO/);
+  assert.ok(a.report && a.report.matched > 0, "what the namespace did before it failed is reported");
+  assert.deepEqual(report.total, pick(a.report!), "the host had nothing: the total is a's");
+  assert.ok(balanced(report.total));
   assert.equal(report.ok, false);
 });
 
+/** A report's tally fields. */
+function pick(t: Tally): Tally {
+  const { matched, destroyed, wouldDestroy, gone, failed, skipped } = t;
+  return { matched, destroyed, wouldDestroy, gone, failed, skipped };
+}
+
 test("several backends: each backend's total sums its namespaces, and they sum to the run's", () => {
-  const destroy: SocketsDestroyer = (query) => {
-    // Two sockets per namespace, one per backend, as the destroyer would tell them.
-    const r = answer(2, 2, 0, 0, 0);
-    const s = (dport: number) => ({ family: "inet", protocol: "udp", dst: "10.0.0.5", dport }) as never;
-    query.onOutcome?.(s(53), "destroyed");
-    query.onOutcome?.(s(54), "destroyed");
-    return r;
-  };
-  const report = new BackendTerminator({ conntrack: false }, seam(destroy, ["a", "b"])).terminateMany([
+  const both = () => ({ sockets: [...clients(1, 53), ...clients(1, 54)] });
+  const report = new BackendTerminator(
+    { conntrack: false },
+    seam({ "(host)": both(), a: both(), b: both() }),
+  ).terminateMany([
     { address: "10.0.0.5", port: 53 },
     { address: "10.0.0.5", port: 54 },
   ]);
@@ -172,13 +192,13 @@ test("a source that lists plain Errors still gets its report: each becomes a nam
   const report = new BackendTerminator(
     { conntrack: false },
     {
-      destroy: () => answer(0, 0, 0, 0, 0),
+      open: new FakeKernel({ "(host)": {} }).open,
       targets: targetsFrom(() => ({
         failures: [plain] as unknown as NamespaceFailure[],
         *[Symbol.iterator]() {},
       })),
     },
-  ).terminate({ address: "10.0.0.5", port: 53 });
+  ).terminate(backend);
   assert.equal(report.failures.length, 1);
   const [failure] = report.failures;
   assert.equal(failure!.netns, "(source)");
