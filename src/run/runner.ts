@@ -168,12 +168,7 @@ export function* runInSteps<
     ...(kind.sendAhead ? { open: (target: Target) => kind.open(target), sendAhead: kind.sendAhead } : {}),
     run: (target, opened) => inTarget(kind, options, total, target, opened),
   };
-  try {
-    yield* scheduleFor().run(targets ?? targetsOf(options, total), step, { done() {} });
-  } catch (err) {
-    if (err instanceof AbortError) err.report = total;
-    throw err;
-  }
+  yield* reportingAbort(total, scheduleFor().run(targets ?? targetsOf(options, total), step, { done() {} }));
   return total;
 }
 
@@ -204,9 +199,14 @@ export function runInTarget<
     opened?.[Symbol.dispose]();
     return total;
   }
+  drain(reportingAbort(total, inTarget(kind, single, total, target, opened)));
+  return total;
+}
+
+/** `steps` to their end; an AbortError they throw carries `total`, the report so far. */
+function* reportingAbort(total: object, steps: Generator<void, void, void>): Generator<void, void, void> {
   try {
-    drain(inTarget(kind, single, total, target, opened));
-    return total;
+    yield* steps;
   } catch (err) {
     if (err instanceof AbortError) err.report = total;
     throw err;
