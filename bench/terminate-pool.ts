@@ -9,7 +9,7 @@
  */
 import { createInterface } from "node:readline";
 import { BackendTerminator } from "sockdiag/promises";
-import { poolSize } from "../src/promises/pool.js";
+import { poolSize } from "../src/schedule/index.js";
 
 const [dir, address, port, mode] = process.argv.slice(2);
 const backend = { address: address!, port: Number(port) };

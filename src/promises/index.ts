@@ -25,6 +25,7 @@ import type {
 import type { InetSocket, Socket } from "../diag/socket.js";
 import { checkNamespaceSelection, type NamespaceFailure } from "../netns/index.js";
 import { AbortError } from "../run/index.js";
+import { isShared } from "../schedule/index.js";
 import type {
   DestroyQuery,
   DestroySocketOptions,
@@ -45,7 +46,7 @@ import {
   type TerminatorConfig,
 } from "../terminator/index.js";
 import { client } from "./client.js";
-import { isShared, terminateShared } from "./pool.js";
+import { terminateShared } from "./pool.js";
 import { withLoggerStandIns } from "./sendable.js";
 import {
   type Abortable,

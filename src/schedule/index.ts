@@ -1,4 +1,7 @@
-/** schedule/: how the namespaces of a call are scheduled (see schedule.ts). */
+/**
+ * schedule/: how the namespaces of a call are scheduled: on one thread (schedule.ts), or shared
+ * out over the worker pool (shared.ts).
+ */
 export {
   drain,
   type LookAheadFigures,
@@ -9,3 +12,13 @@ export {
   scheduleFor,
   serial,
 } from "./schedule.js";
+export {
+  isShared,
+  poolSize,
+  type RunOn,
+  runsOf,
+  type SharedOutcome,
+  shareOut,
+  WORKER_BYTES,
+  workersFor,
+} from "./shared.js";

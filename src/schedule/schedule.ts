@@ -3,10 +3,10 @@
  * the namespaces of a call are worked on. A call describes what it does in one namespace — a
  * NamespaceStep: open the namespace's scan, optionally send its first walk ahead, run it — and a
  * Schedule drives that step over the namespaces: one after another (`serial`), or one after
- * another with the next namespaces' walks sent ahead to libuv's pool (`lookAhead`). A pool of worker
- * threads (sockdiag/promises) shares the namespaces out and runs one of these in each worker.
- * Every figure of these strategies — how many walks in flight, when the look-ahead turns on — is
- * here and nowhere else; `scheduleFor` picks the strategy.
+ * another with the next namespaces' walks sent ahead to libuv's pool (`lookAhead`). The pool of
+ * worker threads (sockdiag/promises) shares the namespaces out in runs (shared.ts) and runs one of
+ * these in each worker. Every figure of these strategies — how many walks in flight, when the
+ * look-ahead turns on — is here and nowhere else; `scheduleFor` picks the strategy.
  */
 
 import { availableParallelism } from "node:os";

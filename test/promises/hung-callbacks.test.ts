@@ -12,7 +12,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
 import { client, WorkerClient } from "../../src/promises/client.js";
-import { poolSize, terminateShared } from "../../src/promises/pool.js";
+import { terminateShared } from "../../src/promises/pool.js";
+import { poolSize } from "../../src/schedule/index.js";
 import { describeAsRoot } from "../kit/index.js";
 import { balances, orRejection, type Report, useCallbackScene } from "./callback-scene.js";
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as sync from "sockdiag";
 import * as promises from "sockdiag/promises";
-import { isShared, poolSize, WORKER_BYTES, workersFor } from "../../src/promises/pool.js";
+import { isShared, poolSize } from "../../src/schedule/index.js";
 import { cpuList, describeAsRoot, onOneCore } from "../kit/index.js";
 import { HOST, type Scene, useScene } from "../terminator/scene.js";
 
@@ -17,16 +17,6 @@ const shape = (r: sync.BatchTerminationReport) => ({
   total: r.total,
   backends: r.backends.map((b) => b.total),
   ok: r.ok,
-});
-
-test("the pool is capped by memory as well as by cores: a quarter of the memory holds its workers", () => {
-  const MiB = 1024 * 1024;
-  // The agent's DaemonSet limit: 80 MiB for workers, 5 of them even on 16 cores.
-  assert.equal(workersFor(16, 320 * MiB), Math.floor((320 * MiB) / 4 / WORKER_BYTES));
-  assert.equal(workersFor(16, 320 * MiB), 5);
-  assert.equal(workersFor(2, 320 * MiB), 2, "cores bound it first");
-  assert.equal(workersFor(64, 64 * 1024 * MiB), 8, "never more than 8");
-  assert.equal(workersFor(4, 32 * MiB), 1, "always one, however little memory");
 });
 
 describeAsRoot("a termination shared over the worker pool", () => {
