@@ -232,6 +232,11 @@ export class CountingConnection implements NetlinkConnection {
 
   constructor(private readonly inner: NetlinkConnection) {}
 
+  /** Send bytes to the real connection without recording them (a subclass recorded them). */
+  protected sendThrough(bytes: Buffer): void {
+    this.inner.send(bytes, bytes.length);
+  }
+
   get recvBuf(): Buffer {
     return this.inner.recvBuf;
   }
@@ -254,5 +259,43 @@ export class CountingConnection implements NetlinkConnection {
   }
   [Symbol.dispose](): void {
     this.close();
+  }
+}
+
+/**
+ * A real connection whose kernel refuses some requests: each message `refuse` gives an errno is
+ * not sent; its NLMSG_ERROR answer (as the kernel would build it) is received before the kernel's
+ * answers to the rest of that write. For faults a real kernel will not produce on demand (EPERM or
+ * EOPNOTSUPP to SOCK_DESTROY as root on a kernel that has it).
+ */
+export class RefusingConnection extends CountingConnection {
+  private readonly refusals: Buffer[] = [];
+
+  constructor(
+    inner: NetlinkConnection,
+    private readonly refuse: (m: SentMessage) => number,
+  ) {
+    super(inner);
+  }
+
+  override send(buf: Buffer, len: number): void {
+    const write = splitMessages(Buffer.from(buf.subarray(0, len)));
+    const kept: Buffer[] = [];
+    for (const m of write) {
+      const errno = this.refuse(m);
+      if (errno === 0) kept.push(m.bytes, Buffer.alloc(pad4(m.bytes.length) - m.bytes.length));
+      else this.refusals.push(errorAnswer(m, errno));
+    }
+    this.sent.push(...write);
+    const rest = Buffer.concat(kept);
+    if (rest.length > 0) super.sendThrough(rest);
+  }
+
+  override receive(op: string): number {
+    const refusal = this.refusals.shift();
+    if (!refusal) return super.receive(op);
+    this.receives++;
+    refusal.copy(this.recvBuf);
+    return refusal.length;
   }
 }

@@ -9,7 +9,6 @@ import {
   AddressError,
   BackendTerminator,
   parseBackend,
-  type SocketsDestroyer,
   type TerminatorSeam,
   terminateUDPConnectionsToBackend,
 } from "../../src/terminator/index.js";
@@ -35,7 +34,7 @@ const BAD: readonly [string, RegExp][] = [
 
 /** Collaborators that fail the test if the terminator touches anything. */
 const untouchable: TerminatorSeam = {
-  destroy: (() => assert.fail("destroy must not be called")) as SocketsDestroyer,
+  open: () => assert.fail("no netlink connection may be opened"),
   targets: () => assert.fail("no namespace may be visited"),
 };
 

@@ -1,64 +1,58 @@
 /**
  * BackendTerminator when things go wrong: namespaces that vanish or break while it iterates, pin
- * directories it cannot read, namespaces whose sockets cannot be destroyed (injected collaborators,
- * delegating to the real destroySockets everywhere else). It must not hang or crash, must report
- * every failure, and must still terminate everything it can.
+ * directories it cannot read, namespaces whose sockets cannot be destroyed (the kernel's answers to
+ * SOCK_DESTROY refused on the real connection of one namespace, or a connection that cannot be
+ * opened there). It must not hang or crash, must report every failure, and must still terminate
+ * everything it can.
  */
 import assert from "node:assert/strict";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, afterEach, before, test } from "node:test";
-import type { Socket } from "../../src/diag/socket.js";
-import { allNetns, NetnsRestoreError, type PinnedNetns } from "../../src/netns/index.js";
 import {
-  type DestroyQuery,
-  type DestroyReport,
-  type DestroyStop,
-  destroySockets,
-} from "../../src/sockets/index.js";
-import {
-  BackendTerminator,
-  type SocketsDestroyer,
-  type TerminationReport,
-} from "../../src/terminator/index.js";
+  allNetns,
+  type NetlinkOpener,
+  NetnsRestoreError,
+  openNetlinkIn,
+  type PinnedNetns,
+  targetLabel,
+} from "../../src/netns/index.js";
+import { BackendTerminator, type TerminationReport } from "../../src/terminator/index.js";
+import { CountingConnection, RefusingConnection } from "../kit/fake-netlink.js";
 import { describeAsRoot } from "../kit/root.js";
 import { HOST, Scene, type SceneClients, threadNetnsInode } from "./scene.js";
 import { type NamespaceSource, targetsFrom } from "./seam.js";
 
 const EPERM = 1;
 const EOPNOTSUPP = 95;
-
-/** The namespace a query is for: HOST, or the name of the handle the terminator passed. */
-function nameOf(query: DestroyQuery): string {
-  const ns = query.netns;
-  if (ns === undefined) return HOST;
-  return typeof ns === "string" ? ns : (ns.name ?? ns.path);
-}
-
-/** The sockets a query matches, found with a real dry run. */
-function matching(query: DestroyQuery): Socket[] {
-  const sockets: Socket[] = [];
-  destroySockets({ ...query, dryRun: true, onOutcome: (s) => sockets.push(s) });
-  return sockets;
-}
+const NETLINK_SOCK_DIAG = 4;
+const SOCK_DESTROY = 21;
 
 /**
- * What the sockets library reports when the kernel answers `errno` to the first destroy: that
- * socket failed, the others were not attempted, and one stop says why.
+ * Real connections inside each namespace, recorded by namespace; in `refusedIn` the kernel's
+ * answer to every SOCK_DESTROY is `errno`, and a sock_diag connection there is opened by `opening`
+ * when given (which may throw).
  */
-function refusedReport(query: DestroyQuery, errno: number, code: string, stop: DestroyStop): DestroyReport {
-  const [first, ...rest] = matching(query);
-  assert.ok(first, `nothing matched in ${nameOf(query)}`);
-  return {
-    matched: rest.length + 1,
-    destroyed: 0,
-    wouldDestroy: 0,
-    gone: 0,
-    failed: [{ socket: first, errno, code, message: stop.reason }],
-    skipped: rest.length,
-    stops: [stop],
-    dryRun: false,
+function kernel(refusedIn?: string, errno = 0, opening?: () => void) {
+  const conns: [string, CountingConnection][] = [];
+  const open: NetlinkOpener = (protocol, target) => {
+    const name = targetLabel(target);
+    const there = name === refusedIn && protocol === NETLINK_SOCK_DIAG;
+    if (there) opening?.();
+    const real = openNetlinkIn(target.netns, protocol);
+    const conn = there
+      ? new RefusingConnection(real, (m) => (m.type === SOCK_DESTROY ? errno : 0))
+      : new CountingConnection(real);
+    conns.push([name, conn]);
+    return conn;
   };
+  /** The SOCK_DESTROY requests made in `name` (refused ones included). */
+  const destroysIn = (name: string) =>
+    conns
+      .filter(([n]) => n === name)
+      .flatMap(([, c]) => c.sent)
+      .filter((m) => m.type === SOCK_DESTROY).length;
+  return { open, destroysIn };
 }
 
 /** A NamespaceSource over allNetns(dir) that calls `between(entry)` after the terminator visited `entry`. */
@@ -212,21 +206,18 @@ describeAsRoot("BackendTerminator faults", () => {
 
   test("EPERM in one namespace: its sockets are reported failed and skipped, the others terminated", async () => {
     const c0 = await open();
-    const calls: string[] = [];
-    const destroy: SocketsDestroyer = (query) => {
-      calls.push(nameOf(query));
-      if (nameOf(query) !== b) return destroySockets(query);
-      return refusedReport(query, EPERM, "EPERM", { code: "EPERM", reason: "needs CAP_NET_ADMIN" });
-    };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false }, { destroy }).terminate(
-      backendA(),
-    );
+    const k = kernel(b, EPERM);
+    const report = new BackendTerminator(
+      { netnsDirs: [scene.dir], discover: false },
+      { open: k.open },
+    ).terminate(backendA());
 
     await scene.expect(
       c0,
       hitA((node) => node !== b),
     );
-    assert.deepEqual(calls, [HOST, a, b, c]);
+    // In b the first destroy is refused, and no other is tried.
+    assert.deepEqual([HOST, a, b, c].map(k.destroysIn), [3, 3, 1, 3]);
     assert.deepEqual(outcomes(report), [
       [HOST, 3, undefined, false],
       [a, 3, undefined, false],
@@ -253,22 +244,18 @@ describeAsRoot("BackendTerminator faults", () => {
 
   test("EOPNOTSUPP sets `unsupported`; later namespaces are skipped without a destroy attempt", async () => {
     const c0 = await open();
-    const calls: string[] = [];
     const reason = "this kernel cannot destroy sockets (built without CONFIG_INET_DIAG_DESTROY)";
-    const destroy: SocketsDestroyer = (query) => {
-      calls.push(nameOf(query));
-      if (nameOf(query) !== a) return destroySockets(query);
-      return refusedReport(query, EOPNOTSUPP, "EOPNOTSUPP", { protocol: "udp", code: "EOPNOTSUPP", reason });
-    };
-    const report = new BackendTerminator({ netnsDirs: [scene.dir], discover: false }, { destroy }).terminate(
-      backendA(),
-    );
+    const k = kernel(a, EOPNOTSUPP);
+    const report = new BackendTerminator(
+      { netnsDirs: [scene.dir], discover: false },
+      { open: k.open },
+    ).terminate(backendA());
 
     await scene.expect(
       c0,
       hitA((node) => node === HOST),
     );
-    assert.deepEqual(calls, [HOST, a]);
+    assert.deepEqual([HOST, a, b, c].map(k.destroysIn), [3, 1, 0, 0]);
     assert.deepEqual(outcomes(report), [
       [HOST, 3, undefined, false],
       [a, 0, undefined, false],
@@ -288,17 +275,16 @@ describeAsRoot("BackendTerminator faults", () => {
     assert.equal(report.ok, false);
   });
 
-  test("a collaborator that throws in one namespace: that namespace's error, the others terminated", async () => {
+  test("a connection that cannot be opened in one namespace: that namespace's error, the others terminated", async () => {
     const c0 = await open();
-    const destroy: SocketsDestroyer = (query) => {
-      if (nameOf(query) === b) throw new RangeError(`boom in ${b}`);
-      return destroySockets(query);
-    };
+    const k = kernel(b, 0, () => {
+      throw new RangeError(`boom in ${b}`);
+    });
     const warned: unknown[] = [];
     const logger = { info() {}, warn: (_m: string, f?: Record<string, unknown>) => warned.push(f?.netns) };
     const report = new BackendTerminator(
       { netnsDirs: [scene.dir], discover: false, logger },
-      { destroy },
+      { open: k.open },
     ).terminate(backendA());
 
     await scene.expect(
@@ -371,13 +357,14 @@ describeAsRoot("BackendTerminator faults", () => {
 
   test("a failed return to the caller's namespace is not swallowed: terminate() throws it", async () => {
     const c0 = await open();
-    const destroy: SocketsDestroyer = (query) => {
-      if (nameOf(query) === a) throw new NetnsRestoreError("original", a, undefined);
-      return destroySockets(query);
-    };
+    const k = kernel(a, 0, () => {
+      throw new NetnsRestoreError("original", a, undefined);
+    });
     assert.throws(
       () =>
-        new BackendTerminator({ netnsDirs: [scene.dir], discover: false }, { destroy }).terminate(backendA()),
+        new BackendTerminator({ netnsDirs: [scene.dir], discover: false }, { open: k.open }).terminate(
+          backendA(),
+        ),
       NetnsRestoreError,
     );
     await scene.expect(

@@ -6,15 +6,18 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { type NetlinkOpener, openNetlinkIn, targetLabel } from "../../src/netns/index.js";
 import type { Tally } from "../../src/run/index.js";
-import { destroySockets } from "../../src/sockets/index.js";
-import {
-  BackendTerminator,
-  type BatchTerminationReport,
-  type SocketsDestroyer,
-} from "../../src/terminator/index.js";
+import { BackendTerminator, type BatchTerminationReport } from "../../src/terminator/index.js";
+import { CountingConnection } from "../kit/fake-netlink.js";
 import { describeAsRoot } from "../kit/root.js";
 import { HOST, type Scene, useScene } from "./scene.js";
+
+const NETLINK_SOCK_DIAG = 4;
+const SOCK_DIAG_BY_FAMILY = 20;
+const AF_INET = 2;
+const AF_INET6 = 10;
+const IPPROTO_UDP = 17;
 
 const tally = (matched: number, destroyed = matched): Tally => ({
   matched,
@@ -65,14 +68,17 @@ describeAsRoot("BackendTerminator.terminateMany", () => {
 
   test("two backends in one pass: each namespace destroyed once, each socket counted for its backend", async () => {
     const c = await open();
-    const calls: string[] = [];
-    const destroy: SocketsDestroyer = (query) => {
-      calls.push(typeof query.netns === "object" ? query.netns.label! : HOST);
-      return destroySockets(query);
+    // Real sock_diag connections inside each namespace, counting the dumps made there.
+    const dumps: [string, number, number][] = [];
+    const conns: [string, CountingConnection][] = [];
+    const opener: NetlinkOpener = (protocol, target) => {
+      const conn = new CountingConnection(openNetlinkIn(target.netns, protocol));
+      if (protocol === NETLINK_SOCK_DIAG) conns.push([targetLabel(target), conn]);
+      return conn;
     };
     const report = new BackendTerminator(
       { netnsDirs: [scene.dir], discover: false },
-      { destroy },
+      { open: opener },
     ).terminateMany([
       { address: "127.0.0.1", port: scene.portA },
       { address: "0:0::1", port: scene.portB },
@@ -81,7 +87,18 @@ describeAsRoot("BackendTerminator.terminateMany", () => {
 
     await scene.expect(c, (_node, kind) => kind === "a4" || kind === "a4m" || kind === "b6");
     const nodes = [HOST, ...scene.pinnedNames];
-    assert.deepEqual(calls, nodes, "one destroy query per namespace for both backends");
+    for (const [name, conn] of conns)
+      for (const m of conn.sent)
+        if (m.type === SOCK_DIAG_BY_FAMILY) dumps.push([name, m.payload[0]!, m.payload[1]!]);
+    // One UDP dump per family in each namespace, for both backends: not one per backend.
+    assert.deepEqual(
+      dumps,
+      nodes.flatMap((name) => [
+        [name, AF_INET, IPPROTO_UDP],
+        [name, AF_INET6, IPPROTO_UDP],
+      ]),
+      "each namespace listed once for both backends",
+    );
     assert.deepEqual(
       report.backends.map((b) => b.backend),
       [
