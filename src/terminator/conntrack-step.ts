@@ -7,7 +7,6 @@
  * datagram through NAT again, to a live backend. TCP needs none of this: a dead backend resets.
  */
 import {
-  type ConntrackDeleteReport,
   type ConntrackEntry,
   type ConntrackSelection,
   type DeleteConntrackQuery,
@@ -18,9 +17,6 @@ import type { NamespaceNote, NetlinkOpener, Target } from "../netns/index.js";
 import { type ConntrackFailure, countOutcome, emptyTally, type Outcome, type Tally } from "../run/index.js";
 import type { SockdiagError } from "../sys/errors.js";
 import type { BackendName } from "./report.js";
-
-/** Deletes the entries of a query: the conntrack library by default; tests inject faults here. */
-export type ConntrackDeleter = (query: DeleteConntrackQuery) => ConntrackDeleteReport;
 
 /** What the conntrack step did in one namespace. */
 export interface ConntrackStepResult {
@@ -64,7 +60,6 @@ export class ConntrackStep {
     dryRun: boolean,
     predicate: ((entry: ConntrackEntry) => boolean) | undefined,
     open: NetlinkOpener | undefined,
-    deleter?: ConntrackDeleter,
   ) {
     backends.forEach((b, i) => {
       if (b.protocol === "tcp") return;
@@ -78,13 +73,7 @@ export class ConntrackStep {
       dryRun,
       ...(predicate ? { predicate } : {}),
     };
-    // A test's deleter is asked as the library's entry point is, with the namespace in the query.
-    this.deletes = deleter
-      ? {
-          runIn: (target, onOutcome) =>
-            deleter({ ...query, onOutcome, ...(target.netns === undefined ? {} : { netns: target.netns }) }),
-        }
-      : prepareConntrackDelete(query, open);
+    this.deletes = prepareConntrackDelete(query, open);
   }
 
   /** The step in one namespace. */

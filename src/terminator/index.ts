@@ -6,7 +6,7 @@ export {
   type TerminateOptions,
   type TerminatorConfig,
 } from "./config.js";
-export { type ConntrackDeleter, conntrackSelections } from "./conntrack-step.js";
+export { conntrackSelections } from "./conntrack-step.js";
 export { AddressError } from "./errors.js";
 export {
   type BackendName,
@@ -19,7 +19,6 @@ export {
   singleReport,
   type TerminationReport,
 } from "./report.js";
-export type { SocketsDestroyer } from "./step.js";
 export {
   BackendTerminator,
   type TerminatorSeam,

@@ -26,36 +26,13 @@ import type {
   DestroyReport,
   DestroyStop,
   NamespacedDestroyReport,
+  PreparedDestroy,
   Scan,
 } from "../sockets/index.js";
 import { asSockdiagError } from "../sys/errors.js";
 import type { BackendSet } from "./backend-set.js";
 import type { ConntrackStep } from "./conntrack-step.js";
 import type { BatchNamespaceResult } from "./report.js";
-
-/**
- * Destroys the sockets of a query: the sockets library by default; tests inject faults here. It must
- * tell `query.onOutcome` each matched socket's outcome, as destroySockets does: a batch counts
- * sockets per backend from it.
- */
-export type SocketsDestroyer = (query: DestroyQuery) => DestroyReport & Partial<NamespacedFailures>;
-
-/** A destroy report's record of the namespace that failed after destroying began. */
-type NamespacedFailures = Pick<NamespacedDestroyReport, "failures">;
-
-/**
- * The destroy of a run, namespace by namespace (PreparedDestroy's shape; a test's destroyer opens
- * nothing ahead).
- */
-export interface DestroyIn {
-  runIn(
-    target: Target,
-    onOutcome: NonNullable<DestroyQuery["onOutcome"]>,
-    opened?: Scan,
-  ): ReturnType<SocketsDestroyer>;
-  open?(target: Target): Scan;
-  sendAhead?(scan: Scan): boolean;
-}
 
 /** Where the step's log lines go; it must not throw (the terminator's guards its logger). */
 export type StepLog = (level: "info" | "warn", message: string, fields: Record<string, unknown>) => void;
@@ -76,7 +53,8 @@ export interface StepResult {
 export class NamespaceTermination {
   constructor(
     private readonly set: BackendSet,
-    private readonly destroy: DestroyIn,
+    /** The run's destroy, prepared once (prepareDestroy). */
+    private readonly destroy: Pick<PreparedDestroy, "runIn">,
     private readonly conntrack: ConntrackStep | undefined,
     private readonly dryRun: boolean,
     private readonly log: StepLog,
@@ -121,7 +99,7 @@ export class NamespaceTermination {
       const i = set.size === 1 ? 0 : set.owner(s);
       if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
     };
-    let answer: ReturnType<SocketsDestroyer> | undefined;
+    let answer: NamespacedDestroyReport | undefined;
     try {
       answer = this.destroy.runIn(target, onOutcome, opened);
     } catch (err) {
@@ -145,7 +123,7 @@ export class NamespaceTermination {
       const r = destroyReportOf(answer);
       result.report = r;
       // A failure after destroying began comes back with the partial report instead of thrown.
-      const failure = answer.failures?.[0];
+      const failure = answer.failures[0];
       if (failure && !result.error) result.error = failure.error;
       // A destroyer that tells no outcomes: with one backend, its report is that backend's.
       if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
@@ -200,7 +178,7 @@ function loggedCounts(tally: Tally | Tally<ConntrackEntry>, dryRun: boolean): Re
 }
 
 /** One namespace's destroy report out of what the destroyer answered (its walk's lists left out). */
-function destroyReportOf(answer: ReturnType<SocketsDestroyer>): DestroyReport {
+function destroyReportOf(answer: NamespacedDestroyReport): DestroyReport {
   const { matched, destroyed, wouldDestroy, gone, failed, skipped, stops, dryRun } = answer;
   return { matched, destroyed, wouldDestroy, gone, failed, skipped, stops, dryRun };
 }

@@ -22,7 +22,7 @@ import {
 import { checkOptions } from "../options/index.js";
 import { AbortError } from "../run/index.js";
 import { drain, type NamespaceStep, scheduleFor } from "../schedule/index.js";
-import { prepareDestroy, type Scan } from "../sockets/index.js";
+import { type PreparedDestroy, prepareDestroy, type Scan } from "../sockets/index.js";
 import { asSockdiagError, SockdiagError } from "../sys/errors.js";
 import { type Backend, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
@@ -34,7 +34,7 @@ import {
   type TerminateOptions,
   type TerminatorConfig,
 } from "./config.js";
-import { type ConntrackDeleter, ConntrackStep } from "./conntrack-step.js";
+import { ConntrackStep } from "./conntrack-step.js";
 import {
   addNamespace,
   type BatchTerminationReport,
@@ -45,11 +45,13 @@ import {
   type TerminationReport,
 } from "./report.js";
 import { asError, guarded } from "./sources.js";
-import { type DestroyIn, NamespaceTermination, type SocketsDestroyer } from "./step.js";
+import { NamespaceTermination } from "./step.js";
 
 /**
- * What tests put in place of the terminator's collaborators (BackendTerminator's second argument):
- * not configuration, and not part of sockdiag's public surface.
+ * The lowest seams a test puts under the terminator (BackendTerminator's second argument): a source
+ * of targets standing in for namespaces, and the netlink connections opened there. The
+ * terminator's own logic is the same with or without them. Not configuration, and not part of
+ * sockdiag's public surface.
  */
 export interface TerminatorSeam {
   /** The namespaces to visit, in order, telling `findings` what the walk met. Default: targetsOf. */
@@ -59,10 +61,6 @@ export interface TerminatorSeam {
    * fake kernel standing in for the namespaces `targets` gives. Default: real sockets inside.
    */
   open?: NetlinkOpener;
-  /** The destroying collaborator. Default: destroySockets. */
-  destroy?: SocketsDestroyer;
-  /** The conntrack collaborator. Default: deleteConntrack. */
-  deleteConntrack?: ConntrackDeleter;
 }
 
 const noLogger: Logger = { info() {}, warn() {} };
@@ -75,9 +73,7 @@ const noLogger: Logger = { info() {}, warn() {} };
  */
 export class BackendTerminator {
   private readonly config: TerminatorConfig;
-  private readonly destroy: SocketsDestroyer | undefined;
   private readonly logger: Logger;
-  private readonly deleteConntrack: ConntrackDeleter | undefined;
   private readonly open: NetlinkOpener | undefined;
   private readonly targets: (findings: WalkFindings, onFound: (total: number) => void) => Iterable<Target>;
 
@@ -90,8 +86,6 @@ export class BackendTerminator {
     this.config = config;
     const selection: NamespaceSelection = { ...config, netns: config.netns ?? "all" };
     this.targets = seam.targets ?? ((findings, onFound) => targetsOf(selection, findings, onFound));
-    this.destroy = seam.destroy;
-    this.deleteConntrack = seam.deleteConntrack;
     this.open = seam.open;
     this.logger = config.logger ?? noLogger;
   }
@@ -136,20 +130,12 @@ export class BackendTerminator {
     const query = set.query(veto && ((s) => isInetSocket(s) && veto(s)), dryRun);
     const { signal } = options;
     if (signal) query.signal = signal;
-    const destroy: DestroyIn = this.destroy
-      ? { runIn: (target, onOutcome) => this.destroy!({ ...query, onOutcome, netns: target.netns }) }
-      : prepareDestroy(query, this.open);
+    const destroy = prepareDestroy(query, this.open);
     const step = new NamespaceTermination(
       set,
       destroy,
       conntrack
-        ? new ConntrackStep(
-            set.backends,
-            dryRun,
-            this.config.conntrackPredicate,
-            this.open,
-            this.deleteConntrack,
-          )
+        ? new ConntrackStep(set.backends, dryRun, this.config.conntrackPredicate, this.open)
         : undefined,
       dryRun,
       (level, message, fields) => this.log(report, level, message, fields),
@@ -176,7 +162,7 @@ export class BackendTerminator {
    */
   private visitNamespaces(
     report: BatchTerminationReport,
-    destroy: DestroyIn,
+    destroy: PreparedDestroy,
     step: NamespaceTermination,
     signal: TerminateOptions["signal"],
   ): void {
@@ -191,9 +177,8 @@ export class BackendTerminator {
     );
     const { open, sendAhead } = destroy;
     const inNamespace: NamespaceStep<void, Scan> = {
-      ...(open && sendAhead
-        ? { open: (target: Target) => (report.unsupported ? undefined : open(target)), sendAhead }
-        : {}),
+      open: (target: Target) => (report.unsupported ? undefined : open(target)),
+      sendAhead,
       // biome-ignore lint/correctness/useYield: a step that never pauses
       run: function* (target, opened) {
         const { result, conntrack, unsupported, stopped } = step.runIn(

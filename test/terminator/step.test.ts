@@ -7,17 +7,21 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Target } from "../../src/netns/index.js";
 import { AbortError, emptyTally } from "../../src/run/index.js";
-import { emptyReport } from "../../src/sockets/index.js";
+import { type DestroyReport, emptyReport } from "../../src/sockets/index.js";
 import { ForeignError } from "../../src/sys/errors.js";
 import { BackendSet } from "../../src/terminator/backend-set.js";
 import { addNamespace, emptyBatchReport, reportOk } from "../../src/terminator/report.js";
-import { type DestroyIn, NamespaceTermination } from "../../src/terminator/step.js";
+import { NamespaceTermination } from "../../src/terminator/step.js";
 
+/** The lists a namespaced report adds to a destroy's counts, empty. */
+const namespaced = { namespaces: [], failures: [], notes: [], callbackErrors: [] };
 const host: Target = { netns: undefined, ref: undefined, label: undefined };
 const set = new BackendSet([{ address: "10.0.0.5", port: 53 }], "udp");
 
-function stepOf(runIn: DestroyIn["runIn"], logged: string[] = []): NamespaceTermination {
-  return new NamespaceTermination(set, { runIn }, undefined, false, (level, message) => {
+/** A step whose destroy is `runIn` (answering a report without the walk's lists, or throwing). */
+function stepOf(runIn: () => DestroyReport, logged: string[] = []): NamespaceTermination {
+  const destroy = { runIn: () => ({ ...namespaced, ...runIn() }) };
+  return new NamespaceTermination(set, destroy, undefined, false, (level, message) => {
     logged.push(`${level} ${message}`);
   });
 }
