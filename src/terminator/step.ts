@@ -13,7 +13,6 @@ import type { Socket } from "../diag/socket.js";
 import { isFatalNetnsError, type Target, targetLabel } from "../netns/index.js";
 import {
   AbortError,
-  addTally,
   countOutcome,
   type DestroyFailure,
   emptyTally,
@@ -125,11 +124,6 @@ export class NamespaceTermination {
       // A failure after destroying began comes back with the partial report instead of thrown.
       const failure = answer.failures[0];
       if (failure && !result.error) result.error = failure.error;
-      // A destroyer that tells no outcomes: with one backend, its report is that backend's.
-      if (set.size === 1 && result.backends[0]!.matched !== r.matched) {
-        result.backends[0] = emptyTally();
-        addTally(result.backends[0], r);
-      }
       const unsupported = r.stops.find(isKernelUnsupported);
       if (unsupported) step.unsupported = unsupported.reason;
     }

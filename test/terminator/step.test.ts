@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Target } from "../../src/netns/index.js";
 import { AbortError, emptyTally } from "../../src/run/index.js";
+import type { OutcomeListener } from "../../src/sockets/destroyer.js";
 import { type DestroyReport, emptyReport } from "../../src/sockets/index.js";
 import { ForeignError } from "../../src/sys/errors.js";
 import { BackendSet } from "../../src/terminator/backend-set.js";
@@ -18,9 +19,17 @@ const namespaced = { namespaces: [], failures: [], notes: [], callbackErrors: []
 const host: Target = { netns: undefined, ref: undefined, label: undefined };
 const set = new BackendSet([{ address: "10.0.0.5", port: 53 }], "udp");
 
-/** A step whose destroy is `runIn` (answering a report without the walk's lists, or throwing). */
-function stepOf(runIn: () => DestroyReport, logged: string[] = []): NamespaceTermination {
-  const destroy = { runIn: () => ({ ...namespaced, ...runIn() }) };
+/**
+ * A step whose destroy is `runIn` (answering a report without the walk's lists, or throwing; told
+ * each socket's outcome as the sockets library tells it).
+ */
+function stepOf(
+  runIn: (onOutcome: OutcomeListener) => DestroyReport,
+  logged: string[] = [],
+): NamespaceTermination {
+  const destroy = {
+    runIn: (_: Target, onOutcome: OutcomeListener) => ({ ...namespaced, ...runIn(onOutcome) }),
+  };
   return new NamespaceTermination(set, destroy, undefined, false, (level, message) => {
     logged.push(`${level} ${message}`);
   });
@@ -44,7 +53,11 @@ test("a destroy that throws what no namespace throws is that namespace's error, 
 test("the signal stopping a namespace part-way returns its counts so far, and stops the run", () => {
   const controller = new AbortController();
   const partial = { ...emptyReport(false), matched: 3, destroyed: 2, skipped: 1, failures: [] };
-  const step = stepOf(() => {
+  const socket = { family: "inet", protocol: "udp", dst: "10.0.0.5", dport: 53 } as never;
+  const step = stepOf((onOutcome) => {
+    onOutcome(socket, "destroyed");
+    onOutcome(socket, "destroyed");
+    onOutcome(socket, "skipped");
     const err = new AbortError(controller.signal);
     err.report = partial;
     throw err;
