@@ -30,8 +30,15 @@ export function hierarchy(fstype: "cgroup2" | "cgroup", option?: string): Hierar
 }
 
 /**
+ * The levels this process made, with how many PodCgroups stand on each: pods of one QoS class share
+ * their parents (kubepods.slice/kubepods-besteffort.slice), and a parent goes only with its last pod,
+ * whatever order the tests remove them in (rmdir of a cgroup that still has children is EBUSY).
+ */
+const madeHere = new Map<string, number>();
+
+/**
  * A cgroup laid out as the kubelet would, made of the levels that do not exist yet; `remove`
- * moves the processes put in it back where they were and deletes only what it made.
+ * moves the processes put in it back where they were and deletes only what was made for it.
  */
 export class PodCgroup {
   readonly #made: string[] = [];
@@ -47,6 +54,12 @@ export class PodCgroup {
     let dir = this.at.mount;
     for (const level of this.path.split("/").filter(Boolean)) {
       dir = join(dir, level);
+      const users = madeHere.get(dir);
+      if (users !== undefined) {
+        madeHere.set(dir, users + 1);
+        this.#made.push(dir);
+        continue;
+      }
       if (existsSync(dir)) continue;
       try {
         mkdirSync(dir);
@@ -54,6 +67,7 @@ export class PodCgroup {
         if (["EROFS", "EACCES", "EPERM"].includes((err as NodeJS.ErrnoException).code ?? "")) return false;
         throw err;
       }
+      madeHere.set(dir, 1);
       this.#made.push(dir);
     }
     return true;
@@ -74,7 +88,15 @@ export class PodCgroup {
         if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err; // ESRCH: it has exited
       }
     }
-    for (const dir of this.#made.splice(0).reverse()) rmdirSync(dir);
+    for (const dir of this.#made.splice(0).reverse()) {
+      const users = madeHere.get(dir)! - 1;
+      if (users > 0) {
+        madeHere.set(dir, users);
+        continue;
+      }
+      madeHere.delete(dir);
+      rmdirSync(dir);
+    }
   }
 }
 

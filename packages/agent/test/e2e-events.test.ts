@@ -81,10 +81,18 @@ describeAsRoot("Events on the pods whose sockets were destroyed (end to end)", (
     api.resetFaults();
   });
   after(async () => {
-    for (const cgroup of cgroups) cgroup.remove();
-    for (const holder of hostHolders) await holder.stop();
-    await scene?.stop();
-    await api?.close();
+    // Every part is torn down even where one fails (a holder left running keeps this file's
+    // process alive); the first failure is the hook's.
+    const parts = [
+      ...cgroups.map((cgroup) => async () => cgroup.remove()),
+      ...hostHolders.map((holder) => () => holder.stop()),
+      async () => scene?.stop(),
+      async () => api?.close(),
+    ];
+    const failed = (await Promise.allSettled(parts.map((part) => part()))).find(
+      (r) => r.status === "rejected",
+    );
+    if (failed) throw failed.reason;
   });
 
   async function agent(options: Partial<TestAgentOptions> = {}): Promise<TestAgent> {
