@@ -53,6 +53,11 @@ const batch = terminator.terminateMany([
 ]);
 for (const b of batch.backends) console.log(b.backend.address, b.total.destroyed);
 
+// One BPF pass over every task's files finds the sockets; only the namespaces that need it are
+// entered ("auto": where it can run and pays; "on": or OnePassUnavailableError; "off", the default).
+const fast = new BackendTerminator({ onePass: "auto" }).terminateMany([{ address: "10.0.0.5", port: 53 }]);
+console.log(fast.onePass?.used, fast.onePass?.message, fast.namespaces.filter((n) => n.ruledOut).length);
+
 // Namespace handles (current, by name/path/pid, created, pinned); the caller closes them.
 using ns = netnsFromName("pod-a");
 console.log(ns.ino, listSockets({ netns: ns, protocols: ["udp"] }).length);

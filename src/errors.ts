@@ -7,6 +7,7 @@
  * import { errors, listSockets } from "sockdiag";
  * try { listSockets({ netns: "pod-a" }); } catch (err) { if (err instanceof errors.NetnsNotFoundError) ... }
  */
+export { AsmError, BtfError, VerifierError } from "./bpf/errors.js";
 export { ConntrackQueryError, ConntrackUnavailableError } from "./conntrack/errors.js";
 export { FlushGuardError } from "./ctnl/errors.js";
 export { FilterResolveError, FilterSyntaxError } from "./filter/errors.js";
@@ -28,4 +29,4 @@ export { CallbackTimeoutError, WorkerStoppedError } from "./promises/worker-erro
 export { AbortError, EmptySelectionError, PredicateError } from "./run/errors.js";
 export { DestroyError, NamespacesFailedError, UnsupportedProtocolError } from "./sockets/errors.js";
 export { ForeignError, MisuseError, SockdiagError, SysError } from "./sys/errors.js";
-export { AddressError } from "./terminator/errors.js";
+export { AddressError, OnePassUnavailableError } from "./terminator/errors.js";

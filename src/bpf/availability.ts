@@ -5,10 +5,9 @@
  * the kernel's BTF, and the kernel itself (a probe load and attach of the very program).
  */
 import { readlinkSync } from "node:fs";
-import { bpfIterLinkCreate } from "../sys/bpf.js";
 import { CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, hasCapability } from "../sys/capabilities.js";
 import { Errno, SysError } from "../sys/errors.js";
-import { close, IPPROTO_UDP } from "../sys/socket.js";
+import { bpfIterLinkCreate, close, IPPROTO_UDP } from "../sys/index.js";
 import { BtfError, VerifierError } from "./errors.js";
 import { kernelLayout, loadFinder } from "./find.js";
 

@@ -8,9 +8,16 @@
 import { fstatSync } from "node:fs";
 import { addressWords } from "../diag/address.js";
 import { QueryError } from "../options/errors.js";
-import { BPF_MAP_TYPE_HASH, bpfMapCreate, bpfMapUpdate } from "../sys/bpf.js";
-import { takeDescriptor } from "../sys/pidfd.js";
-import { close, IPPROTO_TCP, IPPROTO_UDP, socketCookie } from "../sys/socket.js";
+import {
+  BPF_MAP_TYPE_HASH,
+  bpfMapCreate,
+  bpfMapUpdate,
+  close,
+  IPPROTO_TCP,
+  IPPROTO_UDP,
+  socketCookie,
+  takeDescriptor,
+} from "../sys/index.js";
 import { Btf } from "./btf.js";
 import { loadIteratorProgram, readIterator } from "./iterator.js";
 import { type TaskFileLayout, taskFileLayout } from "./layout.js";

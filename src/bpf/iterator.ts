@@ -3,6 +3,8 @@
  * VerifierError), attach it as an iterator link, make one pass and read it. Every descriptor is
  * closed before the call returns or throws, so nothing stays loaded.
  */
+
+import { errnoName, SysError } from "../sys/errors.js";
 import {
   BPF_PROG_TYPE_TRACING,
   BPF_TRACE_ITER,
@@ -10,10 +12,9 @@ import {
   bpfIterLinkCreate,
   bpfIterRead,
   bpfProgLoad,
+  close,
   type ProgLoad,
-} from "../sys/bpf.js";
-import { errnoName, SysError } from "../sys/errors.js";
-import { close } from "../sys/socket.js";
+} from "../sys/index.js";
 import { VerifierError } from "./errors.js";
 
 const LICENSE = Buffer.from("GPL\0", "latin1");

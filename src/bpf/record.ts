@@ -6,7 +6,7 @@
 import { formatIPv4, formatIPv6, isV4Mapped } from "../diag/address.js";
 import { InetSocket, type SocketNetns } from "../diag/socket.js";
 import { stateName } from "../diag/states.js";
-import { AF_INET, IPPROTO_TCP } from "../sys/socket.js";
+import { AF_INET, IPPROTO_TCP } from "../sys/index.js";
 
 export const Record = {
   cookie: 0, // u64

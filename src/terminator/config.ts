@@ -6,8 +6,9 @@
 import type { ConntrackEntry } from "../conntrack/index.js";
 import type { InetSocket } from "../diag/socket.js";
 import { checkNamespaceSelection, type NamespaceSelection, SELECTION_KEYS } from "../netns/index.js";
-import { checkBoolean, checkOptions, type KnownKeys } from "../options/index.js";
+import { checkBoolean, checkOptions, describe, type KnownKeys, QueryError } from "../options/index.js";
 import type { AbortSignalLike } from "../sys/errors.js";
+import { ONE_PASS_MODES, type OnePassMode } from "./one-pass.js";
 import type { BackendProtocol, NamespaceResult } from "./report.js";
 
 /** Where log lines go. Without one, BackendTerminator logs nothing (everything is in its report). */
@@ -50,6 +51,14 @@ export interface TerminatorConfig extends NamespaceSelection {
    * every namespace visited. Default true; it concerns backends whose protocol covers UDP.
    */
   conntrack?: boolean;
+  /**
+   * Find the sockets connected to the backends in one pass over every task's open files (a BPF
+   * iterator) and enter only the namespaces that need it (see docs/DESIGN.md): "auto" where it can
+   * run (privileges, the initial PID namespace, BTF, the kernel) and pays (UDP backends, every
+   * namespace, a UDP table the namespaces share); "on" wherever it can run — else
+   * OnePassUnavailableError, naming why; "off" walks every namespace with sock_diag. Default "off".
+   */
+  onePass?: OnePassMode;
 }
 
 /** Options of one terminate() or terminateMany() call. */
@@ -70,6 +79,7 @@ export const CONFIG_KEYS: KnownKeys<TerminatorConfig> = {
   logger: true,
   onNamespace: true,
   conntrack: true,
+  onePass: true,
 };
 
 export const TERMINATE_KEYS: KnownKeys<TerminateOptions> = { signal: true };
@@ -84,4 +94,6 @@ export function checkTerminatorConfig(config: unknown): void {
   const c = config as TerminatorConfig;
   checkNamespaceSelection(c);
   for (const flag of ["dryRun", "conntrack"] as const) checkBoolean(c[flag], `config.${flag}`);
+  if (c.onePass !== undefined && !ONE_PASS_MODES.includes(c.onePass))
+    throw new QueryError("config.onePass", describe(c.onePass), 'expected "auto", "on" or "off"');
 }

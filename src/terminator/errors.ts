@@ -8,3 +8,17 @@ export class AddressError extends sockdiagError("AddressError", "ERR_SOCKDIAG_AD
     super(`invalid backend "${input}": ${detail}`, { input });
   }
 }
+
+/**
+ * OnePassUnavailableError: `onePass: "on"` where the one pass cannot run; `reason` says why
+ * ("privileges", "pid-namespace", "no-btf", "kernel", "verifier", "tcp", "pass-failed", "seam").
+ */
+export class OnePassUnavailableError extends sockdiagError(
+  "OnePassUnavailableError",
+  "ERR_SOCKDIAG_ONE_PASS",
+) {
+  declare readonly reason: string;
+  constructor(reason: string, detail: string) {
+    super(`the one pass cannot run (${reason}): ${detail}`, { reason });
+  }
+}

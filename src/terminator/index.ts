@@ -7,7 +7,8 @@ export {
   type TerminatorConfig,
 } from "./config.js";
 export { conntrackSelections } from "./conntrack-step.js";
-export { AddressError } from "./errors.js";
+export { AddressError, OnePassUnavailableError } from "./errors.js";
+export { type OnePassMode, type OnePassSummary, onePassPath } from "./one-pass.js";
 export {
   type BackendName,
   type BackendProtocol,

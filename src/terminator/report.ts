@@ -7,6 +7,7 @@ import type { NamespaceFailure, NamespaceNote } from "../netns/index.js";
 import { addTally, emptyTally, type Tally } from "../run/index.js";
 import type { DestroyReport } from "../sockets/index.js";
 import type { SockdiagError } from "../sys/errors.js";
+import type { OnePassSummary } from "./one-pass.js";
 
 /** Which sockets a backend covers: its connected UDP sockets, TCP sockets, or both. */
 export type BackendProtocol = "udp" | "tcp" | "any";
@@ -34,6 +35,10 @@ export interface NamespaceResult {
   conntrackError?: SockdiagError;
   /** Why the conntrack step passed this namespace over (nothing to delete; not a failure). */
   conntrackNote?: NamespaceNote<string>;
+  /** How the one pass decided this namespace: sockets destroyed as found, walked, or ruled out. */
+  onePass?: string;
+  /** Ruled out by the one pass: not entered (nothing to destroy, no conntrack entry); counts are 0. */
+  ruledOut?: boolean;
 }
 
 /** What happened in one namespace of a batch: also the counts of each backend, in `backends` order. */
@@ -68,6 +73,8 @@ export interface ReportCommon {
    * namespace; it is kept here (and does not change `ok`).
    */
   callbackErrors: SockdiagError[];
+  /** Which path the run took (one pass or a walk of every namespace), and why. */
+  onePass?: OnePassSummary;
   /** Set when the kernel answered EOPNOTSUPP: it cannot destroy these sockets, and no more attempts were made. */
   unsupported?: string;
   /**

@@ -9,7 +9,7 @@
  */
 
 import type { ConntrackEntry } from "../conntrack/index.js";
-import type { Socket } from "../diag/socket.js";
+import type { InetSocket, Socket } from "../diag/socket.js";
 import { isFatalNetnsError, type Target, targetLabel } from "../netns/index.js";
 import {
   AbortError,
@@ -20,17 +20,19 @@ import {
   PredicateError,
   type Tally,
 } from "../run/index.js";
-import type {
-  DestroyQuery,
-  DestroyReport,
-  DestroyStop,
-  NamespacedDestroyReport,
-  PreparedDestroy,
-  Scan,
+import {
+  type DestroyQuery,
+  type DestroyReport,
+  type DestroyStop,
+  emptyReport,
+  type NamespacedDestroyReport,
+  type PreparedDestroy,
+  type Scan,
 } from "../sockets/index.js";
 import { asSockdiagError } from "../sys/errors.js";
 import type { BackendSet } from "./backend-set.js";
 import type { ConntrackStep } from "./conntrack-step.js";
+import type { NamespaceVerdict } from "./one-pass.js";
 import type { BatchNamespaceResult } from "./report.js";
 
 /** Where the step's log lines go; it must not throw (the terminator's guards its logger). */
@@ -53,7 +55,7 @@ export class NamespaceTermination {
   constructor(
     private readonly set: BackendSet,
     /** The run's destroy, prepared once (prepareDestroy). */
-    private readonly destroy: Pick<PreparedDestroy, "runIn">,
+    private readonly destroy: Pick<PreparedDestroy, "runIn"> & Partial<Pick<PreparedDestroy, "runFound">>,
     private readonly conntrack: ConntrackStep | undefined,
     private readonly dryRun: boolean,
     private readonly log: StepLog,
@@ -61,27 +63,35 @@ export class NamespaceTermination {
 
   /**
    * The termination in `target`, on `opened` when its scan was opened ahead (then closed here);
-   * `skip` when an earlier namespace showed the kernel cannot destroy sockets. Throws only a
-   * fatal namespace error.
+   * `skip` when an earlier namespace showed the kernel cannot destroy sockets; `verdict` when the
+   * one pass decided the namespace (its found sockets destroyed instead of a walk, or none; its
+   * conntrack step left out where its count is 0). Throws only a fatal namespace error.
    */
   runIn(
     target: Target,
     opened: Scan | undefined,
     skip: boolean,
     signal?: DestroyQuery["signal"],
+    verdict?: NamespaceVerdict,
   ): StepResult {
     using ahead = opened;
     if (signal?.aborted) return { stopped: new AbortError(signal) };
     const { set } = this;
     const name = targetLabel(target);
     const result: BatchNamespaceResult = { netns: name, backends: set.backends.map(() => emptyTally()) };
+    if (verdict) result.onePass = verdict.how;
     const step: StepResult = { result };
     if (skip) result.skipped = true;
+    else if (verdict?.sockets === "none") result.report = emptyReport(this.dryRun);
     else {
-      this.sockets(target, ahead, result, step);
+      this.sockets(target, ahead, result, step, verdict?.sockets === "found" ? verdict.found : undefined);
       if (step.stopped) return step;
     }
-    if (this.conntrack) step.conntrack = this.conntrackIn(name, target, this.conntrack, result);
+    if (this.conntrack && verdict && !verdict.conntrack) {
+      result.conntrack = emptyTally("deleted");
+      result.conntrackNote = { netns: name, skipped: "one-pass", message: "its conntrack count is 0" };
+      step.conntrack = set.backends.map(() => emptyTally("deleted"));
+    } else if (this.conntrack) step.conntrack = this.conntrackIn(name, target, this.conntrack, result);
     return step;
   }
 
@@ -91,6 +101,7 @@ export class NamespaceTermination {
     opened: Scan | undefined,
     result: BatchNamespaceResult,
     step: StepResult,
+    found?: readonly InetSocket[],
   ): void {
     const { set } = this;
     // Each matched socket's outcome, counted for its backend (the one backend needs no lookup).
@@ -100,7 +111,11 @@ export class NamespaceTermination {
     };
     let answer: NamespacedDestroyReport | undefined;
     try {
-      answer = this.destroy.runIn(target, onOutcome, opened);
+      const { runFound } = this.destroy;
+      answer =
+        found && runFound
+          ? runFound(target, found, onOutcome)
+          : this.destroy.runIn(target, onOutcome, opened);
     } catch (err) {
       if (isFatalNetnsError(err)) throw err;
       if (err instanceof AbortError) {

@@ -13,6 +13,7 @@ import {
   checkNamespaceSelection,
   isFatalNetnsError,
   type NamespaceFailure,
+  type NamespaceNote,
   type NamespaceSelection,
   type NetlinkOpener,
   type Target,
@@ -20,9 +21,9 @@ import {
   type WalkFindings,
 } from "../netns/index.js";
 import { checkOptions } from "../options/index.js";
-import { AbortError } from "../run/index.js";
-import { drain, type NamespaceStep, scheduleFor } from "../schedule/index.js";
-import { type PreparedDestroy, prepareDestroy, type Scan } from "../sockets/index.js";
+import { AbortError, emptyTally } from "../run/index.js";
+import { drain, type NamespaceStep, ruledOutFirst, scheduleFor } from "../schedule/index.js";
+import { emptyReport, type PreparedDestroy, prepareDestroy, type Scan } from "../sockets/index.js";
 import { asSockdiagError, SockdiagError } from "../sys/errors.js";
 import { type Backend, parseBackend } from "./backend.js";
 import { BackendSet } from "./backend-set.js";
@@ -35,8 +36,10 @@ import {
   type TerminatorConfig,
 } from "./config.js";
 import { ConntrackStep } from "./conntrack-step.js";
+import { decideOnePass, type OnePassPlan } from "./one-pass.js";
 import {
   addNamespace,
+  type BatchNamespaceResult,
   type BatchTerminationReport,
   emptyBatchReport,
   type ReportCommon,
@@ -75,6 +78,8 @@ export class BackendTerminator {
   private readonly config: TerminatorConfig;
   private readonly logger: Logger;
   private readonly open: NetlinkOpener | undefined;
+  /** A test's collaborators are in place: the one pass, which bypasses them, is not taken. */
+  private readonly seamed: boolean;
   private readonly targets: (findings: WalkFindings, onFound: (total: number) => void) => Iterable<Target>;
 
   /**
@@ -87,6 +92,7 @@ export class BackendTerminator {
     const selection: NamespaceSelection = { ...config, netns: config.netns ?? "all" };
     this.targets = seam.targets ?? ((findings, onFound) => targetsOf(selection, findings, onFound));
     this.open = seam.open;
+    this.seamed = seam.targets !== undefined || seam.open !== undefined;
     this.logger = config.logger ?? noLogger;
   }
 
@@ -131,6 +137,19 @@ export class BackendTerminator {
     const { signal } = options;
     if (signal) query.signal = signal;
     const destroy = prepareDestroy(query, this.open);
+    const onePass = decideOnePass({
+      mode: this.config.onePass ?? "off",
+      backends: set.backends,
+      all: (this.config.netns ?? "all") === "all",
+      seam: this.seamed,
+      conntrack,
+    });
+    if (onePass.summary.mode !== "off") {
+      report.onePass = onePass.summary;
+      const { used, reason, message } = onePass.summary;
+      if (!used) report.notes.push({ netns: "(one pass)", skipped: reason!, message });
+      this.log(report, "info", used ? "one pass" : "one pass not taken", { ...onePass.summary });
+    }
     const step = new NamespaceTermination(
       set,
       destroy,
@@ -142,7 +161,7 @@ export class BackendTerminator {
     );
     try {
       if (signal?.aborted) throw new AbortError(signal);
-      this.visitNamespaces(report, destroy, step, query.signal);
+      this.visitNamespaces(report, destroy, step, query.signal, onePass.plan);
     } catch (err) {
       if (err instanceof AbortError) {
         report.ok = false;
@@ -165,6 +184,7 @@ export class BackendTerminator {
     destroy: PreparedDestroy,
     step: NamespaceTermination,
     signal: TerminateOptions["signal"],
+    plan: OnePassPlan | undefined,
   ): void {
     const broken: Error[] = [];
     const findings: WalkFindings = { failures: [], notes: report.notes };
@@ -176,8 +196,10 @@ export class BackendTerminator {
       broken,
     );
     const { open, sendAhead } = destroy;
+    // A namespace the pass decided is not walked: nothing of it is opened ahead.
+    const walked = (target: Target) => !plan || plan.verdict(target).sockets === "walk";
     const inNamespace: NamespaceStep<void, Scan> = {
-      open: (target: Target) => (report.unsupported ? undefined : open(target)),
+      open: (target: Target) => (report.unsupported || !walked(target) ? undefined : open(target)),
       sendAhead,
       // biome-ignore lint/correctness/useYield: a step that never pauses
       run: function* (target, opened) {
@@ -186,6 +208,7 @@ export class BackendTerminator {
           opened,
           report.unsupported !== undefined,
           signal,
+          plan?.verdict(target),
         );
         if (result) addNamespace(report, result, conntrack);
         if (unsupported) report.unsupported ??= unsupported;
@@ -197,8 +220,20 @@ export class BackendTerminator {
       const callback = this.config.onNamespace;
       if (callback) this.callSafely(report, () => callback(result, report.namespaces.length - 1, found));
     };
+    const ruledOut = (note: NamespaceNote<string>) => {
+      const result: BatchNamespaceResult = {
+        netns: note.netns,
+        backends: report.backends.map(() => emptyTally()),
+        report: emptyReport(Boolean(this.config.dryRun)),
+        onePass: note.message,
+        ruledOut: true,
+      };
+      addNamespace(report, result, undefined);
+      onNamespace(result);
+    };
+    const schedule = plan ? ruledOutFirst(scheduleFor(), (t) => plan.ruledOut(t)) : scheduleFor();
     try {
-      drain(scheduleFor().run(walk, inNamespace, { done() {} }));
+      drain(schedule.run(walk, inNamespace, { done() {}, ruledOut }));
     } catch (err) {
       if (isFatalNetnsError(err) || err instanceof AbortError) throw err;
       broken.push(asError(err));

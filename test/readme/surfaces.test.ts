@@ -26,7 +26,6 @@ const IMPORTERS = [
 /** Modules and folders still imported past their index (or importing so), and why. */
 const PAST_THE_INDEX: Readonly<Record<string, string>> = {
   "src/sys/capabilities.ts": "it loads no FFI binding, which sys' index (libc.ts) would",
-  "src/bpf": "a layer being built (issue 42): nothing imports it yet",
 };
 
 const under = (path: string, place: string) => path === place || path.startsWith(`${place}/`);

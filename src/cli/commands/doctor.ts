@@ -4,6 +4,7 @@ import { type ConntrackProbe, probeConntrack } from "../../conntrack/index.js";
 import { inNetns, targetLabel, targetsOf, udpHashEntries, type WalkFindings } from "../../netns/index.js";
 import { type ProbeItem, probe } from "../../sockets/index.js";
 import { asSockdiagError } from "../../sys/errors.js";
+import { onePassPath } from "../../terminator/index.js";
 import { type CommandSpec, EXIT_FAILED, EXIT_OK, parseCommand, writeOut } from "../io/index.js";
 import { reportNamespaces } from "../output/index.js";
 import type { Command } from "./index.js";
@@ -12,7 +13,7 @@ export const DOCTOR: CommandSpec = {
   name: "doctor",
   usage: "[-j]",
   summary:
-    "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces, conntrack, and which namespaces have a UDP table of their own.",
+    "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces, conntrack, which namespaces have a UDP table of their own, and which path terminations take (the one pass or a walk of every namespace) and why.",
   options: [{ name: "json", short: "j", help: "print the checks as JSON" }],
 };
 
@@ -45,8 +46,9 @@ export function runDoctor(argv: readonly string[]): number {
   const essential = [result.diag.udp, result.diag.tcp, result.destroy];
   const conntrack = probeConntrack();
   const { tables, findings } = udpTables();
+  const onePass = onePassPath("auto");
   if (values.json) {
-    writeOut(`${JSON.stringify({ ...result, conntrack, namespaceUdpTables: tables }, null, 2)}\n`);
+    writeOut(`${JSON.stringify({ ...result, conntrack, namespaceUdpTables: tables, onePass }, null, 2)}\n`);
   } else {
     const line = (label: string, item: ProbeItem) =>
       `  [${item.ok ? "ok" : "--"}] ${label.padEnd(16)}${item.detail}\n`;
@@ -70,6 +72,13 @@ export function runDoctor(argv: readonly string[]): number {
           ? { ok: true, detail: `its own (${t.buckets} buckets)` }
           : { ok: false, detail: t.buckets === undefined ? "not known (kernel)" : "shares the host's" },
       );
+    text += "\nterminations (--one-pass auto):\n";
+    text += line(
+      "one pass",
+      onePass.used
+        ? { ok: true, detail: onePass.message }
+        : { ok: false, detail: `walks every namespace (${onePass.reason}): ${onePass.message}` },
+    );
     writeOut(text);
   }
   reportNamespaces(findings.failures, findings.notes);

@@ -55,7 +55,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "doctor",
     summary:
-      "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces, conntrack, and which namespaces have a UDP table of their own.",
+      "Check what this kernel and these privileges allow: listing per protocol, destroy, namespaces, conntrack, which namespaces have a UDP table of their own, and which path terminations take (the one pass or a walk of every namespace) and why.",
     load: () => import("./doctor.js").then((m) => m.command),
   },
   {

@@ -1,0 +1,274 @@
+/**
+ * The one-pass path of a termination (issue 42): whether a run takes it, and what it found. One
+ * pass over every task's open files (bpf/) finds the UDP sockets connected to the run's backends
+ * in every namespace at once; then each namespace of the selection is, by what the pass and its
+ * counters (read without entering: /proc/PID/net/) say of it:
+ *  - "found": entered, and exactly the sockets the pass found there destroyed by tuple and cookie;
+ *  - "walk": walked with sock_diag as without the pass — its UDP counters count more sockets than
+ *    the pass found there (one no task holds: in flight in SCM_RIGHTS, an io_uring fixed file, a
+ *    device's kernel socket; or one connected elsewhere), a found socket's cookie is unknown, or
+ *    no process of it shows its counters (then read by entering it, as a walk would);
+ *  - "none": no socket to destroy; ruled out altogether when its conntrack count is 0 too.
+ * Never less than the walk: a socket the pass cannot see is in a namespace that is walked.
+ */
+
+import { statSync } from "node:fs";
+import { type FoundSocket, findConnectedSockets, inetSocketOf, onePassAvailability } from "../bpf/index.js";
+import type { InetSocket } from "../diag/socket.js";
+import {
+  conntrackEntries,
+  conntrackEntriesOf,
+  inNetns,
+  type NamespaceNote,
+  readSockstat,
+  readSockstatOf,
+  type SocketCounts,
+  type Target,
+  targetLabel,
+  udpChildHashEntries,
+} from "../netns/index.js";
+import { AF_INET } from "../sys/index.js";
+import { OnePassUnavailableError } from "./errors.js";
+import type { BackendName } from "./report.js";
+
+/** Whether terminations take the one pass: where it can run and pays ("auto"), always, or never. */
+export type OnePassMode = "auto" | "on" | "off";
+
+export const ONE_PASS_MODES: readonly OnePassMode[] = ["auto", "on", "off"];
+
+/** Why a run walks every namespace instead (each a note of the report). */
+export type WalkReason =
+  | "off"
+  | "privileges"
+  | "pid-namespace"
+  | "no-btf"
+  | "kernel"
+  | "verifier"
+  /** TCP backends: the pass here covers UDP. */
+  | "tcp"
+  /** A namespace named alone: nothing to rule out. */
+  | "single-namespace"
+  /** New namespaces get UDP tables of their own (udp_child_hash_entries): their walks are short. */
+  | "table-per-namespace"
+  /** The pass failed when run. */
+  | "pass-failed"
+  /** A test's collaborators stand in for the library's. */
+  | "seam";
+
+/** Which path a run took, and why: a report's `onePass`. */
+export interface OnePassSummary {
+  /** The mode asked for. */
+  mode: OnePassMode;
+  /** True when the pass ran and the namespaces were chosen by it. */
+  used: boolean;
+  /** Why it was not used. */
+  reason?: WalkReason;
+  /** What the reason means here. */
+  message: string;
+  /** Sockets the pass found, when it ran. */
+  found?: number;
+}
+
+/** What the pass says of one namespace. */
+export interface NamespaceVerdict {
+  sockets: "found" | "walk" | "none";
+  /** The sockets to destroy there ("found"), as listed sockets of the namespace. */
+  found?: InetSocket[];
+  /** Whether its conntrack entries are to be looked at (its count is not 0, or unknown). */
+  conntrack: boolean;
+  /** How it was decided, for people. */
+  how: string;
+}
+
+/** Where the one pass stands before a run: cached per terminator, asked once. */
+export interface OnePassDecision {
+  summary: OnePassSummary;
+  /** The plan, when the pass ran. */
+  plan?: OnePassPlan;
+}
+
+/**
+ * Why a run of these circumstances walks every namespace instead of taking the one pass, or
+ * undefined when it takes it: what doctor and the agent tell, without running the pass.
+ */
+export function walkReason(c: OnePassCircumstances): { reason: WalkReason; message: string } | undefined {
+  if (c.mode === "off") return { reason: "off", message: "one pass off" };
+  if (c.seam) return { reason: "seam", message: "a test's collaborators stand in for the library's" };
+  if (c.backends.some((b) => b.protocol !== "udp"))
+    return { reason: "tcp", message: "the one pass covers UDP backends: TCP ones are walked with sock_diag" };
+  const available = cachedAvailability();
+  if (!available.available) return { reason: available.reason, message: available.message };
+  if (c.mode !== "auto") return undefined;
+  if (!c.all) return { reason: "single-namespace", message: "one namespace named: walked with sock_diag" };
+  const child = udpChildHashEntries();
+  if (child !== undefined && child > 0)
+    return {
+      reason: "table-per-namespace",
+      message: `net.ipv4.udp_child_hash_entries is ${child}: namespaces have UDP tables of their own, whose walks are shorter than the pass`,
+    };
+  return undefined;
+}
+
+/**
+ * Which path terminations of UDP backends over every namespace take here with `mode`, and why:
+ * for doctor and the agent's log (the pass is probed, not run).
+ */
+export function onePassPath(mode: OnePassMode): OnePassSummary {
+  const against = walkReason({ mode, backends: [], all: true, seam: false, conntrack: false });
+  return against
+    ? { mode, used: false, ...against }
+    : {
+        mode,
+        used: true,
+        message: "one pass over every task's files, then only the namespaces that need it",
+      };
+}
+
+/** What decides: the run's and the terminator's circumstances. */
+export interface OnePassCircumstances {
+  mode: OnePassMode;
+  backends: readonly BackendName[];
+  /** The selection is "all" (namespaces to rule out). */
+  all: boolean;
+  /** A test's collaborators are in place. */
+  seam: boolean;
+  conntrack: boolean;
+}
+
+let availability: ReturnType<typeof onePassAvailability> | undefined;
+
+/** onePassAvailability, asked once per process (privileges and the kernel do not change). */
+export function cachedAvailability(): ReturnType<typeof onePassAvailability> {
+  availability ??= onePassAvailability();
+  return availability;
+}
+
+/**
+ * Whether the run takes the one pass and, when it does, the pass run and its plan. Throws
+ * OnePassUnavailableError, naming why, when the mode is "on" and the pass cannot run.
+ */
+export function decideOnePass(c: OnePassCircumstances): OnePassDecision {
+  const walk = (reason: WalkReason, message: string): OnePassDecision => {
+    if (c.mode === "on") throw new OnePassUnavailableError(reason, message);
+    return { summary: { mode: c.mode, used: false, reason, message } };
+  };
+  const against = walkReason(c);
+  if (against) return walk(against.reason, against.message);
+  let found: FoundSocket[];
+  try {
+    found = findConnectedSockets({ backends: c.backends, protocols: ["udp"] }).sockets;
+  } catch (err) {
+    return walk("pass-failed", `the one pass failed: ${(err as Error).message}`);
+  }
+  return {
+    summary: {
+      mode: c.mode,
+      used: true,
+      message: `one pass: ${found.length} sockets connected to the backends`,
+      found: found.length,
+    },
+    plan: new OnePassPlan(found, c.conntrack),
+  };
+}
+
+/** What the pass found, by namespace, and each namespace's verdict (asked once per namespace). */
+export class OnePassPlan {
+  private readonly byNetns = new Map<number, FoundSocket[]>();
+  private readonly verdicts = new Map<number, NamespaceVerdict>();
+  private readonly own = statSync("/proc/thread-self/ns/net").ino;
+
+  constructor(
+    found: readonly FoundSocket[],
+    private readonly conntrack: boolean,
+  ) {
+    for (const s of found) {
+      const list = this.byNetns.get(s.netns);
+      if (list) list.push(s);
+      else this.byNetns.set(s.netns, [s]);
+    }
+  }
+
+  /** The verdict on `target` (the same for every call in a run). */
+  verdict(target: Target): NamespaceVerdict {
+    const id = target.netns?.id ?? this.own;
+    let verdict = this.verdicts.get(id);
+    if (!verdict) {
+      verdict = this.decide(target, id);
+      this.verdicts.set(id, verdict);
+    }
+    return verdict;
+  }
+
+  /** The note of a namespace ruled out altogether, or undefined when something is to be done there. */
+  ruledOut(target: Target): NamespaceNote<string> | undefined {
+    const v = this.verdict(target);
+    if (v.sockets !== "none" || v.conntrack) return undefined;
+    return { netns: targetLabel(target), skipped: "one-pass", message: v.how };
+  }
+
+  private decide(target: Target, id: number): NamespaceVerdict {
+    const found = this.byNetns.get(id) ?? [];
+    const sockets = (how: string) => ({
+      sockets: "found" as const,
+      found: found.map((s) => inetSocketOf(s, target.ref)),
+      how,
+    });
+    const pid = processOf(target, id);
+    const conntrack = this.conntrack && conntrackCount(target, pid) !== 0;
+    if (found.some((s) => s.cookie === 0n))
+      return { sockets: "walk", conntrack, how: "a found socket's cookie is unknown: walked" };
+    let counts: SocketCounts;
+    try {
+      counts = pid === undefined ? inNetns(target.netns, readSockstat) : readSockstatOf(pid);
+    } catch (err) {
+      return {
+        sockets: "walk",
+        conntrack,
+        how: `its counters cannot be read (${(err as Error).message}): walked`,
+      };
+    }
+    const v4 = found.filter((s) => s.family === AF_INET).length;
+    const v6 = found.length - v4;
+    const udp = counts.get("UDP") ?? 0;
+    const udp6 = counts.get("UDP6") ?? 0;
+    const tally = `UDP ${udp}, UDP6 ${udp6}; the pass found ${v4} and ${v6}`;
+    if (udp > v4 || udp6 > v6)
+      return {
+        sockets: "walk",
+        conntrack,
+        how: `its UDP counters exceed what the pass found (${tally}): walked`,
+      };
+    if (found.length > 0)
+      return { ...sockets(`${found.length} found by the one pass (${tally})`), conntrack };
+    return {
+      sockets: "none",
+      conntrack,
+      how: `ruled out by the one pass: no socket connected to the backends, and no other UDP socket (${tally})${
+        this.conntrack ? "; no conntrack entry" : ""
+      }`,
+    };
+  }
+}
+
+/**
+ * A process in `target` whose /proc/PID/net/ shows its counters: its handle's, while it is still
+ * there (the caller's own for the host). Undefined when none is known.
+ */
+function processOf(target: Target, id: number): number | undefined {
+  const pid = target.netns === undefined ? process.pid : target.netns.pid;
+  if (pid === undefined) return undefined;
+  try {
+    return statSync(`/proc/${pid}/ns/net`).ino === id ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The namespace's conntrack entries (undefined: unknown, or no conntrack). */
+function conntrackCount(target: Target, pid: number | undefined): number | undefined {
+  try {
+    return pid === undefined ? inNetns(target.netns, conntrackEntries) : conntrackEntriesOf(pid);
+  } catch {
+    return undefined;
+  }
+}

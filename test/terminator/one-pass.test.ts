@@ -1,0 +1,211 @@
+/**
+ * The one pass against the walk, on the real kernel (a differential test): the same scene built
+ * twice — the host and five namespaces, UDP clients of a backend over IPv4, IPv6 and v4-mapped
+ * IPv6, a client of another port, an unconnected socket on the backend's port, and a client passed
+ * over SCM_RIGHTS and still in flight (no task holds it: the pass cannot see it, the namespace's
+ * counters can) — terminated once with `onePass: "off"` and once with "on": the same sockets are
+ * destroyed, with the same totals per namespace; with "on" each namespace says how it was decided
+ * (found, walked, ruled out), and nothing stays loaded. With CAP_BPF, CAP_PERFMON and
+ * CAP_SYS_ADMIN dropped (capsh), "auto" walks, with the reason in a note, and "on" throws
+ * OnePassUnavailableError.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface, type Interface } from "node:readline";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import {
+  AF_INET,
+  close,
+  connect,
+  getsockoptInt,
+  IPPROTO_UDP,
+  SOCK_DGRAM,
+  SOL_SOCKET,
+  socket,
+} from "../../src/sys/socket.js";
+import {
+  BackendTerminator,
+  type BatchTerminationReport,
+  OnePassUnavailableError,
+} from "../../src/terminator/index.js";
+
+const SO_ERROR = 4;
+
+import {
+  bpfFds,
+  describeAsRoot,
+  loadedBpfSettled,
+  type ScratchNetns,
+  sockaddrIn,
+  withNetns,
+} from "../kit/index.js";
+
+const PORT = 20000 + ((process.pid + 13) % 20000);
+const V4 = "127.0.0.81";
+const ECONNABORTED = 103;
+
+/** A python process in a namespace holding the sockets of `kinds`; `errors()` asks each its SO_ERROR. */
+const PYTHON = `
+import array, json, sys
+from socket import *
+V4, PORT = sys.argv[1], int(sys.argv[2])
+held = []
+for kind in sys.argv[3:]:
+    if kind == "flight":
+        u = socket(AF_INET, SOCK_DGRAM); u.connect((V4, PORT))
+        a, b = socketpair(AF_UNIX, SOCK_DGRAM)
+        a.sendmsg([b"x"], [(SOL_SOCKET, SCM_RIGHTS, array.array("i", [u.fileno()]))])
+        u.close()
+        held.append((kind, b, a))
+        continue
+    if kind == "listener":
+        s = socket(AF_INET, SOCK_DGRAM); s.bind((V4, PORT))
+    else:
+        family, address, port = {"v4": (AF_INET, V4, PORT), "v4m": (AF_INET6, "::ffff:" + V4, PORT),
+            "v6": (AF_INET6, "::1", PORT), "other": (AF_INET, V4, PORT + 1)}[kind]
+        s = socket(family, SOCK_DGRAM); s.connect((address, port))
+    held.append((kind, s, None))
+print("ready", flush=True)
+for line in sys.stdin:
+    out = []
+    for kind, s, _ in held:
+        if kind == "flight":
+            msg, anc, flags, addr = s.recvmsg(1, CMSG_LEN(4))
+            fd = array.array("i", anc[0][2])[0]
+            s = fromfd(fd, AF_INET, SOCK_DGRAM)
+        out.append([kind, s.getsockopt(SOL_SOCKET, SO_ERROR)])
+    print(json.dumps(out), flush=True)
+    break
+`;
+
+interface Held {
+  child: ChildProcess;
+  lines: Interface;
+}
+
+async function holdIn(ns: ScratchNetns, kinds: string[]): Promise<Held> {
+  const child = spawn("ip", ["netns", "exec", ns.name, "python3", "-c", PYTHON, V4, String(PORT), ...kinds], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const [line] = (await once(lines, "line")) as [string];
+  assert.equal(line, "ready");
+  return { child, lines };
+}
+
+/** Each held socket's kind and SO_ERROR (the in-flight one received first). */
+async function errorsOf(held: Held): Promise<[string, number][]> {
+  held.child.stdin?.write("check\n");
+  const [line] = (await once(held.lines, "line")) as [string];
+  return JSON.parse(line) as [string, number][];
+}
+
+/** What each namespace of the scene holds. */
+const SCENE: Record<string, string[]> = {
+  found: ["v4", "v4m"],
+  walked: ["v6", "other"],
+  empty: [],
+  flight: ["flight"],
+  listener: ["listener"],
+};
+
+interface Outcome {
+  report: BatchTerminationReport;
+  /** Per scene namespace: each socket's kind and SO_ERROR after the run. */
+  errors: Record<string, [string, number][]>;
+  host: number;
+  names: Record<string, string>;
+}
+
+/** Build the scene, terminate the backend with `onePass`, and read what each socket says. */
+async function run(onePass: "on" | "off"): Promise<Outcome> {
+  return withNetns(Object.keys(SCENE).length, async (nss) => {
+    const held: Record<string, Held> = {};
+    const names: Record<string, string> = {};
+    const hostSocket = socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+    try {
+      connect(hostSocket, sockaddrIn(V4, PORT));
+      for (const [i, [label, kinds]] of Object.entries(SCENE).entries()) {
+        const ns = nss[i]!;
+        await ns.ip("link", "set", "lo", "up");
+        names[label] = ns.name;
+        if (kinds.length > 0) held[label] = await holdIn(ns, kinds);
+      }
+      const fds = bpfFds();
+      const report = new BackendTerminator({ discover: false, conntrack: false, onePass }).terminateMany([
+        { address: V4, port: PORT },
+      ]);
+      assert.deepEqual(bpfFds(), fds, "no BPF descriptor left open");
+      const errors: Outcome["errors"] = {};
+      for (const [label, h] of Object.entries(held)) errors[label] = await errorsOf(h);
+      const host = getsockoptInt(hostSocket, SOL_SOCKET, SO_ERROR);
+      return { report, errors, host, names };
+    } finally {
+      close(hostSocket);
+      for (const h of Object.values(held)) h.child.kill();
+    }
+  });
+}
+
+/** A namespace's counts as the differential test compares them. */
+const counts = (report: BatchTerminationReport, name: string) => {
+  const n = report.namespaces.find((x) => x.netns === name);
+  const r = n?.report;
+  return r && { matched: r.matched, destroyed: r.destroyed, gone: r.gone, failed: r.failed.length };
+};
+
+const EXPECTED: Record<string, [string, number][]> = {
+  found: [
+    ["v4", ECONNABORTED],
+    ["v4m", ECONNABORTED],
+  ],
+  walked: [
+    ["v6", 0],
+    ["other", 0],
+  ],
+  flight: [["flight", ECONNABORTED]],
+  listener: [["listener", 0]],
+};
+
+describeAsRoot("the one pass against the walk", () => {
+  test("both paths destroy the same sockets, with the same totals, in every namespace", async () => {
+    const off = await run("off");
+    const on = await run("on");
+    for (const outcome of [off, on]) {
+      assert.deepEqual(outcome.errors, EXPECTED);
+      assert.equal(outcome.host, ECONNABORTED, "the host's client");
+    }
+    assert.equal(off.report.onePass, undefined);
+    assert.deepEqual(on.report.onePass?.used, true);
+    for (const label of Object.keys(SCENE))
+      assert.deepEqual(counts(on.report, on.names[label]!), counts(off.report, off.names[label]!), label);
+    assert.deepEqual(counts(on.report, "(host)"), counts(off.report, "(host)"));
+    assert.equal(on.report.total.destroyed, off.report.total.destroyed);
+    assert.equal(on.report.ok, true);
+    const how = (label: string) => on.report.namespaces.find((n) => n.netns === on.names[label]);
+    assert.match(how("found")?.onePass ?? "", /^2 found by the one pass/);
+    assert.match(how("walked")?.onePass ?? "", /exceed/);
+    assert.match(how("flight")?.onePass ?? "", /exceed/, "its counters count the socket in flight");
+    assert.equal(how("empty")?.ruledOut, true);
+    assert.match(how("empty")?.onePass ?? "", /^ruled out by the one pass/);
+    assert.deepEqual(await loadedBpfSettled(), [], "nothing left loaded");
+  });
+
+  test("without the privileges, auto walks with a note and on throws OnePassUnavailableError", () => {
+    const script = fileURLToPath(new URL("./one-pass-child.js", import.meta.url));
+    const drop = "--drop=cap_bpf,cap_perfmon,cap_sys_admin";
+    const runChild = (mode: string) =>
+      JSON.parse(
+        execFileSync("capsh", [drop, "--", "-c", `exec "$0" "$1" "$2"`, process.execPath, script, mode], {
+          encoding: "utf8",
+        }),
+      ) as { onePass?: { used: boolean; reason?: string }; notes: { skipped: string }[]; error?: string };
+    const auto = runChild("auto");
+    assert.equal(auto.onePass?.used, false);
+    assert.equal(auto.onePass?.reason, "privileges");
+    assert.ok(auto.notes.some((n) => n.skipped === "privileges"));
+    assert.equal(runChild("on").error, new OnePassUnavailableError("privileges", "").name);
+  });
+});
