@@ -76,18 +76,24 @@ export class ListParser {
   ) {}
 
   /**
-   * Every chunk of an answer, parsed in pieces with a turn of the event loop between: one read of
-   * a socket hands over whatever it buffered, megabytes from a fast server. Rejects as write does,
-   * or when `signal` aborts.
+   * Every chunk of an answer, parsed in pieces with a turn of the event loop after each PIECE_BYTES:
+   * one read of a socket hands over whatever it buffered, megabytes from a fast server, and chunks
+   * the stream holds already come one after the other with no turn between (a promise each). Rejects
+   * as write does, or when `signal` aborts.
    */
   async read(chunks: AsyncIterable<Buffer>, signal: AbortSignal): Promise<void> {
+    let sinceTurn = 0;
     for await (const chunk of chunks) {
-      for (let at = 0; at < chunk.length; at += PIECE_BYTES) {
-        if (at > 0) {
+      for (let at = 0; at < chunk.length; ) {
+        if (sinceTurn >= PIECE_BYTES) {
           await turn();
           signal.throwIfAborted();
+          sinceTurn = 0;
         }
-        this.write(chunk.subarray(at, at + PIECE_BYTES));
+        const piece = chunk.subarray(at, at + PIECE_BYTES - sinceTurn);
+        this.write(piece);
+        at += piece.length;
+        sinceTurn += piece.length;
       }
     }
   }

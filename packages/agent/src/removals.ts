@@ -134,22 +134,27 @@ export class RemovalTracker {
   /**
    * Every backend that must be terminated if it goes away while the agent is not running, by
    * Service: the live ones as their slices list them (a backend listed twice comes twice), and the
-   * removals not yet settled. Read lazily, from the cache's slices: consume it at once.
+   * removals not yet settled. A snapshot: a slice that lists no terminating backend is its own
+   * group, and a slice is never changed once kept (a change is a new slice), so the array stays
+   * the set as it is now; one pass over the slices, no key copied.
    */
-  *known(): IterableIterator<KnownGroup> {
+  known(): KnownGroup[] {
+    const groups: KnownGroup[] = [];
     for (const slice of this.cache.slices()) {
       // A key this slice lists as serving is live; only those it lists as terminating need a look.
       const terminating = slice.terminating;
       const keys = terminating
         ? slice.keys.filter((key) => !terminating.has(key) || this.isLive(this.cache.status(key)))
         : slice.keys;
-      if (keys.length > 0) yield { service: slice.service, keys };
+      if (keys.length === 0) continue;
+      groups.push(keys === slice.keys ? slice : { service: slice.service, keys });
     }
     for (const r of [...this.pending.values(), ...this.inFlight.values()]) {
       if (this.isLive(this.cache.status(r.key))) continue;
-      if (r.services.length === 0) yield { service: undefined, keys: [r.key] };
-      for (const service of r.services) yield { service, keys: [r.key] };
+      if (r.services.length === 0) groups.push({ service: undefined, keys: [r.key] });
+      for (const service of r.services) groups.push({ service, keys: [r.key] });
     }
+    return groups;
   }
 
   /** Whether the backend is live now (ready or fallback; with keep, terminating too). */

@@ -61,16 +61,21 @@ const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** Entries checked between two turns of the event loop: checking 100,000 keys takes ~200 ms. */
 const CHUNK = 4096;
 /** The size of the pieces a state file is written in. */
-const PIECE_CHARS = 256 * 1024;
+const PIECE_BYTES = 256 * 1024;
 
 // O_NONBLOCK: opening a FIFO planted at the path would otherwise wait for a writer forever.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const CREATE_FLAGS = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-/** The saved set grouped by Service (version 2), its keys as the file shows them once written. */
+/**
+ * The saved set grouped by Service (version 2): each Service's first group, by the place of its
+ * first group the places of its other groups, and the backends with no Service.
+ */
 interface Body {
-  services: Record<string, readonly BackendKey[]>;
+  groups: readonly KnownGroup[];
+  first: Map<string, number>;
+  more: Map<number, number[]>;
   unlisted: BackendKey[];
 }
 
@@ -80,7 +85,7 @@ export class StateFile {
   /** The largest state file load() reads. */
   readonly maxBytes: number;
   private writing: Promise<void> = Promise.resolve();
-  private next: Body | undefined;
+  private next: KnownGroup[] | undefined;
 
   /** Throws a RangeError when maxBytes is not a positive integer. Touches nothing on disk. */
   constructor(
@@ -157,16 +162,19 @@ export class StateFile {
   }
 
   /**
-   * Replace the saved set. The iterable is read at once, before save returns; a backend with no
+   * Replace the saved set. The iterable is read at once, before save returns (its groups' key
+   * arrays must not change afterwards: the agent's are its slices', never changed once kept); the
+   * groups are then merged by Service and written over many turns of the event loop, so the file
+   * holds the set as it was when save was called, whatever changes meanwhile. A backend with no
    * Service is saved as "unlisted". Saves run one at a time; a save asked for while one is writing
    * replaces any other waiting one, so that only the newest set is written next. Rejects when
    * writing fails (the directory gone or unusable, disk full, a name taken); a planted link is
    * never followed.
    */
   save(known: Iterable<KnownGroup>): Promise<void> {
-    const body = group(known);
+    const groups = [...known];
     const first = this.next === undefined;
-    this.next = body;
+    this.next = groups;
     if (!first) return this.writing;
     this.writing = this.writing
       .catch(() => undefined)
@@ -211,7 +219,8 @@ export class StateFile {
     }
   }
 
-  private async write(body: Body): Promise<void> {
+  private async write(groups: readonly KnownGroup[]): Promise<void> {
+    const body = await group(groups);
     // A random name that nobody can plant a link at in advance, created exclusively, never
     // through a link: whatever is at the name already makes the open fail.
     const tmp = join(this.dir, `.${FILE}.${randomBytes(16).toString("hex")}.tmp`);
@@ -219,7 +228,7 @@ export class StateFile {
     let renamed = false;
     try {
       try {
-        for (const piece of pieces(body)) await file.writeFile(piece);
+        await writeBody(body, (bytes) => file.writeFile(bytes));
         await file.sync();
       } finally {
         await file.close();
@@ -244,45 +253,140 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The saved set grouped by Service; one synchronous pass, so 100,000 backends are quick. */
-function group(known: Iterable<KnownGroup>): Body {
-  // No prototype: a Service named "__proto__" or "constructor" is just a name.
-  const services: Record<string, readonly BackendKey[]> = Object.create(null);
+/**
+ * The groups merged by Service, CHUNK groups a turn of the event loop: with 100,000 Services in one
+ * turn, this took 50-120 ms. Most Services come as one group, kept as it is; the others list the
+ * places of their other groups.
+ */
+async function group(groups: readonly KnownGroup[]): Promise<Body> {
+  const first = new Map<string, number>();
+  const more = new Map<number, number[]>();
   const unlisted: BackendKey[] = [];
-  for (const { service, keys } of known) {
+  for (let i = 0; i < groups.length; i++) {
+    if (i % CHUNK === CHUNK - 1) await turn();
+    const { service, keys } = groups[i]!;
     if (service === undefined) {
       for (const key of keys) unlisted.push(key);
       continue;
     }
-    // Most Services come as one group: its keys are taken as they are, copied only to add more.
-    const before = services[service];
-    services[service] = before === undefined ? keys : [...before, ...keys];
+    const at = first.get(service);
+    if (at === undefined) first.set(service, i);
+    else {
+      const others = more.get(at);
+      if (others) others.push(i);
+      else more.set(at, [i]);
+    }
   }
-  return { services, unlisted };
+  return { groups, first, more, unlisted };
 }
 
 /**
- * The file's text (a version 2 body) in pieces of about PIECE_CHARS, written one after the other:
- * with a million backends the whole text would be ~25 MB held at once, and its encoding a long turn
- * of the event loop.
+ * Write the file's text (a version 2 body) through `write`, in pieces of about PIECE_BYTES encoded
+ * into one buffer reused for every piece, each write awaited (a turn of the event loop); a key
+ * costs no string. Before, each key's text, each Service's JSON array and a quarter-megabyte string
+ * a piece made ~25 MB of garbage with a million backends, and mark-compact pauses of 50-240 ms.
  */
-function* pieces(body: Body): Generator<string> {
-  let text = `{"version":${VERSION},"savedAt":${JSON.stringify(new Date().toISOString())},"services":{`;
-  let first = true;
-  for (const service in body.services) {
-    text += `${first ? "" : ","}${JSON.stringify(service)}:${keysJson(body.services[service]!)}`;
-    first = false;
-    if (text.length >= PIECE_CHARS) {
-      yield text;
-      text = "";
-    }
+async function writeBody(body: Body, write: (bytes: Buffer) => Promise<void>): Promise<void> {
+  const out = new Encoder(write);
+  await out.text(`{"version":${VERSION},"savedAt":${JSON.stringify(new Date().toISOString())},"services":{`);
+  let comma = false;
+  for (const [service, at] of body.first) {
+    if (comma) out.byte(COMMA);
+    comma = true;
+    await out.text(SAFE.test(service) ? `"${service}"` : JSON.stringify(service));
+    out.byte(COLON);
+    out.byte(OPEN);
+    const others = body.more.get(at);
+    let keyComma = false;
+    for (let j = -1; j < (others?.length ?? 0); j++)
+      for (const key of body.groups[j < 0 ? at : others![j]!]!.keys) {
+        if (keyComma) out.byte(COMMA);
+        keyComma = true;
+        if (out.key(key)) await out.flush();
+      }
+    out.byte(CLOSE);
   }
-  yield `${text}},"unlisted":${keysJson(body.unlisted)}}\n`;
+  await out.text('},"unlisted":[');
+  for (let i = 0; i < body.unlisted.length; i++) {
+    if (i > 0) out.byte(COMMA);
+    if (out.key(body.unlisted[i]!)) await out.flush();
+  }
+  await out.text("]}\n");
+  await out.flush();
 }
 
-/** Keys as a JSON array of their texts ("10.0.0.5:53/udp"). */
-function keysJson(keys: readonly BackendKey[]): string {
-  return JSON.stringify(keys.map(keyText));
+/** A Service name that JSON prints as it is, between quotes (every real one: printable ASCII). */
+const SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const [COMMA, COLON, OPEN, CLOSE, QUOTE] = [..."\x2c:[]\x22"].map((c) => c.charCodeAt(0)) as [
+  number,
+  number,
+  number,
+  number,
+  number,
+];
+/**
+ * Room kept free in the buffer after each key and text: the few single bytes written between two
+ * of them (a comma, a colon, a bracket) never need a check.
+ */
+const SLACK = 16;
+/** The most one key's text takes, quoted: "[" + 45 characters of IPv6 (a dotted tail) + "]:65535/udp". */
+const KEY_BYTES = 64;
+
+/** JSON text into a reused buffer, written out by `write` when it fills. */
+class Encoder {
+  private readonly buf = Buffer.allocUnsafe(PIECE_BYTES);
+  private at = 0;
+
+  constructor(private readonly write: (bytes: Buffer) => Promise<void>) {}
+
+  byte(c: number): void {
+    this.buf[this.at++] = c;
+  }
+
+  /** A key as a JSON string ("10.0.0.5:53/udp"); true when the buffer is to be flushed now. */
+  key(key: BackendKey): boolean {
+    const buf = this.buf;
+    if (typeof key !== "number") {
+      this.at += buf.write(`"${keyText(key)}"`, this.at, "latin1");
+    } else {
+      // keyText's text, digit by digit: an IPv4 key is address x 2^17 + port x 2 + protocol.
+      const low = key % 131072;
+      const address = (key - low) / 131072;
+      buf[this.at++] = QUOTE;
+      for (let shift = 24; shift >= 0; shift -= 8) {
+        this.decimal((address >>> shift) & 255);
+        buf[this.at++] = shift > 0 ? 0x2e : 0x3a; // "." between octets, ":" before the port
+      }
+      this.decimal(low >>> 1);
+      this.at += buf.write((low & 1) === 1 ? '/tcp"' : '/udp"', this.at, "latin1");
+    }
+    return this.at > PIECE_BYTES - KEY_BYTES - SLACK;
+  }
+
+  /** Any text (JSON already); written on its own when it is larger than a piece. */
+  async text(text: string): Promise<void> {
+    const bytes = Buffer.byteLength(text);
+    if (this.at + bytes > PIECE_BYTES - KEY_BYTES - SLACK) await this.flush();
+    if (bytes > PIECE_BYTES - KEY_BYTES - SLACK) await this.write(Buffer.from(text));
+    else this.at += this.buf.write(text, this.at);
+  }
+
+  async flush(): Promise<void> {
+    if (this.at === 0) return;
+    const length = this.at;
+    this.at = 0;
+    await this.write(this.buf.subarray(0, length));
+  }
+
+  /** A number from 0 to 65535 in decimal. */
+  private decimal(n: number): void {
+    const buf = this.buf;
+    if (n >= 10000) buf[this.at++] = 0x30 + Math.floor(n / 10000);
+    if (n >= 1000) buf[this.at++] = 0x30 + (Math.floor(n / 1000) % 10);
+    if (n >= 100) buf[this.at++] = 0x30 + (Math.floor(n / 100) % 10);
+    if (n >= 10) buf[this.at++] = 0x30 + (Math.floor(n / 10) % 10);
+    buf[this.at++] = 0x30 + (n % 10);
+  }
 }
 
 function addService(backends: Map<BackendKey, string[]>, key: BackendKey, service: string | undefined): void {

@@ -92,6 +92,33 @@ describe("ListParser", () => {
     await assert.rejects(cut, { name: "AbortError" }, "an abort stops the parse at its next turn");
   });
 
+  test("read: chunks the stream holds already are parsed with a turn of the event loop every 64 KiB", async () => {
+    const items = Array.from({ length: 10_000 }, (_, n) => ({ n, pad: "x".repeat(100) }));
+    const whole = Buffer.from(JSON.stringify({ metadata: { resourceVersion: "1" }, items }));
+    const itemBytes = JSON.stringify(items[0]).length + 1;
+    const readIn = new Map<number, number>();
+    let turns = 0;
+    let immediate = setImmediate(function tick() {
+      turns++;
+      immediate = setImmediate(tick);
+    });
+    const parser = new ListParser(() => readIn.set(turns, (readIn.get(turns) ?? 0) + 1), WIDE);
+    // 16 KiB chunks, each there at once (a promise apart), as a socket's buffered reads come.
+    await parser.read(
+      (async function* () {
+        for (let at = 0; at < whole.length; at += 16 * 1024) yield whole.subarray(at, at + 16 * 1024);
+      })(),
+      new AbortController().signal,
+    );
+    clearImmediate(immediate);
+    assert.equal(
+      [...readIn.values()].reduce((a, b) => a + b),
+      items.length,
+    );
+    const most = Math.max(...readIn.values());
+    assert.ok(most <= (64 * 1024) / itemBytes + 1, `${most} items parsed in one turn`);
+  });
+
   test("an empty list, and an answer with no items array", () => {
     assert.deepEqual(parseChunks([Buffer.from('{"items":[ ],"metadata":{}}')]), {
       items: [],

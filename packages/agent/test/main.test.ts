@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { chmod, mkdir } from "node:fs/promises";
+import { chmod, mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
@@ -115,6 +115,83 @@ describe("sockdiag-agent bin", () => {
     assert.equal(await processAlive(pid!), false, "the plugin outlived the agent");
     await untilDead(grandchild!, "the plugin's child, killed with it");
     assert.equal(api.counts.list, 0, "no request went out without a credential");
+  });
+
+  test("killed with SIGKILL while a save of 200,000 backends is being written: the file is whole, and a restarted agent reads it", async () => {
+    const api = await StandInApiServer.start();
+    cleanups.push(() => api.close());
+    const dir = await scratchDir("bin-kill");
+    cleanups.push(dir.remove);
+    const address = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+    const slice = (s: number, first = 0) =>
+      udpSlice(
+        `svc${s}-x`,
+        `svc${s}`,
+        53,
+        [0, 1, 2, 3].map((i) => address(s * 8 + i + first + 1)),
+      );
+    for (let s = 0; s < 50_000; s++) api.apply(slice(s));
+    const kubeconfig = await api.writeKubeconfig(join(dir.path, "kubeconfig.json"));
+    const stateDir = join(dir.path, "state");
+    const run = () => {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          "--kubeconfig",
+          kubeconfig,
+          "--state-dir",
+          stateDir,
+          "--listen",
+          "127.0.0.1:0",
+          "--no-discover",
+        ],
+        {
+          env: { ...env, SOCKDIAG_AGENT_NETNS_DIRS: dir.path, SOCKDIAG_AGENT_COALESCE_MS: "0" },
+          stdio: ["ignore", "pipe", "inherit"],
+        },
+      );
+      const lines: Record<string, unknown>[] = [];
+      createInterface({ input: child.stdout }).on("line", (line) => lines.push(JSON.parse(line)));
+      cleanups.push(async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      });
+      return { child, lines };
+    };
+    const first = run();
+    const state = new StateFile(stateDir);
+    await until(async () => (await state.load()).backends.size > 0, 120_000, "the first state file");
+    // Changes one after the other, each a save; the kill comes while one is being written.
+    let changes = 0;
+    const churn = setInterval(() => api.apply(slice(changes % 50_000, ++changes % 2)), 20);
+    const writing = async () => (await readdir(stateDir)).some((name) => name.endsWith(".tmp"));
+    try {
+      await until(writing, 120_000, "a save being written");
+      first.child.kill("SIGKILL");
+      await once(first.child, "exit");
+    } finally {
+      clearInterval(churn);
+    }
+    assert.ok(await writing(), "the kill left the save it interrupted behind");
+    const saved = await state.load();
+    assert.equal(saved.problem, undefined);
+    assert.equal(saved.invalid, 0);
+    // Each change moves one backend of a Service: the set is 200,000 backends, and the one moved.
+    assert.ok(
+      saved.backends.size >= 200_000 && saved.backends.size <= 200_000 + changes,
+      `${saved.backends.size}`,
+    );
+    const second = run();
+    await until(
+      () => second.lines.some((l) => l.msg === "state loaded"),
+      60_000,
+      "the restarted agent's load",
+    );
+    const loaded = second.lines.find((l) => l.msg === "state loaded")!;
+    assert.equal(loaded.backends, saved.backends.size);
+    assert.ok(!second.lines.some((l) => l.msg === "state file unusable"));
+    second.child.kill("SIGTERM");
+    await once(second.child, "exit");
   });
 
   test("no cluster configuration, or a state directory others may write: one JSON line and exit 1", async () => {

@@ -315,6 +315,28 @@ describe("EndpointCache and RemovalTracker", () => {
     );
   });
 
+  test("known() is a snapshot: changes to the cache after it leave it as it was", () => {
+    const cache = new EndpointCache();
+    const tracker = new RemovalTracker(cache, { policy: "terminate", coalesceMs: 100, onDue: () => {} });
+    tracker.observe(cache.put(content(udpSlice("a", "dns", 53, ["10.0.0.1", "10.0.0.2"]))));
+    tracker.observe(cache.put(content(udpSlice("b", "dns", 53, ["10.0.0.3"]))));
+    const snapshot = tracker.known();
+    const texts = () => snapshot.flatMap((g) => g.keys.map(keyText)).sort();
+    // The endpoint moves from a to b, then a goes: a save still writing the snapshot finds it whole.
+    tracker.observe(cache.put(content(udpSlice("b", "dns", 53, ["10.0.0.3", "10.0.0.2"]))));
+    tracker.observe(cache.put(content(udpSlice("a", "dns", 53, ["10.0.0.1"]))));
+    tracker.observe(cache.remove("default/a"));
+    assert.deepEqual(texts(), ["10.0.0.1:53/udp", "10.0.0.2:53/udp", "10.0.0.3:53/udp"]);
+    assert.deepEqual(
+      tracker
+        .known()
+        .flatMap((g) => g.keys.map(keyText))
+        .sort(),
+      ["10.0.0.1:53/udp", "10.0.0.2:53/udp", "10.0.0.3:53/udp"],
+      "10.0.0.1 is pending: still known",
+    );
+  });
+
   test("known() keeps pending and in-flight removals until they are settled", () => {
     const clock = new ManualClock();
     const cache = new EndpointCache();

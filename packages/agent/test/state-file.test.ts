@@ -166,6 +166,87 @@ describe("StateFile", () => {
     for (const { key, services } of known) assert.deepEqual(loaded.backends.get(key), services, key);
   });
 
+  test("a large save is spread over turns of the event loop, and writes each key as keyText prints it", async () => {
+    const state = new StateFile(await scratch());
+    // 60,000 Services of 3 groups (slices) each, ~1.2 million backends; keys of every length.
+    const v4 = ["1.0.0.0", "9.9.9.9", "10.20.30.40", "100.200.255.254", "255.255.255.254"];
+    const v6 = [
+      "[fd00::5]",
+      "[1111:2222:3333:4444:5555:6666:7777:8888]",
+      "[::1.2.3.4]",
+      "[2001:db8::ff00:42:8329]",
+    ];
+    const ports = [1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 65535];
+    const known: KnownGroup[] = [];
+    const expected: Record<string, string[]> = {};
+    const unlisted: string[] = [];
+    let n = 0;
+    const texts = (count: number) =>
+      Array.from({ length: count }, () => {
+        const i = n++;
+        const address =
+          i % 7 === 0 ? v6[i % v6.length]! : `${v4[i % v4.length]!.replace(/\.\d+$/, "")}.${i % 250}`;
+        return `${address}:${ports[i % ports.length]!}/${i % 3 === 0 ? "tcp" : "udp"}`;
+      });
+    // Names JSON prints as they are, and names it escapes; one longer than a piece of the file.
+    const names = (s: number) =>
+      s === 7
+        ? `ns/${"x".repeat(300_000)}`
+        : s % 1000 === 1
+          ? `ns/"q\\${s}\u00e9\u2028\n`
+          : `ns${s % 50}/svc-${s}`;
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    // How many groups are read in each turn of the event loop (each group's Service is read once).
+    const readIn = new Map<number, number>();
+    const group = (service: string | undefined, keys: string[]): KnownGroup => ({
+      get service() {
+        readIn.set(turns, (readIn.get(turns) ?? 0) + 1);
+        return service;
+      },
+      keys: keys.map((t) => parseKeyText(t)!),
+    });
+    for (let round = 0; round < 3; round++)
+      for (let s = 0; s < 60_000; s++) {
+        const keys = texts(6 + round);
+        known.push(group(names(s), keys));
+        expected[names(s)] = [...(expected[names(s)] ?? []), ...keys];
+        if (s % 20_000 === 0) {
+          const alone = texts(1);
+          known.push(group(undefined, alone));
+          unlisted.push(...alone);
+        }
+      }
+    setImmediate(count);
+    await state.save(known);
+    counting = false;
+    assert.equal(
+      [...readIn.values()].reduce((a, b) => a + b),
+      known.length,
+    );
+    assert.ok(Math.max(...readIn.values()) <= 4096, "4,096 groups merged a turn at most");
+    assert.ok(readIn.size >= known.length / 4096, `read over ${readIn.size} turns`);
+    const text = await readFile(state.path, "utf8");
+    assert.equal(text.indexOf("\n"), text.length - 1);
+    const parsed = JSON.parse(text) as {
+      version: number;
+      services: Record<string, string[]>;
+      unlisted: string[];
+    };
+    assert.equal(parsed.version, 2);
+    assert.deepEqual(Object.keys(parsed.services), Object.keys(expected), "Services in the order first met");
+    for (const service of Object.keys(expected))
+      assert.deepEqual(parsed.services[service], expected[service], service);
+    assert.deepEqual(parsed.unlisted, unlisted);
+    const loaded = await state.load();
+    assert.equal(loaded.problem, undefined);
+    assert.equal(loaded.invalid, 0);
+  });
+
   test("a version 1 file loads: an upgrade keeps its state", async () => {
     const state = new StateFile(await scratch());
     await writeFile(
