@@ -3,7 +3,9 @@
  * itself — a dump per protocol, destroying a socket of our own (as Cilium's probe does), entering
  * and creating a namespace — not from guessing at config files.
  */
+
 import { release } from "node:os";
+import { onePassAvailability } from "../bpf/index.js";
 import { familyNumber, isInetProtocol, NETLINK_SOCK_DIAG, PROTOCOL_NAMES } from "../diag/constants.js";
 import { InetSocket, type Protocol } from "../diag/socket.js";
 import { NetlinkSocket } from "../netlink/index.js";
@@ -47,6 +49,11 @@ export interface ProbeResult {
    * sockets of every namespace that shares it.
    */
   udpTables: ProbeItem;
+  /**
+   * Whether the one pass over every task's files (bpf/) can run here: privileges, the initial PID
+   * namespace, BTF, the kernel and its verifier (a probe load; nothing stays loaded).
+   */
+  onePass: ProbeItem;
 }
 
 /** Run every check. Never throws for a failed check: each is reported in the result. */
@@ -68,7 +75,15 @@ export function probe(): ProbeResult {
     },
     netns: probeNetns(),
     udpTables: probeUdpTables(),
+    onePass: probeOnePass(),
   };
+}
+
+function probeOnePass(): ProbeItem {
+  const a = onePassAvailability();
+  return a.available
+    ? { ok: true, detail: "the one pass can run: a BPF iterator over every task's files" }
+    : { ok: false, detail: `the one pass cannot run (${a.reason}): ${a.message}` };
 }
 
 function probeUdpTables(): ProbeItem {

@@ -50,6 +50,12 @@ export class AgentMetrics {
     help: "Aftercare passes run (one visit of every namespace for the removed backends due)",
     registers: [this.registry],
   });
+  readonly onePass = new Gauge({
+    name: `${PREFIX}one_pass`,
+    help: "1 for the path terminations take, as the agent found at start: path one-pass (a BPF pass, then only the namespaces that need it) or walk (every namespace); mode is --one-pass",
+    labelNames: ["mode", "path"] as const,
+    registers: [this.registry],
+  });
   readonly aftercare = new Gauge({
     name: `${PREFIX}aftercare_backends`,
     help: "Removed backends watched over for late sockets and flows",

@@ -34,6 +34,8 @@ export interface AgentOptions {
   /** A list answer (or a streaming list's initial events) over this many bytes is abandoned. */
   maxListBytes: number;
   conntrack: boolean;
+  /** sockdiag's onePass: find the sockets in one BPF pass, enter only the namespaces that need it. */
+  onePass: "auto" | "on" | "off";
   dryRun: boolean;
   /** Kubernetes Events on the pods whose sockets were destroyed (they need nodeName). */
   events: boolean;
@@ -134,6 +136,12 @@ const OPTIONS: readonly OptionRow[] = [
     env: "NO_CONNTRACK",
     help: "do not delete the removed backends' UDP conntrack entries",
   },
+  {
+    name: "one-pass",
+    value: "MODE",
+    env: "ONE_PASS",
+    help: "auto: find the sockets in one BPF pass over every task's files where it can run and pays, and enter only the namespaces that need it; on: wherever it can run (a batch fails where it cannot); off (default): walk every namespace",
+  },
   { name: "dry-run", env: "DRY_RUN", help: "count what would be destroyed, destroy nothing" },
   {
     name: "node-name",
@@ -231,6 +239,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxObjectBytes: bytes(text("max-object-bytes"), 4 * MI),
       maxListBytes: bytes(text("max-list-bytes"), 1024 * MI),
       conntrack: !flag("no-conntrack"),
+      onePass: oneOf(text("one-pass"), ["auto", "on", "off"] as const, "off"),
       dryRun: flag("dry-run"),
       events: !flag("no-events"),
       nodeName: parseNodeName(text("node-name")),

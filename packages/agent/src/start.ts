@@ -109,6 +109,7 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
       netnsDirs: options.netnsDirs,
       discover: options.discover,
       conntrack: options.conntrack,
+      onePass: options.onePass,
       dryRun: options.dryRun,
       socketPods: events !== undefined,
     });
@@ -156,6 +157,7 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
       maxObjectBytes: options.maxObjectBytes,
       maxListBytes: options.maxListBytes,
       conntrack: options.conntrack,
+      onePass: options.onePass,
       discover: options.discover,
       dryRun: options.dryRun,
       events: events !== undefined,
@@ -163,15 +165,24 @@ export async function startAgent(options: AgentOptions, parts: StartParts = {}):
     },
     "agent started",
   );
-  if (terminator.check) {
-    const checks = await terminator.check();
+  const checks = terminator.check ? await terminator.check() : undefined;
+  if (checks) {
     const failed = Object.entries(checks).filter(([, c]) => !c.ok);
     logger.info(
       { checks: Object.fromEntries(Object.entries(checks).map(([k, c]) => [k, c.ok])) },
       "node checked",
     );
-    for (const [check, c] of failed) logger.warn({ check, detail: c.detail }, "node check failed");
+    for (const [check, c] of failed)
+      if (check !== "onePass") logger.warn({ check, detail: c.detail }, "node check failed");
   }
+  // Which path terminations take, and why (the library probed the pass; "auto" may still walk
+  // where the namespaces have UDP tables of their own, and says so in each batch's report).
+  const pass = checks?.onePass;
+  const path = options.onePass !== "off" && pass?.ok ? "one-pass" : "walk";
+  const why =
+    options.onePass === "off" ? "--one-pass off" : (pass?.detail ?? "the terminator was not probed");
+  metrics.onePass.set({ mode: options.onePass, path }, 1);
+  logger.info({ onePass: options.onePass, path, why }, "terminations path");
   watch.start();
   podWatch?.start();
 

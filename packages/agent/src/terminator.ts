@@ -79,6 +79,8 @@ export interface LibraryTerminatorConfig {
   /** Also visit namespaces found through /proc/PID/ns/net. */
   discover: boolean;
   conntrack: boolean;
+  /** sockdiag's onePass (default "off"). */
+  onePass?: "auto" | "on" | "off";
   dryRun: boolean;
   /**
    * Find the pods holding the sockets destroyed (BatchOutcome.pods), and count the conntrack
@@ -118,6 +120,7 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
         discover: config.discover,
         conntrack: config.conntrack,
         dryRun: config.dryRun,
+        onePass: config.onePass ?? "off",
         ...(approved
           ? { predicate: approved.predicate, conntrackPredicate: approved.conntrackPredicate }
           : {}),
@@ -147,6 +150,7 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
         sysAdmin: p.capabilities.sysAdmin,
         enterNetns: p.netns.enter,
         udpTables: p.udpTables,
+        onePass: p.onePass,
       };
     },
   };

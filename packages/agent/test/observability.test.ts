@@ -177,3 +177,21 @@ describe("sockdiag_agent_ready", () => {
     assert.equal(await scrape(), "1");
   });
 });
+
+describe("sockdiag_agent_one_pass", () => {
+  test("says at start which path terminations take, in the log and as a metric", async () => {
+    const dir = await scratchDir("one-pass");
+    server.cleanups.push(dir.remove);
+    const t = await startTestAgent(server.api, { stateDir: dir.path, onePass: "off" });
+    server.cleanups.push(t.stop);
+    const found = () => t.logs.find((l) => l.msg === "terminations path");
+    await until(() => found() !== undefined, 10_000, "the terminations path's log line");
+    const line = found()!;
+    assert.deepEqual(
+      { onePass: line.onePass, path: line.path, why: line.why },
+      { onePass: "off", path: "walk", why: "--one-pass off" },
+    );
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    assert.match(text, /^sockdiag_agent_one_pass\{mode="off",path="walk"\} 1$/m);
+  });
+});

@@ -114,6 +114,7 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
       maxObjectBytes: 4 * 1024 * 1024,
       maxListBytes: 1024 * 1024 * 1024,
       conntrack: true,
+      onePass: "off",
       dryRun: false,
       events: true,
       nodeName: undefined,
