@@ -214,7 +214,8 @@ export class OnePassPlan {
       how,
     });
     const pid = processOf(target, id);
-    const conntrack = this.conntrack && conntrackCount(target, pid) !== 0;
+    // No conntrack module (undefined) holds no entry either; a count that cannot be read may.
+    const conntrack = this.conntrack && (conntrackCount(target, pid) ?? 0) !== 0;
     if (found.some((s) => s.cookie === 0n))
       return { sockets: "walk", conntrack, how: "a found socket's cookie is unknown: walked" };
     let counts: SocketCounts;
@@ -264,11 +265,14 @@ function processOf(target: Target, id: number): number | undefined {
   }
 }
 
-/** The namespace's conntrack entries (undefined: unknown, or no conntrack). */
+/**
+ * The namespace's conntrack entries: undefined where nf_conntrack is not loaded, NaN where the
+ * count cannot be read (then the conntrack step looks, as without the pass).
+ */
 function conntrackCount(target: Target, pid: number | undefined): number | undefined {
   try {
     return pid === undefined ? inNetns(target.netns, conntrackEntries) : conntrackEntriesOf(pid);
   } catch {
-    return undefined;
+    return Number.NaN;
   }
 }
