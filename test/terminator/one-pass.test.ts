@@ -6,8 +6,8 @@
  * counters can) — terminated once with `onePass: "off"` and once with "on": the same sockets are
  * destroyed, with the same totals per namespace; with "on" each namespace says how it was decided
  * (found, walked, ruled out), and nothing stays loaded. With CAP_BPF, CAP_PERFMON and
- * CAP_SYS_ADMIN dropped (capsh), "auto" walks, with the reason in a note, and "on" throws
- * OnePassUnavailableError.
+ * CAP_SYS_ADMIN dropped (capsh), or the kernel's BTF hidden, "auto" walks, with the reason in a
+ * note, and "on" throws OnePassUnavailableError.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -207,5 +207,30 @@ describeAsRoot("the one pass against the walk", () => {
     assert.equal(auto.onePass?.reason, "privileges");
     assert.ok(auto.notes.some((n) => n.skipped === "privileges"));
     assert.equal(runChild("on").error, new OnePassUnavailableError("privileges", "").name);
+  });
+
+  test("without the kernel's BTF (hidden in a mount namespace), auto walks with a note and on throws", () => {
+    const script = fileURLToPath(new URL("./one-pass-child.js", import.meta.url));
+    const runChild = (mode: string) =>
+      JSON.parse(
+        execFileSync(
+          "unshare",
+          [
+            "-m",
+            "sh",
+            "-c",
+            'mount --bind /dev/null /sys/kernel/btf/vmlinux && exec "$0" "$1" "$2"',
+            process.execPath,
+            script,
+            mode,
+          ],
+          { encoding: "utf8" },
+        ),
+      ) as { onePass?: { used: boolean; reason?: string }; notes: { skipped: string }[]; error?: string };
+    const auto = runChild("auto");
+    assert.equal(auto.onePass?.used, false);
+    assert.ok(["no-btf", "kernel"].includes(auto.onePass?.reason ?? ""), auto.onePass?.reason);
+    assert.ok(auto.notes.some((n) => n.skipped === auto.onePass?.reason));
+    assert.equal(runChild("on").error, "OnePassUnavailableError");
   });
 });
