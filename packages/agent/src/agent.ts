@@ -160,8 +160,15 @@ export class Agent implements SliceSink {
       this.saveSoon(0);
       return;
     }
+    // A save while the saved set is looked at would leave out the part not looked at yet.
+    this.applying = true;
+    let restored: number;
+    try {
+      restored = await this.tracker.restore(this.saved);
+    } finally {
+      this.applying = false;
+    }
     this.synced = true;
-    const restored = this.tracker.restore(this.saved);
     this.saved = new Map();
     this.parts.logger.info(
       { slices: count, backends: this.cache.backendCount, removedWhileAway: restored },

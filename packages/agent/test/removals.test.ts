@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { V1EndpointSlice } from "@kubernetes/client-node";
-import { keyText, parseKeyText } from "../src/backend.js";
+import { type BackendKey, keyText, parseKeyText } from "../src/backend.js";
 import { EndpointCache } from "../src/endpoint-cache.js";
 import { type Removal, RemovalTracker, type TerminatingPolicy } from "../src/removals.js";
 import { objectId, readSlice, type SliceContent } from "../src/slice.js";
@@ -299,13 +299,13 @@ describe("EndpointCache and RemovalTracker", () => {
     );
   });
 
-  test("restore: saved backends absent from the first list are due at once; present ones are armed", () => {
+  test("restore: saved backends absent from the first list are due at once; present ones are armed", async () => {
     const s = scene();
     s.put(udpSlice("dns-a", "dns", 53, ["10.0.0.2"]));
     const saved = new Map(
       ["10.0.0.1:53/udp", "10.0.0.2:53/udp"].map((text) => [parseKeyText(text)!, ["default/dns"]]),
     );
-    assert.equal(s.tracker.restore(saved), 1);
+    assert.equal(await s.tracker.restore(saved), 1);
     s.clock.advance(0);
     assert.deepEqual(s.batches, [["10.0.0.1:53/udp"]]);
     assert.equal(s.taken[0]![0]!.restored, true);
@@ -313,6 +313,33 @@ describe("EndpointCache and RemovalTracker", () => {
       [...s.tracker.known()].flatMap((k) => k.keys.map(keyText)),
       ["10.0.0.2:53/udp"],
     );
+  });
+
+  test("restore looks at 4,096 saved backends a turn of the event loop at most", async () => {
+    const s = scene();
+    const saved = new Map<BackendKey, string[]>();
+    for (let i = 0; i < 50_000; i++)
+      saved.set(parseKeyText(`10.1.${i >> 8}.${i & 255}:53/udp`)!, ["default/dns"]);
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const lookedIn = new Map<number, number>();
+    const counted = {
+      *[Symbol.iterator]() {
+        for (const entry of saved) {
+          lookedIn.set(turns, (lookedIn.get(turns) ?? 0) + 1);
+          yield entry;
+        }
+      },
+    } as unknown as ReadonlyMap<BackendKey, string[]>;
+    assert.equal(await s.tracker.restore(counted), 50_000);
+    counting = false;
+    assert.ok(Math.max(...lookedIn.values()) <= 4096, `${Math.max(...lookedIn.values())} in one turn`);
+    assert.equal(s.tracker.pendingCount, 50_000);
   });
 
   test("known() is a snapshot: changes to the cache after it leave it as it was", () => {
