@@ -115,12 +115,16 @@ interface RoundFigures {
   pinned: PoolRun;
   cli: PoolRun;
   poolProcess: PoolRun;
+  /** The one pass (onePass "on"), in-process and as the CLI's whole process. */
+  onePass: number;
+  onePassCli: PoolRun;
 }
 
 async function oneRound(
   scene: ManyScene,
   terminator: BackendTerminator,
   expected: number,
+  onePassTerminator: BackendTerminator,
 ): Promise<RoundFigures> {
   await scene.refill();
   const loop = `ss -K -n -u dst ${DST}; for n in ${scene.names.join(" ")}; do ss -K -n -N $n -u dst ${DST}; done`;
@@ -152,10 +156,21 @@ async function oneRound(
       return (json as PoolRun).destroyed;
     },
   );
-  for (const [what, run] of Object.entries({ pool, pinned, cli, poolProcess }))
+  await scene.refill();
+  const t1 = process.hrtime.bigint();
+  const passReport = onePassTerminator.terminate(BACKEND);
+  const onePass = Number(process.hrtime.bigint() - t1) / 1e6;
+  if (passReport.total.destroyed !== expected || !passReport.onePass?.used)
+    throw new Error(`the one pass destroyed ${passReport.total.destroyed}, expected ${expected}`);
+  await scene.refill();
+  const onePassCli = wholeProcess(
+    [CLI, "terminate-backend", DST, "--netns-dir", scene.dir, "--no-discover", "--one-pass", "on", "-j"],
+    total,
+  );
+  for (const [what, run] of Object.entries({ pool, pinned, cli, poolProcess, onePassCli }))
     if (run.destroyed !== expected)
       throw new Error(`${what} destroyed ${run.destroyed}, expected ${expected}`);
-  return { ss: ssRun.ms, lib, pool, pinned, cli, poolProcess };
+  return { ss: ssRun.ms, lib, pool, pinned, cli, poolProcess, onePass, onePassCli };
 }
 
 async function measure(scene: ManyScene, layout: string, held: number): Promise<string[]> {
@@ -163,8 +178,14 @@ async function measure(scene: ManyScene, layout: string, held: number): Promise<
   const terminator = new BackendTerminator({}, { targets: () => targets(scene.names) });
   await scene.refill();
   terminator.terminate(BACKEND); // warm-up run (JIT); the targets are opened again below
+  const onePassTerminator = new BackendTerminator({
+    netnsDirs: [scene.dir],
+    discover: false,
+    onePass: "on",
+  });
   const rounds: RoundFigures[] = [];
-  for (let r = 0; r < ROUNDS; r++) rounds.push(await oneRound(scene, terminator, expected));
+  for (let r = 0; r < ROUNDS; r++)
+    rounds.push(await oneRound(scene, terminator, expected, onePassTerminator));
   const m = (pick: (f: RoundFigures) => number) => median(rounds.map(pick));
   const ss = m((f) => f.ss);
   const lib = m((f) => f.lib);
@@ -172,6 +193,8 @@ async function measure(scene: ManyScene, layout: string, held: number): Promise<
   const pinned = m((f) => f.pinned.ms);
   const cli = m((f) => f.cli.ms);
   const poolProcess = m((f) => f.poolProcess.ms);
+  const onePass = m((f) => f.onePass);
+  const onePassCli = m((f) => f.onePassCli.ms);
   const size = rounds[0]!.pool.pool;
 
   const raw = await kernelCeiling([
@@ -217,6 +240,16 @@ async function measure(scene: ManyScene, layout: string, held: number): Promise<
       "pool's 2-core ratio / the raw kernel's 2-core ratio",
       `${(poolRatio / kernelRatio).toFixed(2)} x`,
       `${poolRatio.toFixed(2)} / ${kernelRatio.toFixed(2)} (goal >= 1.0: scales as far as the kernel lets it)`,
+    ),
+    row(
+      `BackendTerminator, onePass "on", in-process (${expected} destroyed)`,
+      fmt.ms(onePass),
+      `${fmt.ratio(onePass, ss)} ss loop (issue 42's goal <= 0.03); ${fmt.ratio(onePass, lib)} the walk`,
+    ),
+    row(
+      "  terminate-backend --one-pass on (whole process)",
+      fmt.ms(onePassCli),
+      `${fmt.ratio(onePassCli, ss)} ss loop (issue 42's goal <= 0.08)`,
     ),
     row(
       `sockdiag terminate-backend --netns-dir (whole process, one JS thread)`,
