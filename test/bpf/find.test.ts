@@ -31,24 +31,20 @@ import {
   IPPROTO_TCP,
   IPPROTO_UDP,
   listen,
-  SOCK_DGRAM,
   SOCK_STREAM,
-  SOL_SOCKET,
-  setsockopt,
   socket,
 } from "../../src/sys/socket.js";
 import {
   bpfFds,
+  connectedUdpIn,
   describeAsRoot,
   loadedBpfSettled,
   type ScratchNetns,
   sockaddrIn,
-  sockaddrIn6,
   ss,
   withNetns,
 } from "../kit/index.js";
 
-const SO_BINDTODEVICE = 25;
 const PORT = 20000 + (process.pid % 20000);
 const V4 = "127.0.0.77";
 const BACKENDS = [
@@ -69,18 +65,8 @@ function udpIn(
   port: number,
   device?: string,
 ): Made {
-  const ns = path === undefined ? undefined : fromPath(path);
-  try {
-    const fd = inNetns(ns, () => {
-      const s = socket(family, SOCK_DGRAM, IPPROTO_UDP);
-      if (device) setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, Buffer.from(`${device}\0`));
-      connect(s, family === AF_INET ? sockaddrIn(address, port) : sockaddrIn6(address, port));
-      return s;
-    });
-    return { fd, netns: statSync(path ?? "/proc/self/ns/net").ino };
-  } finally {
-    ns?.close();
-  }
+  const fd = connectedUdpIn(path, family, address, port, device);
+  return { fd, netns: statSync(path ?? "/proc/self/ns/net").ino };
 }
 
 const SYS = fileURLToPath(new URL("../../src/sys/index.js", import.meta.url));

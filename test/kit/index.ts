@@ -5,6 +5,7 @@
 
 export * from "./affinity.js";
 export * from "./bpf.js";
+export * from "./connected-udp.js";
 export * from "./conntrack.js";
 export * from "./fake-netlink.js";
 export * from "./fds.js";

@@ -10,26 +10,11 @@ import { statSync } from "node:fs";
 import { test } from "node:test";
 import { findConnectedSockets } from "../../src/bpf/find.js";
 import { type FoundSocket, inetSocketOf } from "../../src/bpf/record.js";
-import { inNetns } from "../../src/netns/enter.js";
-import { fromPath } from "../../src/netns/open.js";
 import { type Target, targetsOf } from "../../src/netns/selection.js";
 import { prepareDestroy } from "../../src/sockets/destroy.js";
-import {
-  AF_INET,
-  AF_INET6,
-  close,
-  connect,
-  IPPROTO_UDP,
-  MSG_DONTWAIT,
-  recvErrno,
-  SOCK_DGRAM,
-  SOL_SOCKET,
-  setsockopt,
-  socket,
-} from "../../src/sys/socket.js";
-import { describeAsRoot, type ScratchNetns, sockaddrIn, sockaddrIn6, withNetns } from "../kit/index.js";
+import { AF_INET, AF_INET6, close, MSG_DONTWAIT, recvErrno } from "../../src/sys/socket.js";
+import { connectedUdpIn, describeAsRoot, type ScratchNetns, withNetns } from "../kit/index.js";
 
-const SO_BINDTODEVICE = 25;
 const PORT = 20000 + ((process.pid + 7) % 20000);
 const V4 = "127.0.0.79";
 const BACKENDS = [
@@ -37,26 +22,6 @@ const BACKENDS = [
   { address: "::1", port: PORT },
 ];
 const FILTER = `dst ${V4}:${PORT} or dst [::ffff:${V4}]:${PORT} or dst [::1]:${PORT}`;
-
-function udpIn(
-  path: string | undefined,
-  family: number,
-  address: string,
-  port: number,
-  device?: string,
-): number {
-  const ns = path === undefined ? undefined : fromPath(path);
-  try {
-    return inNetns(ns, () => {
-      const s = socket(family, SOCK_DGRAM, IPPROTO_UDP);
-      if (device) setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, Buffer.from(`${device}\0`));
-      connect(s, family === AF_INET ? sockaddrIn(address, port) : sockaddrIn6(address, port));
-      return s;
-    });
-  } finally {
-    ns?.close();
-  }
-}
 
 const ECONNABORTED = 103;
 const EAGAIN = 11;
@@ -77,14 +42,17 @@ describeAsRoot("destroying the sockets the one pass found", () => {
         for (const ns of nss) await ns.ip("link", "set", "lo", "up");
         const [a, b] = nss as [ScratchNetns, ScratchNetns];
         const wanted = [
-          udpIn(undefined, AF_INET, V4, PORT),
-          udpIn(a.path, AF_INET, V4, PORT),
-          udpIn(a.path, AF_INET6, `::ffff:${V4}`, PORT),
-          udpIn(b.path, AF_INET6, "::1", PORT),
-          udpIn(b.path, AF_INET, V4, PORT, "lo"),
+          connectedUdpIn(undefined, AF_INET, V4, PORT),
+          connectedUdpIn(a.path, AF_INET, V4, PORT),
+          connectedUdpIn(a.path, AF_INET6, `::ffff:${V4}`, PORT),
+          connectedUdpIn(b.path, AF_INET6, "::1", PORT),
+          connectedUdpIn(b.path, AF_INET, V4, PORT, "lo"),
         ];
-        const closedLater = udpIn(a.path, AF_INET, V4, PORT);
-        const bystanders = [udpIn(a.path, AF_INET, V4, PORT + 1), udpIn(b.path, AF_INET, "127.0.0.80", PORT)];
+        const closedLater = connectedUdpIn(a.path, AF_INET, V4, PORT);
+        const bystanders = [
+          connectedUdpIn(a.path, AF_INET, V4, PORT + 1),
+          connectedUdpIn(b.path, AF_INET, "127.0.0.80", PORT),
+        ];
         fds.push(...wanted, ...bystanders);
         const { sockets } = findConnectedSockets({ backends: BACKENDS });
         const byNetns = new Map<number, FoundSocket[]>();
