@@ -49,11 +49,12 @@ export function onePassAvailability(): OnePassAvailability {
   }
   try {
     kernelLayout();
-    const progFd = loadFinder([], [IPPROTO_UDP]);
+    const { progFd, countsFd } = loadFinder([], [IPPROTO_UDP]);
     try {
       close(bpfIterLinkCreate(progFd));
     } finally {
       close(progFd);
+      close(countsFd);
     }
     return { available: true };
   } catch (err) {

@@ -2,15 +2,19 @@
  * One pass over every task's open files for the sockets connected to a set of backends, in every
  * network namespace at once: the backends go into a hash map, the program (program.ts) reports
  * each matching socket it meets, and a socket held by several descriptors or processes is kept
- * once, by its cookie.
+ * once, by its cookie. The same pass counts the UDP sockets tasks hold in each namespace (see
+ * program.ts), for the counters to be compared with.
  */
 
 import { fstatSync } from "node:fs";
 import { addressWords } from "../diag/address.js";
 import { QueryError } from "../options/errors.js";
 import {
+  BPF_F_NO_PREALLOC,
   BPF_MAP_TYPE_HASH,
   bpfMapCreate,
+  bpfMapLookup,
+  bpfMapNextKey,
   bpfMapUpdate,
   close,
   IPPROTO_TCP,
@@ -21,7 +25,7 @@ import {
 import { Btf } from "./btf.js";
 import { loadIteratorProgram, readIterator } from "./iterator.js";
 import { type TaskFileLayout, taskFileLayout } from "./layout.js";
-import { socketFinderProgram } from "./program.js";
+import { HeldCount, socketFinderProgram } from "./program.js";
 import { decodeRecord, type FoundSocket, KEY_SIZE, Record } from "./record.js";
 
 export type { FoundSocket } from "./record.js";
@@ -50,9 +54,22 @@ export interface CookieNote {
   readonly reason: string;
 }
 
+/** UDP sockets with a local port that tasks hold in a namespace, each once, by family. */
+export interface HeldUdp {
+  readonly v4: number;
+  readonly v6: number;
+}
+
 export interface FoundSockets {
   /** Each socket once, with one process holding it; `cookie` 0n only where a note says why. */
   readonly sockets: FoundSocket[];
+  /**
+   * By namespace (its inode number), the UDP sockets any task holds there — found or not — that
+   * sockstat's `UDP: inuse` and `UDP6: inuse` count (those with a local port), each once. A
+   * namespace with none is absent. Never more than are held: a socket beyond the maps' room
+   * goes uncounted.
+   */
+  readonly held: ReadonlyMap<number, HeldUdp>;
   /** Records the pass wrote: one per descriptor holding a matching socket. */
   readonly records: number;
   readonly notes: CookieNote[];
@@ -102,27 +119,64 @@ function protocolNumbers(protocols: readonly OnePassProtocol[] | undefined): num
 }
 
 /**
- * The socket-finding program, loaded, with a map of `keys`: its descriptor (the map's is closed:
- * the program holds it). Throws BtfError, VerifierError or SysError.
+ * Held UDP sockets the pass remembers (to count each once) and namespaces it counts them in: the
+ * maps' entries are allocated as they are added (about 100 bytes a socket), so the bounds cost
+ * nothing until reached; beyond them a namespace's count falls short, and it is walked.
  */
-export function loadFinder(keys: readonly Buffer[], protocols: readonly number[]): number {
+const MAX_HELD = 1 << 21;
+const MAX_NAMESPACES = 1 << 16;
+
+/** A loaded socket-finding program and the map of its counts, both the caller's to close. */
+export interface Finder {
+  readonly progFd: number;
+  readonly countsFd: number;
+}
+
+/**
+ * The socket-finding program, loaded, with a map of `keys` (the backend and held maps' descriptors
+ * are closed: the program holds them). Throws BtfError, VerifierError or SysError.
+ */
+export function loadFinder(keys: readonly Buffer[], protocols: readonly number[]): Finder {
   const layout = kernelLayout();
   const value = Buffer.alloc(1, 1);
-  const mapFd = bpfMapCreate(
-    "sockdiag_bknds",
-    BPF_MAP_TYPE_HASH,
-    KEY_SIZE,
-    value.length,
-    Math.max(1, keys.length),
-  );
+  const fds: number[] = [];
+  const map = (name: string, keySize: number, valueSize: number, max: number, flags = 0) => {
+    const fd = bpfMapCreate(name, BPF_MAP_TYPE_HASH, keySize, valueSize, max, flags);
+    fds.push(fd);
+    return fd;
+  };
   try {
+    const mapFd = map("sockdiag_bknds", KEY_SIZE, value.length, Math.max(1, keys.length));
     for (const key of keys) bpfMapUpdate(mapFd, key, value);
+    const heldMapFd = map("sockdiag_held", 8, 1, MAX_HELD, BPF_F_NO_PREALLOC);
+    const countsFd = map("sockdiag_counts", 4, HeldCount.size, MAX_NAMESPACES, BPF_F_NO_PREALLOC);
     const ports = keys.map((key) => key.readUInt16BE(KEY_SIZE - 2));
-    const insns = socketFinderProgram({ layout, mapFd, protocols, ports });
-    return loadIteratorProgram({ name: "sockdiag_find", insns, attachBtfId: layout.attachBtfId });
+    const insns = socketFinderProgram({ layout, mapFd, protocols, ports, heldMapFd, countsMapFd: countsFd });
+    const progFd = loadIteratorProgram({ name: "sockdiag_find", insns, attachBtfId: layout.attachBtfId });
+    fds.pop(); // the counts map's: it stays open, read after the pass
+    return { progFd, countsFd };
   } finally {
-    close(mapFd);
+    for (const fd of fds) close(fd);
   }
+}
+
+/** Every namespace's count in the counts map. */
+function readHeld(countsFd: number): Map<number, HeldUdp> {
+  const held = new Map<number, HeldUdp>();
+  const key = Buffer.alloc(4);
+  const next = Buffer.alloc(4);
+  const value = Buffer.alloc(HeldCount.size);
+  let first = true;
+  while (bpfMapNextKey(countsFd, first ? undefined : key, next)) {
+    first = false;
+    next.copy(key);
+    if (!bpfMapLookup(countsFd, key, value)) continue;
+    held.set(key.readUInt32LE(0), {
+      v4: value.readUInt32LE(HeldCount.v4),
+      v6: value.readUInt32LE(HeldCount.v6),
+    });
+  }
+  return held;
 }
 
 /**
@@ -134,7 +188,8 @@ export function loadFinder(keys: readonly Buffer[], protocols: readonly number[]
 export function findConnectedSockets(options: FindOptions): FoundSockets {
   const keys = backendKeys(options.backends);
   const protocols = protocolNumbers(options.protocols);
-  const progFd = loadFinder(keys, protocols);
+  const { progFd, countsFd } = loadFinder(keys, protocols);
+  let held: Map<number, HeldUdp>;
   // A socket no one asked the cookie of yet has none (0): those are told apart by inode.
   const byCookie = new Map<bigint, FoundSocket>();
   const byInode = new Map<bigint, FoundSocket>();
@@ -150,8 +205,10 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
         if (!map.has(key)) map.set(key, decodeRecord(view, at));
       }
     });
+    held = readHeld(countsFd);
   } finally {
     close(progFd);
+    close(countsFd);
   }
   const notes: CookieNote[] = [];
   const sockets = [...byCookie.values()];
@@ -160,7 +217,7 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
     if (cookie !== 0n && byCookie.has(cookie)) continue;
     sockets.push(cookie === 0n ? socket : { ...socket, cookie });
   }
-  return { sockets, records, notes };
+  return { sockets, held, records, notes };
 }
 
 /**

@@ -12,12 +12,18 @@ import { errno, native } from "./libc.js";
 const SYS_BPF: Partial<Record<NodeJS.Architecture, number>> = { x64: 321, arm64: 280 };
 
 const BPF_MAP_CREATE = 0;
+const BPF_MAP_LOOKUP_ELEM = 1;
 const BPF_MAP_UPDATE_ELEM = 2;
+const BPF_MAP_GET_NEXT_KEY = 4;
 const BPF_PROG_LOAD = 5;
 const BPF_LINK_CREATE = 28;
 const BPF_ITER_CREATE = 33;
 
 export const BPF_MAP_TYPE_HASH = 1;
+/** map_flags: a hash map's entries are allocated as they are added, not all at its creation. */
+export const BPF_F_NO_PREALLOC = 1;
+/** A map update's flags: only a key not there yet. */
+export const BPF_NOEXIST = 1;
 export const BPF_PROG_TYPE_TRACING = 26;
 export const BPF_TRACE_ITER = 28;
 
@@ -53,8 +59,10 @@ export function bpfMapCreate(
   keySize: number,
   valueSize: number,
   maxEntries: number,
+  flags = 0,
 ): number {
   clearAttr();
+  attr.writeUInt32LE(flags, 16);
   attr.write(name.slice(0, 15), 28, "latin1");
   attr.writeUInt32LE(type, 0);
   attr.writeUInt32LE(keySize, 4);
@@ -70,6 +78,38 @@ export function bpfMapUpdate(mapFd: number, key: Buffer, value: Buffer): void {
   attr.writeBigUInt64LE(addressOf(key), 8);
   attr.writeBigUInt64LE(addressOf(value), 16);
   bpf(BPF_MAP_UPDATE_ELEM, "BPF_MAP_UPDATE_ELEM");
+}
+
+/** BPF_MAP_LOOKUP_ELEM: `key`'s value into `value`; false when the map has no such key. */
+export function bpfMapLookup(mapFd: number, key: Buffer, value: Buffer): boolean {
+  clearAttr();
+  attr.writeUInt32LE(mapFd, 0);
+  attr.writeBigUInt64LE(addressOf(key), 8);
+  attr.writeBigUInt64LE(addressOf(value), 16);
+  return keyFound(() => bpf(BPF_MAP_LOOKUP_ELEM, "BPF_MAP_LOOKUP_ELEM"));
+}
+
+/**
+ * BPF_MAP_GET_NEXT_KEY: the key after `key` (the first one when `key` is undefined) into `next`;
+ * false after the last.
+ */
+export function bpfMapNextKey(mapFd: number, key: Buffer | undefined, next: Buffer): boolean {
+  clearAttr();
+  attr.writeUInt32LE(mapFd, 0);
+  if (key) attr.writeBigUInt64LE(addressOf(key), 8);
+  attr.writeBigUInt64LE(addressOf(next), 16);
+  return keyFound(() => bpf(BPF_MAP_GET_NEXT_KEY, "BPF_MAP_GET_NEXT_KEY"));
+}
+
+/** Whether `call` succeeded: false where it failed with ENOENT, which it answers for no such key. */
+function keyFound(call: () => number): boolean {
+  try {
+    call();
+    return true;
+  } catch (err) {
+    if (err instanceof SysError && err.errno === Errno.ENOENT) return false;
+    throw err;
+  }
 }
 
 export interface ProgLoad {

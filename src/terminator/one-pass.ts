@@ -4,16 +4,25 @@
  * in every namespace at once; then each namespace of the selection is, by what the pass and its
  * counters (read without entering: /proc/PID/net/) say of it:
  *  - "found": entered, and exactly the sockets the pass found there destroyed by tuple and cookie;
- *  - "walk": walked with sock_diag as without the pass — its UDP counters count more sockets than
- *    the pass found there (one no task holds: in flight in SCM_RIGHTS, an io_uring fixed file, a
- *    device's kernel socket; or one connected elsewhere), a found socket's cookie is unknown, or
- *    no process of it shows its counters (then read by entering it, as a walk would);
+ *  - "walk": walked with sock_diag as without the pass — its UDP counters (sockstat's `UDP:
+ *    inuse`, sockstat6's `UDP6: inuse`: sockets with a local port) count more sockets than tasks
+ *    hold there, by the pass's count of the same kind (so one no task holds: in flight in
+ *    SCM_RIGHTS, an io_uring fixed file, a device's kernel socket), a found socket's cookie is
+ *    unknown, or its counters cannot be read (read by entering it where no process of it shows
+ *    them);
  *  - "none": no socket to destroy; ruled out altogether when its conntrack count is 0 too.
  * Never less than the walk: a socket the pass cannot see is in a namespace that is walked.
  */
 
 import { statSync } from "node:fs";
-import { type FoundSocket, findConnectedSockets, inetSocketOf, onePassAvailability } from "../bpf/index.js";
+import {
+  type FoundSocket,
+  type FoundSockets,
+  findConnectedSockets,
+  type HeldUdp,
+  inetSocketOf,
+  onePassAvailability,
+} from "../bpf/index.js";
 import type { InetSocket } from "../diag/socket.js";
 import {
   conntrackEntries,
@@ -154,9 +163,9 @@ export function decideOnePass(c: OnePassCircumstances): OnePassDecision {
   };
   const against = walkReason(c);
   if (against) return walk(against.reason, against.message);
-  let found: FoundSocket[];
+  let pass: FoundSockets;
   try {
-    found = findConnectedSockets({ backends: c.backends, protocols: ["udp"] }).sockets;
+    pass = findConnectedSockets({ backends: c.backends, protocols: ["udp"] });
   } catch (err) {
     return walk("pass-failed", `the one pass failed: ${(err as Error).message}`);
   }
@@ -164,10 +173,10 @@ export function decideOnePass(c: OnePassCircumstances): OnePassDecision {
     summary: {
       mode: c.mode,
       used: true,
-      message: `one pass: ${found.length} sockets connected to the backends`,
-      found: found.length,
+      message: `one pass: ${pass.sockets.length} sockets connected to the backends`,
+      found: pass.sockets.length,
     },
-    plan: new OnePassPlan(found, c.conntrack),
+    plan: new OnePassPlan(pass.sockets, pass.held, c.conntrack),
   };
 }
 
@@ -179,6 +188,8 @@ export class OnePassPlan {
 
   constructor(
     found: readonly FoundSocket[],
+    /** The UDP sockets tasks hold, by namespace (FoundSockets.held). */
+    private readonly held: ReadonlyMap<number, HeldUdp>,
     private readonly conntrack: boolean,
   ) {
     for (const s of found) {
@@ -229,22 +240,22 @@ export class OnePassPlan {
       };
     }
     const v4 = found.filter((s) => s.family === AF_INET).length;
-    const v6 = found.length - v4;
+    const held = this.held.get(id) ?? { v4: 0, v6: 0 };
     const udp = counts.get("UDP") ?? 0;
     const udp6 = counts.get("UDP6") ?? 0;
-    const tally = `UDP ${udp}, UDP6 ${udp6}; the pass found ${v4} and ${v6}`;
-    if (udp > v4 || udp6 > v6)
+    const tally = `UDP ${udp}, UDP6 ${udp6}; tasks hold ${held.v4} and ${held.v6}, the pass found ${v4} and ${found.length - v4}`;
+    if (udp > held.v4 || udp6 > held.v6)
       return {
         sockets: "walk",
         conntrack,
-        how: `its UDP counters exceed what the pass found (${tally}): walked`,
+        how: `its UDP counters exceed what tasks hold (${tally}): walked`,
       };
     if (found.length > 0)
       return { ...sockets(`${found.length} found by the one pass (${tally})`), conntrack };
     return {
       sockets: "none",
       conntrack,
-      how: `ruled out by the one pass: no socket connected to the backends, and no other UDP socket (${tally})${
+      how: `ruled out by the one pass: no socket connected to the backends, and no UDP socket no task holds (${tally})${
         this.conntrack ? "; no conntrack entry" : ""
       }`,
     };

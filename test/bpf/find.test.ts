@@ -7,7 +7,9 @@
  * threads: each socket once a descriptor, not once a thread), handed to another process (`sleep`,
  * holding it as descriptor 3) — are found exactly, with the fields
  * sock_diag gives (`listSockets` and `ss -uaH -N` per namespace); sockets connected elsewhere are
- * not; nothing stays loaded or open.
+ * not; nothing stays loaded or open. The same pass counts each namespace's held UDP sockets as
+ * sockstat's `UDP: inuse` and `UDP6: inuse` count them: bound or connected ones, each once however
+ * many descriptors and processes hold it, an unbound one not at all.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -20,6 +22,7 @@ import { findConnectedSockets } from "../../src/bpf/find.js";
 import type { FoundSocket } from "../../src/bpf/record.js";
 import { inNetns } from "../../src/netns/enter.js";
 import { fromPath } from "../../src/netns/open.js";
+import { readSockstat } from "../../src/netns/sockstat.js";
 import { listSockets } from "../../src/sockets/iterate.js";
 import { takeDescriptor } from "../../src/sys/pidfd.js";
 import {
@@ -31,6 +34,7 @@ import {
   IPPROTO_TCP,
   IPPROTO_UDP,
   listen,
+  SOCK_DGRAM,
   SOCK_STREAM,
   socket,
 } from "../../src/sys/socket.js";
@@ -230,6 +234,43 @@ describeAsRoot("one pass over every task's files", () => {
       for (const fd of fds) close(fd);
       if (sleeper?.pid !== undefined) process.kill(sleeper.pid, "SIGKILL");
       if (mover?.child.pid !== undefined) process.kill(mover.child.pid, "SIGKILL");
+    }
+  });
+
+  test("counts each namespace's held UDP sockets once, as sockstat's inuse counts them", async () => {
+    const fds: number[] = [];
+    let sleeper: ChildProcess | undefined;
+    try {
+      await withNetns(2, async (nss: ScratchNetns[]) => {
+        const [a, b] = nss as [ScratchNetns, ScratchNetns];
+        await a.ip("link", "set", "lo", "up");
+        const inA = <T>(fn: () => T): T => {
+          const ns = fromPath(a.path);
+          try {
+            return inNetns(ns, fn);
+          } finally {
+            ns.close();
+          }
+        };
+        const v4 = [0, 1, 2].map((i) => udpIn(a.path, AF_INET, V4, PORT + i).fd);
+        const v6 = [0, 1].map((i) => udpIn(a.path, AF_INET6, "::1", PORT + i).fd);
+        // Never bound nor connected: not hashed, not in inuse.
+        const unbound = inA(() => socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP));
+        fds.push(...v4, ...v6, unbound);
+        // Held twice here, and by another process too.
+        fds.push(takeDescriptor(process.pid, v4[0] as number));
+        sleeper = spawn("sleep", ["600"], { stdio: ["ignore", "ignore", "ignore", v4[1] as number] });
+
+        const { held } = findConnectedSockets({ backends: BACKENDS });
+        assert.deepEqual(held.get(statSync(a.path).ino), { v4: 3, v6: 2 });
+        const counts = inA(readSockstat);
+        assert.deepEqual([counts.get("UDP"), counts.get("UDP6")], [3, 2], "sockstat counts the same");
+        assert.equal(held.get(statSync(b.path).ino), undefined, "a namespace with none");
+        assert.deepEqual(await loadedBpfSettled(), []);
+      });
+    } finally {
+      for (const fd of fds) close(fd);
+      if (sleeper?.pid !== undefined) process.kill(sleeper.pid, "SIGKILL");
     }
   });
 

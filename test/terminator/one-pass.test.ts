@@ -1,11 +1,13 @@
 /**
  * The one pass against the walk, on the real kernel (a differential test): the same scene built
- * twice — the host and five namespaces, UDP clients of a backend over IPv4, IPv6 and v4-mapped
- * IPv6, a client of another port, an unconnected socket on the backend's port, and a client passed
- * over SCM_RIGHTS and still in flight (no task holds it: the pass cannot see it, the namespace's
- * counters can) — terminated once with `onePass: "off"` and once with "on": the same sockets are
- * destroyed, with the same totals per namespace; with "on" each namespace says how it was decided
- * (found, walked, ruled out), and nothing stays loaded. With CAP_BPF, CAP_PERFMON and
+ * twice — the host and seven namespaces, UDP clients of a backend over IPv4, IPv6 and v4-mapped
+ * IPv6, clients of other ports (many beside one client of the backend in "crowd"), an unconnected
+ * socket on the backend's port, and a client passed over SCM_RIGHTS and still in flight (no task
+ * holds it: the pass cannot see it, the namespace's counters can), beside a socket never bound
+ * (which the counters do not count) or a socket held twice (which the pass counts once) —
+ * terminated once with `onePass: "off"` and once with "on": the same sockets are destroyed, with
+ * the same totals per namespace; with "on" each namespace says how it was decided (found, walked,
+ * ruled out): only those holding a socket no task holds are walked, and nothing stays loaded. With CAP_BPF, CAP_PERFMON and
  * CAP_SYS_ADMIN dropped (capsh), or the kernel's BTF hidden, "auto" walks, with the reason in a
  * note, and "on" throws OnePassUnavailableError.
  */
@@ -48,7 +50,7 @@ const ECONNABORTED = 103;
 
 /** A python process in a namespace holding the sockets of `kinds`; `errors()` asks each its SO_ERROR. */
 const PYTHON = `
-import array, json, sys
+import array, json, os, sys
 from socket import *
 V4, PORT = sys.argv[1], int(sys.argv[2])
 held = []
@@ -62,6 +64,12 @@ for kind in sys.argv[3:]:
         continue
     if kind == "listener":
         s = socket(AF_INET, SOCK_DGRAM); s.bind((V4, PORT))
+    elif kind == "unbound":
+        s = socket(AF_INET, SOCK_DGRAM)
+    elif kind == "dup":
+        s = socket(AF_INET, SOCK_DGRAM); s.connect((V4, PORT + 1))
+        held.append((kind, s, socket(fileno=os.dup(s.fileno()))))
+        continue
     else:
         family, address, port = {"v4": (AF_INET, V4, PORT), "v4m": (AF_INET6, "::ffff:" + V4, PORT),
             "v6": (AF_INET6, "::1", PORT), "other": (AF_INET, V4, PORT + 1)}[kind]
@@ -103,11 +111,14 @@ async function errorsOf(held: Held): Promise<[string, number][]> {
 }
 
 /** What each namespace of the scene holds. */
+const CROWD = 40;
 const SCENE: Record<string, string[]> = {
   found: ["v4", "v4m"],
-  walked: ["v6", "other"],
+  crowd: ["v4", ...Array<string>(CROWD).fill("other")],
+  elsewhere: ["v6", "other"],
   empty: [],
-  flight: ["flight"],
+  flight: ["flight", "unbound"],
+  shared: ["dup", "flight"],
   listener: ["listener"],
 };
 
@@ -161,11 +172,19 @@ const EXPECTED: Record<string, [string, number][]> = {
     ["v4", ECONNABORTED],
     ["v4m", ECONNABORTED],
   ],
-  walked: [
+  crowd: [["v4", ECONNABORTED], ...Array.from({ length: CROWD }, (): [string, number] => ["other", 0])],
+  elsewhere: [
     ["v6", 0],
     ["other", 0],
   ],
-  flight: [["flight", ECONNABORTED]],
+  flight: [
+    ["flight", ECONNABORTED],
+    ["unbound", 0],
+  ],
+  shared: [
+    ["dup", 0],
+    ["flight", ECONNABORTED],
+  ],
   listener: [["listener", 0]],
 };
 
@@ -186,10 +205,19 @@ describeAsRoot("the one pass against the walk", () => {
     assert.equal(on.report.ok, true);
     const how = (label: string) => on.report.namespaces.find((n) => n.netns === on.names[label]);
     assert.match(how("found")?.onePass ?? "", /^2 found by the one pass/);
-    assert.match(how("walked")?.onePass ?? "", /exceed/);
-    assert.match(how("flight")?.onePass ?? "", /exceed/, "its counters count the socket in flight");
-    assert.equal(how("empty")?.ruledOut, true);
-    assert.match(how("empty")?.onePass ?? "", /^ruled out by the one pass/);
+    // Every UDP socket of these is held by a task: the counters say nothing more is there.
+    assert.match(how("crowd")?.onePass ?? "", new RegExp(`^1 found by the one pass \\(UDP ${CROWD + 1}, `));
+    assert.match(how("crowd")?.onePass ?? "", new RegExp(`tasks hold ${CROWD + 1} and 0`));
+    for (const label of ["elsewhere", "empty", "listener"]) {
+      assert.equal(how(label)?.ruledOut, true, label);
+      assert.match(how(label)?.onePass ?? "", /^ruled out by the one pass/, label);
+    }
+    // Walked: their counters count the socket in flight, beside one never bound (counted by
+    // neither) or one held twice (counted once).
+    for (const label of ["flight", "shared"])
+      assert.match(how(label)?.onePass ?? "", /exceed what tasks hold/, label);
+    assert.match(how("flight")?.onePass ?? "", /UDP 1, UDP6 0; tasks hold 0 and 0/);
+    assert.match(how("shared")?.onePass ?? "", /UDP 2, UDP6 0; tasks hold 1 and 0/);
     assert.deepEqual(await loadedBpfSettled(), [], "nothing left loaded");
   });
 
