@@ -166,6 +166,82 @@ describe("StateFile", () => {
     for (const { key, services } of known) assert.deepEqual(loaded.backends.get(key), services, key);
   });
 
+  test("a large file loads over many turns of the event loop, whole and exact; cut anywhere, it is not JSON", async () => {
+    const state = new StateFile(await scratch());
+    // 100,000 Services of one backend each; every 100th backend also in a second Service; unlisted ones.
+    const known: KnownBackend[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      const address =
+        i % 5
+          ? `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+          : `[fd00::${(i >> 16) + 1}:${(i & 0xffff).toString(16)}]`;
+      const services = i % 1000 === 3 ? [] : i % 100 ? [`ns/svc-${i}`] : [`ns/svc-${i}`, `ns/"q\\${i}\u00e9`];
+      known.push({ key: `${address}:${1 + (i % 65535)}/${i % 3 ? "udp" : "tcp"}`, services });
+    }
+    await state.save(groups(known));
+    const size = (await stat(state.path)).size;
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const loaded = await loadTexts(state);
+    counting = false;
+    // Before, one JSON.parse of the whole file, then 4,096 keys a turn: ~30 turns for ~4 MB.
+    assert.ok(
+      turns >= size / (64 * 1024),
+      `${size} bytes decoded over ${turns} turns: 64 KiB a turn at most`,
+    );
+    assert.equal(loaded.problem, undefined);
+    assert.equal(loaded.invalid, 0);
+    assert.equal(loaded.backends.size, known.length);
+    for (const { key, services } of known) assert.deepEqual(loaded.backends.get(key), services, key);
+    const text = await readFile(state.path);
+    for (const cut of [1, 13, 4096, 32 * 1024 + 1, size / 3, size / 2, size - 40, size - 2]) {
+      await writeFile(state.path, text.subarray(0, Math.floor(cut)));
+      const cutShort = await loadTexts(state);
+      assert.match(cutShort.problem ?? "", /is not JSON: the file ends early at byte \d+$/, `cut at ${cut}`);
+      assert.deepEqual(cutShort.backends, new Map());
+    }
+  });
+
+  test("a cut or corrupted file: unusable exactly when JSON.parse throws, reported and never thrown", async () => {
+    const state = new StateFile(await scratch());
+    await state.save(groups([a, b, { key: "10.0.0.2:53/udp", services: [dns, 'ns/"odd\\\u00e9'] }]));
+    const saved = await readFile(state.path);
+    const texts: Buffer[] = [];
+    for (let cut = 0; cut < saved.length; cut++) texts.push(saved.subarray(0, cut));
+    for (let at = 0; at < saved.length; at++)
+      for (const c of '\x01]},:"\\ 0e-[{n') {
+        const text = Buffer.from(saved);
+        text[at] = c.charCodeAt(0);
+        texts.push(text);
+        texts.push(Buffer.concat([saved.subarray(0, at), Buffer.from(c), saved.subarray(at)]));
+      }
+    let unusable = 0;
+    for (const text of texts) {
+      await writeFile(state.path, text);
+      let json = true;
+      try {
+        JSON.parse(text.toString("utf8"));
+      } catch {
+        json = false;
+      }
+      const loaded = await loadTexts(state);
+      const shown = JSON.stringify(text.toString("latin1"));
+      if (json) assert.doesNotMatch(loaded.problem ?? "", /not JSON/, shown);
+      else {
+        unusable++;
+        assert.match(loaded.problem ?? "", /not JSON: .* at byte \d+$/, shown);
+        assert.deepEqual(loaded.backends, new Map(), shown);
+      }
+    }
+    // Each cut but the one that leaves out only the last newline, and about a third of the others.
+    assert.ok(unusable > saved.length + texts.length / 4, `${unusable} of ${texts.length} not JSON`);
+  });
+
   test("a large save is spread over turns of the event loop, and writes each key as keyText prints it", async () => {
     const state = new StateFile(await scratch());
     // 60,000 Services of 3 groups (slices) each, ~1.2 million backends; keys of every length.
