@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { AnswerTooLargeError, BrokenAnswerError, ListParser } from "../src/list-parser.js";
+import { TurnCounter } from "./kit/turns.js";
 
 const WIDE = { maxItemBytes: 1 << 20, maxAnswerBytes: 1 << 24 };
 
@@ -65,20 +66,15 @@ describe("ListParser", () => {
     const items = Array.from({ length: 10_000 }, (_, n) => ({ n, pad: "x".repeat(100) }));
     const whole = Buffer.from(JSON.stringify({ metadata: { resourceVersion: "1" }, items }));
     const read: number[] = [];
-    let turns = 0;
-    // A turn of the event loop is seen when an immediate runs: each schedules the next.
-    let immediate = setImmediate(function tick() {
-      turns++;
-      immediate = setImmediate(tick);
-    });
-    const parser = new ListParser(() => read.push(turns), WIDE);
+    const loop = new TurnCounter();
+    const parser = new ListParser(() => read.push(loop.turns), WIDE);
     await parser.read(
       (async function* () {
         yield whole;
       })(),
       new AbortController().signal,
     );
-    clearImmediate(immediate);
+    loop.stop();
     assert.equal(read.length, items.length);
     assert.ok(read.at(-1)! > read[0]!, "the event loop turned between the first item and the last");
     assert.deepEqual(parser.end(), { members: { metadata: { resourceVersion: "1" } }, itemsSeen: true });
@@ -97,12 +93,8 @@ describe("ListParser", () => {
     const whole = Buffer.from(JSON.stringify({ metadata: { resourceVersion: "1" }, items }));
     const itemBytes = JSON.stringify(items[0]).length + 1;
     const readIn = new Map<number, number>();
-    let turns = 0;
-    let immediate = setImmediate(function tick() {
-      turns++;
-      immediate = setImmediate(tick);
-    });
-    const parser = new ListParser(() => readIn.set(turns, (readIn.get(turns) ?? 0) + 1), WIDE);
+    const loop = new TurnCounter();
+    const parser = new ListParser(() => readIn.set(loop.turns, (readIn.get(loop.turns) ?? 0) + 1), WIDE);
     // 16 KiB chunks, each there at once (a promise apart), as a socket's buffered reads come.
     await parser.read(
       (async function* () {
@@ -110,7 +102,7 @@ describe("ListParser", () => {
       })(),
       new AbortController().signal,
     );
-    clearImmediate(immediate);
+    loop.stop();
     assert.equal(
       [...readIn.values()].reduce((a, b) => a + b),
       items.length,

@@ -5,7 +5,7 @@ import { type BackendKey, keyText, parseKeyText } from "../src/backend.js";
 import { EndpointCache } from "../src/endpoint-cache.js";
 import { type Removal, RemovalTracker, type TerminatingPolicy } from "../src/removals.js";
 import { objectId, readSlice, type SliceContent } from "../src/slice.js";
-import { endpointSlice, ManualClock, type SliceSpec, udpSlice } from "./kit/index.js";
+import { endpointSlice, ManualClock, type SliceSpec, TurnCounter, udpSlice } from "./kit/index.js";
 
 const UDP = new Set(["udp"] as const);
 const content = (s: V1EndpointSlice): SliceContent => readSlice(s, UDP).content!;
@@ -320,24 +320,18 @@ describe("EndpointCache and RemovalTracker", () => {
     const saved = new Map<BackendKey, string[]>();
     for (let i = 0; i < 50_000; i++)
       saved.set(parseKeyText(`10.1.${i >> 8}.${i & 255}:53/udp`)!, ["default/dns"]);
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
+    const loop = new TurnCounter();
     const lookedIn = new Map<number, number>();
     const counted = {
       *[Symbol.iterator]() {
         for (const entry of saved) {
-          lookedIn.set(turns, (lookedIn.get(turns) ?? 0) + 1);
+          lookedIn.set(loop.turns, (lookedIn.get(loop.turns) ?? 0) + 1);
           yield entry;
         }
       },
     } as unknown as ReadonlyMap<BackendKey, string[]>;
     assert.equal(await s.tracker.restore(counted), 50_000);
-    counting = false;
+    loop.stop();
     assert.ok(Math.max(...lookedIn.values()) <= 4096, `${Math.max(...lookedIn.values())} in one turn`);
     assert.equal(s.tracker.pendingCount, 50_000);
   });

@@ -22,6 +22,7 @@ import { join } from "node:path";
 import { after, describe, mock, test } from "node:test";
 import { keyText, parseKeyText } from "../src/backend.js";
 import { type KnownGroup, type LoadedState, StateDirError, StateFile } from "../src/state-file.js";
+import { TurnCounter } from "./kit/turns.js";
 
 /** A backend and the Services that list it, as tests write them. */
 interface KnownBackend {
@@ -180,15 +181,10 @@ describe("StateFile", () => {
     }
     await state.save(groups(known));
     const size = (await stat(state.path)).size;
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
+    const loop = new TurnCounter();
     const loaded = await loadTexts(state);
-    counting = false;
+    loop.stop();
+    const { turns } = loop;
     // Before, one JSON.parse of the whole file, then 4,096 keys a turn: ~30 turns for ~4 MB.
     assert.ok(
       turns >= size / (64 * 1024),
@@ -271,17 +267,13 @@ describe("StateFile", () => {
         : s % 1000 === 1
           ? `ns/"q\\${s}\u00e9\u2028\n`
           : `ns${s % 50}/svc-${s}`;
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
+    let loop: TurnCounter | undefined;
     // How many groups are read in each turn of the event loop (each group's Service is read once).
     const readIn = new Map<number, number>();
     const group = (service: string | undefined, keys: string[]): KnownGroup => ({
       get service() {
-        readIn.set(turns, (readIn.get(turns) ?? 0) + 1);
+        const turn = loop?.turns ?? 0;
+        readIn.set(turn, (readIn.get(turn) ?? 0) + 1);
         return service;
       },
       keys: keys.map((t) => parseKeyText(t)!),
@@ -297,9 +289,9 @@ describe("StateFile", () => {
           unlisted.push(...alone);
         }
       }
-    setImmediate(count);
+    loop = new TurnCounter();
     await state.save(known);
-    counting = false;
+    loop.stop();
     assert.equal(
       [...readIn.values()].reduce((a, b) => a + b),
       known.length,

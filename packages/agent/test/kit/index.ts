@@ -11,3 +11,4 @@ export * from "./exec-plugin.js";
 export * from "./fake-source.js";
 export * from "./fakes.js";
 export * from "./slices.js";
+export * from "./turns.js";
