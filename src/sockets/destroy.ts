@@ -137,17 +137,6 @@ export function prepareDestroy(query: DestroyQuery, open?: NetlinkOpener): Prepa
   };
 }
 
-/**
- * A namespace's scan for sockets found without a dump: never empty, whatever its counters say —
- * a socket the counters no longer count is gone, which only its destroy's answer and the listing
- * after it tell (an empty scan would count it as destroyed in a dry run's way).
- */
-class FoundScan extends Scan {
-  override get empty(): boolean {
-    return false;
-  }
-}
-
 /** The destroy of `kind` for exactly `sockets`: they are its candidates, no dump finds them. */
 function foundDestroy(
   kind: DestroyKind,
@@ -157,7 +146,9 @@ function foundDestroy(
   const { sendAhead: _, ...of } = kind.of(onOutcome);
   return {
     ...of,
-    open: (target) => new FoundScan(target, kind.plan),
+    // No counters: a socket they no longer count is gone, which only its destroy's answer and the
+    // listing after it tell (a scan the counters emptied would skip it as a dry run does).
+    open: (target) => new Scan(target, kind.plan, { open: kind.opener, counters: false }),
     scan: (_scan, visit) => {
       for (const s of sockets) visit(s);
       return [];
@@ -174,6 +165,8 @@ function sendAhead(scan: Scan): boolean {
 /** A destroy query checked and planned: how to open a namespace's scan, and the runner's kind. */
 interface DestroyKind {
   readonly plan: QueryPlan;
+  /** The test's fake kernel the scans open their connections from, if any. */
+  readonly opener: NetlinkOpener | undefined;
   open(target: Target): Scan;
   /** The kind for a listener of outcomes. */
   of(onOutcome: OutcomeListener | undefined): RunKind<Socket, [Socket], Scan, DestroyReport>;
@@ -190,9 +183,10 @@ function socketDestroy(query: DestroyQuery, opener?: NetlinkOpener): DestroyKind
       "destroy every socket",
     );
   const { batchSize, signal } = query;
-  const open = (target: Target) => new Scan(target, plan, opener);
+  const open = (target: Target) => new Scan(target, plan, { open: opener });
   return {
     plan,
+    opener,
     open,
     of: (listener) => {
       const callbackErrors: SockdiagError[] = [];

@@ -37,7 +37,16 @@ import type { InetDump, QueryPlan } from "./query.js";
  * there (its `dev` names and port range are that namespace's). Listing and destroying both start
  * from one.
  */
+/** How a Scan opens its namespace. */
+export interface ScanHow {
+  /** A test's fake kernel: each connection from it instead of the namespace. */
+  open?: NetlinkOpener | undefined;
+  /** Whether the namespace's socket counters may leave dumps out (default true). */
+  counters?: boolean;
+}
+
 export class Scan implements Disposable {
+  private readonly open: NetlinkOpener | undefined;
   readonly conn: NetlinkConnection;
   readonly dumper: Dumper;
   readonly options: DumpOptions;
@@ -45,17 +54,19 @@ export class Scan implements Disposable {
   readonly plan: QueryPlan;
 
   /**
-   * Open the socket in `target` (reading its socket counters on the way) and compile `plan`'s
+   * Open the socket in `target` (reading its socket counters on the way, unless `counters` is
+   * false: sockets found without a dump are there whatever the counters say) and compile `plan`'s
    * filter there; with `open` (a test's fake kernel), its connection in place of the namespace's:
    * no counters read, the filter compiled in the caller's namespace. The caller closes the scan.
    */
   constructor(
     readonly target: Target,
     plan: QueryPlan,
-    private readonly open?: NetlinkOpener,
+    { open, counters = true }: ScanHow = {},
   ) {
+    this.open = open;
     // The counters are read only where they can leave a dump out (`ls -t -a` needs none).
-    const counted = !open && plan.inet.some(countable);
+    const counted = counters && !open && plan.inet.some(countable);
     // One visit of the namespace for everything that has to be done inside it.
     const { conn, counts, compiled } = inNetns(open ? undefined : target.netns, () => {
       const counts = counted ? readSockstat() : undefined;
