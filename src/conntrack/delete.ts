@@ -59,10 +59,11 @@ export function deleteConntrack(query: DeleteConntrackQuery): ConntrackDeleteRep
  */
 export interface PreparedConntrackDelete {
   /**
-   * deleteConntrack in `target`, with the outcomes told to `onOutcome` instead of the query's.
+   * deleteConntrack in `target`, with the outcomes told to `onOutcome` instead of the query's;
+   * `entries`: the namespace's entry count when the caller read it already (not read again).
    * Throws as deleteConntrack does for a single namespace.
    */
-  runIn(target: Target, onOutcome?: EntryOutcomeListener): ConntrackDeleteReport;
+  runIn(target: Target, onOutcome?: EntryOutcomeListener, entries?: number): ConntrackDeleteReport;
 }
 
 /**
@@ -74,7 +75,7 @@ export function prepareConntrackDelete(
   open?: NetlinkOpener,
 ): PreparedConntrackDelete {
   const kindFor = entryDelete(query, open);
-  return { runIn: (target, onOutcome) => runInTarget(kindFor(onOutcome), query, target) };
+  return { runIn: (target, onOutcome, entries) => runInTarget(kindFor(onOutcome, entries), query, target) };
 }
 
 /**
@@ -86,19 +87,20 @@ function entryDelete(
   opener?: NetlinkOpener,
 ): (
   onOutcome: EntryOutcomeListener | undefined,
+  entries?: number,
 ) => RunKind<ConntrackEntry, [ConntrackEntry, Buffer, EntrySpans], ConntrackScan, ConntrackReport> {
   checkRunOptions(query, DELETE_QUERY_KEYS);
   const plan = planConntrack(query);
   if (!plan.narrow && !plan.nothing && !query.predicate && query.all !== true)
     throw new EmptySelectionError("query", "(no address, port, zone or mark)", "delete every entry");
   const { batchSize, signal } = query;
-  return (listener) => {
+  return (listener, entries) => {
     const callbackErrors: SockdiagError[] = [];
     const onOutcome = guardListener(listener, callbackErrors);
     return {
       verb: "delete",
       nothing: plan.nothing,
-      open: (target: Target) => new ConntrackScan(target, plan, opener),
+      open: (target: Target) => new ConntrackScan(target, plan, opener, entries),
       // One dump with a callback per entry: no step between receive batches.
       scan: (scan, visit) => {
         scan.each(visit);

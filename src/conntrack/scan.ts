@@ -62,13 +62,15 @@ export class ConntrackScan implements Disposable {
 
   /**
    * Open the connection in `target` (with `open`: a test's fake; by default the real socket,
-   * opened only when the namespace's own count, read on the way in, is not 0). Throws
-   * ConntrackUnavailableError, NetnsError, SysError.
+   * opened only when the namespace's own count, read on the way in, is not 0). `entries`: the
+   * count as the caller read it already (without entering: the one pass's plan), not read again.
+   * Throws ConntrackUnavailableError, NetnsError, SysError.
    */
   constructor(
     readonly target: Target,
     readonly plan: ConntrackPlan,
     private readonly open?: NetlinkOpener,
+    entries?: number,
   ) {
     if (open) {
       this.#conn = this.connect(() => open(NETLINK_NETFILTER, target));
@@ -77,7 +79,7 @@ export class ConntrackScan implements Disposable {
     // One visit of the namespace: its count, and the socket where there is something to dump.
     const { count, conn } = this.connect(() =>
       inNetns(target.netns, () => {
-        const count = conntrackEntries();
+        const count = entries ?? conntrackEntries();
         return { count, conn: count === 0 ? undefined : NetlinkSocket.open(NETLINK_NETFILTER) };
       }),
     );

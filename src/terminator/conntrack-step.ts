@@ -76,8 +76,8 @@ export class ConntrackStep {
     this.deletes = prepareConntrackDelete(query, open);
   }
 
-  /** The step in one namespace. */
-  runIn(target: Target): ConntrackStepResult {
+  /** The step in one namespace; `entries`: its entry count when the one pass's plan read it. */
+  runIn(target: Target, entries?: number): ConntrackStepResult {
     const result: ConntrackStepResult = {
       tally: emptyTally("deleted"),
       backends: this.backends.map(() => emptyTally("deleted")),
@@ -90,7 +90,7 @@ export class ConntrackStep {
       const i = this.index.get(`${entry.reply.src} ${entry.reply.sport}`);
       if (i !== undefined) countOutcome(result.backends[i]!, outcome, failure);
     };
-    const report = this.deletes.runIn(target, onOutcome);
+    const report = this.deletes.runIn(target, onOutcome, entries);
     result.tally = {
       matched: report.matched,
       deleted: report.deleted,

@@ -8,7 +8,7 @@ export {
 } from "./config.js";
 export { conntrackSelections } from "./conntrack-step.js";
 export { AddressError, OnePassUnavailableError } from "./errors.js";
-export { type OnePassMode, type OnePassSummary, onePassPath } from "./one-pass.js";
+export { type FindSockets, type OnePassMode, type OnePassSummary, onePassPath } from "./one-pass.js";
 export {
   type BackendName,
   type BackendProtocol,

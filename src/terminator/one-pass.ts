@@ -5,29 +5,36 @@
  * counters (read without entering: /proc/PID/net/) say of it:
  *  - "found": entered, and exactly the sockets the pass found there destroyed by tuple and cookie;
  *  - "walk": walked with sock_diag as without the pass — its UDP counters (sockstat's `UDP:
- *    inuse`, sockstat6's `UDP6: inuse`: sockets with a local port) count more sockets than tasks
- *    hold there, by the pass's count of the same kind (so one no task holds: in flight in
- *    SCM_RIGHTS, an io_uring fixed file, a device's kernel socket), a found socket's cookie is
- *    unknown, or its counters cannot be read (read by entering it where no process of it shows
- *    them);
+ *    inuse`, sockstat6's `UDP6: inuse`: sockets with a local port), read before the pass and
+ *    again after it, count more sockets than tasks hold there, by the pass's count of the same
+ *    kind (so one no task holds: in flight in SCM_RIGHTS, an io_uring fixed file, a device's
+ *    kernel socket), a found socket's cookie is unknown, or its counters cannot be read (read by
+ *    entering it where no process of it shows them). The larger of the two reads is compared: a
+ *    socket held at the pass and closed after it still counts in the read before, one opened
+ *    after the read before and held at the pass counts in the read after — either errs toward
+ *    walking. Only a socket whose whole life lies between the two reads, seen by the pass, can
+ *    still make up for one no task holds;
  *  - "none": no socket to destroy; ruled out altogether when its conntrack count is 0 too.
  * Never less than the walk: a socket the pass cannot see is in a namespace that is walked.
  */
 
 import { statSync } from "node:fs";
 import {
+  type FindOptions,
   type FoundSocket,
   type FoundSockets,
   findConnectedSockets,
   type HeldUdp,
   inetSocketOf,
   onePassAvailability,
+  unavailableBecause,
 } from "../bpf/index.js";
 import type { InetSocket } from "../diag/socket.js";
 import {
   conntrackEntries,
   conntrackEntriesOf,
   inNetns,
+  isFatalNetnsError,
   type NamespaceNote,
   readSockstat,
   readSockstatOf,
@@ -85,6 +92,11 @@ export interface NamespaceVerdict {
   found?: InetSocket[];
   /** Whether its conntrack entries are to be looked at (its count is not 0, or unknown). */
   conntrack: boolean;
+  /**
+   * Its conntrack entries as the plan read them (not 0), for the conntrack step not to count
+   * them again; absent where the count is unknown (then the step counts).
+   */
+  entries?: number;
   /** How it was decided, for people. */
   how: string;
 }
@@ -152,22 +164,34 @@ export function cachedAvailability(): ReturnType<typeof onePassAvailability> {
   return availability;
 }
 
+/** The pass itself: findConnectedSockets, or a test's stand-in. */
+export type FindSockets = (options: FindOptions) => FoundSockets;
+
 /**
- * Whether the run takes the one pass and, when it does, the pass run and its plan. Throws
- * OnePassUnavailableError, naming why, when the mode is "on" and the pass cannot run.
+ * Whether the run takes the one pass and, when it does, the pass run and its plan. `before`
+ * reads the counters of the run's namespaces (countersOf), called just before the pass. A pass
+ * that fails (a verifier refusal, the kernel) is walked instead with the reason, as a probe's
+ * would be. Throws OnePassUnavailableError, naming why, when the mode is "on" and the pass
+ * cannot run.
  */
-export function decideOnePass(c: OnePassCircumstances): OnePassDecision {
+export function decideOnePass(
+  c: OnePassCircumstances,
+  before: () => CountersBefore,
+  find: FindSockets = findConnectedSockets,
+): OnePassDecision {
   const walk = (reason: WalkReason, message: string): OnePassDecision => {
     if (c.mode === "on") throw new OnePassUnavailableError(reason, message);
     return { summary: { mode: c.mode, used: false, reason, message } };
   };
   const against = walkReason(c);
   if (against) return walk(against.reason, against.message);
+  const counters = before();
   let pass: FoundSockets;
   try {
-    pass = findConnectedSockets({ backends: c.backends, protocols: ["udp"] });
+    pass = find({ backends: c.backends, protocols: ["udp"] });
   } catch (err) {
-    return walk("pass-failed", `the one pass failed: ${(err as Error).message}`);
+    const failed = failureOf(err);
+    return walk(failed.reason, failed.message);
   }
   return {
     summary: {
@@ -176,20 +200,66 @@ export function decideOnePass(c: OnePassCircumstances): OnePassDecision {
       message: `one pass: ${pass.sockets.length} sockets connected to the backends`,
       found: pass.sockets.length,
     },
-    plan: new OnePassPlan(pass.sockets, pass.held, c.conntrack),
+    plan: new OnePassPlan(pass.sockets, pass.held, counters, c.conntrack),
   };
+}
+
+/** Why a pass that was run failed: the probe's reasons where the error is of their kinds. */
+function failureOf(err: unknown): { reason: WalkReason; message: string } {
+  try {
+    const probed = unavailableBecause(err);
+    if (!probed.available)
+      return { reason: probed.reason, message: `the one pass failed: ${probed.message}` };
+  } catch {
+    // none of the kinds a probe knows
+  }
+  return { reason: "pass-failed", message: `the one pass failed: ${(err as Error).message}` };
+}
+
+/** Each namespace's counters read before the pass, or why they could not be, by its id. */
+export type CountersBefore = ReadonlyMap<number, SocketCounts | Error>;
+
+/**
+ * The counters of `targets` (the run's namespaces, walked once before the pass), by namespace id.
+ * Throws only a fatal namespace error (a failed return to the caller's own).
+ */
+export function countersOf(targets: Iterable<Target>): CountersBefore {
+  const own = ownNetnsId();
+  const out = new Map<number, SocketCounts | Error>();
+  for (const target of targets) {
+    const id = target.netns?.id ?? own;
+    try {
+      out.set(id, readCounters(target, processOf(target, id)));
+    } catch (err) {
+      if (isFatalNetnsError(err)) throw err;
+      out.set(id, err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+  return out;
+}
+
+/** The namespace's counters: through `pid`'s /proc/PID/net/ when known, else by entering it. */
+function readCounters(target: Target, pid: number | undefined): SocketCounts {
+  return pid === undefined ? inNetns(target.netns, readSockstat) : readSockstatOf(pid);
+}
+
+/** The calling thread's network namespace's id. */
+function ownNetnsId(): number {
+  return statSync("/proc/thread-self/ns/net").ino;
 }
 
 /** What the pass found, by namespace, and each namespace's verdict (asked once per namespace). */
 export class OnePassPlan {
   private readonly byNetns = new Map<number, FoundSocket[]>();
   private readonly verdicts = new Map<number, NamespaceVerdict>();
-  private readonly own = statSync("/proc/thread-self/ns/net").ino;
+  private readonly own = ownNetnsId();
 
   constructor(
     found: readonly FoundSocket[],
     /** The UDP sockets tasks hold, by namespace (FoundSockets.held). */
     private readonly held: ReadonlyMap<number, HeldUdp>,
+    /** The namespaces' counters read before the pass (countersOf). */
+    private readonly before: CountersBefore,
     private readonly conntrack: boolean,
   ) {
     for (const s of found) {
@@ -225,39 +295,51 @@ export class OnePassPlan {
       how,
     });
     const pid = processOf(target, id);
+    const count = this.conntrack ? conntrackCount(target, pid) : { entries: undefined };
     // No conntrack module (undefined) holds no entry either; a count that cannot be read may.
-    const conntrack = this.conntrack && (conntrackCount(target, pid) ?? 0) !== 0;
-    if (found.some((s) => s.cookie === 0n))
-      return { sockets: "walk", conntrack, how: "a found socket's cookie is unknown: walked" };
-    let counts: SocketCounts;
+    const conntrack = this.conntrack && count.entries !== 0;
+    const entries = count.entries ? { entries: count.entries } : {};
+    const unread = count.error ? `; its conntrack count cannot be read (${count.error}): looked at` : "";
+    const walk = (how: string): NamespaceVerdict => ({
+      sockets: "walk",
+      conntrack,
+      ...entries,
+      how: how + unread,
+    });
+    if (found.some((s) => s.cookie === 0n)) return walk("a found socket's cookie is unknown: walked");
+    const before = this.before.get(id);
+    if (before === undefined)
+      return walk("its counters were not read before the pass (not listed then): walked");
+    if (before instanceof Error) return walk(`its counters cannot be read (${before.message}): walked`);
+    let after: SocketCounts;
     try {
-      counts = pid === undefined ? inNetns(target.netns, readSockstat) : readSockstatOf(pid);
+      after = readCounters(target, pid);
     } catch (err) {
-      return {
-        sockets: "walk",
-        conntrack,
-        how: `its counters cannot be read (${(err as Error).message}): walked`,
-      };
+      return walk(`its counters cannot be read (${(err as Error).message}): walked`);
     }
     const v4 = found.filter((s) => s.family === AF_INET).length;
     const held = this.held.get(id) ?? { v4: 0, v6: 0 };
-    const udp = counts.get("UDP") ?? 0;
-    const udp6 = counts.get("UDP6") ?? 0;
+    // The larger of the reads before and after the pass: a socket opened or closed meanwhile
+    // can only make a namespace walked.
+    const counted = (name: string) => Math.max(before.get(name) ?? 0, after.get(name) ?? 0);
+    const udp = counted("UDP");
+    const udp6 = counted("UDP6");
     const tally = `UDP ${udp}, UDP6 ${udp6}; tasks hold ${held.v4} and ${held.v6}, the pass found ${v4} and ${found.length - v4}`;
     if (udp > held.v4 || udp6 > held.v6)
-      return {
-        sockets: "walk",
-        conntrack,
-        how: `its UDP counters exceed what tasks hold (${tally}): walked`,
-      };
+      return walk(`its UDP counters exceed what tasks hold (${tally}): walked`);
     if (found.length > 0)
-      return { ...sockets(`${found.length} found by the one pass (${tally})`), conntrack };
+      return {
+        ...sockets(`${found.length} found by the one pass (${tally})${unread}`),
+        conntrack,
+        ...entries,
+      };
     return {
       sockets: "none",
       conntrack,
+      ...entries,
       how: `ruled out by the one pass: no socket connected to the backends, and no UDP socket no task holds (${tally})${
-        this.conntrack ? "; no conntrack entry" : ""
-      }`,
+        this.conntrack && !conntrack ? "; no conntrack entry" : ""
+      }${unread}`,
     };
   }
 }
@@ -277,13 +359,17 @@ function processOf(target: Target, id: number): number | undefined {
 }
 
 /**
- * The namespace's conntrack entries: undefined where nf_conntrack is not loaded, NaN where the
- * count cannot be read (then the conntrack step looks, as without the pass).
+ * The namespace's conntrack entries: undefined where nf_conntrack is not loaded; with `error`
+ * where the count cannot be read (then the conntrack step looks, as without the pass).
  */
-function conntrackCount(target: Target, pid: number | undefined): number | undefined {
+function conntrackCount(
+  target: Target,
+  pid: number | undefined,
+): { entries: number | undefined; error?: string } {
   try {
-    return pid === undefined ? inNetns(target.netns, conntrackEntries) : conntrackEntriesOf(pid);
-  } catch {
-    return Number.NaN;
+    return { entries: pid === undefined ? inNetns(target.netns, conntrackEntries) : conntrackEntriesOf(pid) };
+  } catch (err) {
+    if (isFatalNetnsError(err)) throw err;
+    return { entries: Number.NaN, error: (err as Error).message };
   }
 }

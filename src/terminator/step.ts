@@ -91,7 +91,8 @@ export class NamespaceTermination {
       result.conntrack = emptyTally("deleted");
       result.conntrackNote = { netns: name, skipped: "one-pass", message: "its conntrack count is 0" };
       step.conntrack = set.backends.map(() => emptyTally("deleted"));
-    } else if (this.conntrack) step.conntrack = this.conntrackIn(name, target, this.conntrack, result);
+    } else if (this.conntrack)
+      step.conntrack = this.conntrackIn(name, target, this.conntrack, result, verdict?.entries);
     return step;
   }
 
@@ -157,10 +158,11 @@ export class NamespaceTermination {
     target: Target,
     conntrack: ConntrackStep,
     result: BatchNamespaceResult,
+    entries: number | undefined,
   ): Tally<ConntrackEntry>[] {
     let backends = this.set.backends.map(() => emptyTally("deleted"));
     try {
-      const step = conntrack.runIn(target);
+      const step = conntrack.runIn(target, entries);
       result.conntrack = step.tally;
       if (step.error) result.conntrackError = step.error;
       if (step.note) result.conntrackNote = step.note;

@@ -36,7 +36,7 @@ import {
   type TerminatorConfig,
 } from "./config.js";
 import { ConntrackStep } from "./conntrack-step.js";
-import { decideOnePass, type OnePassPlan } from "./one-pass.js";
+import { countersOf, decideOnePass, type FindSockets, type OnePassPlan } from "./one-pass.js";
 import {
   addNamespace,
   type BatchNamespaceResult,
@@ -64,6 +64,12 @@ export interface TerminatorSeam {
    * fake kernel standing in for the namespaces `targets` gives. Default: real sockets inside.
    */
   open?: NetlinkOpener;
+  /**
+   * The one pass (default findConnectedSockets): a test's stand-in runs it on the real kernel
+   * with something around it — a program the verifier refuses, a socket closed after the pass.
+   * Unlike the other seams it leaves the one pass in use.
+   */
+  find?: FindSockets;
 }
 
 const noLogger: Logger = { info() {}, warn() {} };
@@ -78,6 +84,7 @@ export class BackendTerminator {
   private readonly config: TerminatorConfig;
   private readonly logger: Logger;
   private readonly open: NetlinkOpener | undefined;
+  private readonly find: FindSockets | undefined;
   /** A test's collaborators are in place: the one pass, which bypasses them, is not taken. */
   private readonly seamed: boolean;
   private readonly targets: (findings: WalkFindings, onFound: (total: number) => void) => Iterable<Target>;
@@ -92,6 +99,7 @@ export class BackendTerminator {
     const selection: NamespaceSelection = { ...config, netns: config.netns ?? "all" };
     this.targets = seam.targets ?? ((findings, onFound) => targetsOf(selection, findings, onFound));
     this.open = seam.open;
+    this.find = seam.find;
     this.seamed = seam.targets !== undefined || seam.open !== undefined;
     this.logger = config.logger ?? noLogger;
   }
@@ -137,13 +145,18 @@ export class BackendTerminator {
     const { signal } = options;
     if (signal) query.signal = signal;
     const destroy = prepareDestroy(query, this.open);
-    const onePass = decideOnePass({
-      mode: this.config.onePass ?? "off",
-      backends: set.backends,
-      all: (this.config.netns ?? "all") === "all",
-      seam: this.seamed,
-      conntrack,
-    });
+    const onePass = decideOnePass(
+      {
+        mode: this.config.onePass ?? "off",
+        backends: set.backends,
+        all: (this.config.netns ?? "all") === "all",
+        seam: this.seamed,
+        conntrack,
+      },
+      // The counters before the pass, in a walk of their own: what it meets is the run's walk's to report.
+      () => countersOf(this.targets({ failures: [], notes: [] }, () => {})),
+      this.find,
+    );
     if (onePass.summary.mode !== "off") {
       report.onePass = onePass.summary;
       const { used, reason, message } = onePass.summary;

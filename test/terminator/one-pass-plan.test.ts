@@ -1,0 +1,39 @@
+/**
+ * The one pass's plan on its own, on the real kernel: a namespace whose counters and conntrack
+ * count cannot be read is walked and its conntrack looked at, its note saying why; a count the
+ * plan read is handed to the conntrack scan, which does not read it again.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { planConntrack } from "../../src/conntrack/query.js";
+import { ConntrackScan } from "../../src/conntrack/scan.js";
+import { fromPath } from "../../src/netns/index.js";
+import { countersOf, OnePassPlan } from "../../src/terminator/one-pass.js";
+import { describeAsRoot, withNetns } from "../kit/index.js";
+
+describeAsRoot("the one pass's plan", () => {
+  test("counters and a conntrack count that cannot be read: walked, conntrack looked at, the note says why", async () => {
+    await withNetns(1, async ([scratch]) => {
+      const ns = fromPath(scratch!.path);
+      ns.close();
+      const target = { netns: ns, ref: undefined, label: "closed" };
+      const plan = new OnePassPlan([], new Map(), countersOf([target]), true);
+      const verdict = plan.verdict(target);
+      assert.equal(verdict.sockets, "walk");
+      assert.equal(verdict.conntrack, true);
+      assert.equal(verdict.entries, undefined);
+      assert.match(verdict.how, /^its counters cannot be read \(.*\): walked/);
+      assert.match(verdict.how, /; its conntrack count cannot be read \(.*after close.*\): looked at$/);
+    });
+  });
+
+  test("a conntrack count read already is the scan's count: not read again on entering", () => {
+    const host = { netns: undefined, ref: undefined, label: undefined };
+    // No namespace holds exactly this many entries here: a count read again would differ.
+    using scan = new ConntrackScan(host, planConntrack({}), undefined, 987_654_321);
+    assert.equal(scan.count(), 987_654_321);
+    assert.equal(scan.empty, false);
+    using none = new ConntrackScan(host, planConntrack({}), undefined, 0);
+    assert.equal(none.empty, true);
+  });
+});

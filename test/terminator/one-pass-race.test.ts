@@ -1,0 +1,71 @@
+/**
+ * The one pass's counters against sockets opened or closed while it runs, on the real kernel: a
+ * namespace holds a socket in flight in SCM_RIGHTS (no task holds it: only its UDP counter shows
+ * it) beside a socket this process holds there. When the held one is closed right after the pass,
+ * or opened right before it, the counter read at one moment equals what tasks held at the pass —
+ * the namespace must be walked all the same, and the socket in flight destroyed.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { findConnectedSockets } from "../../src/bpf/index.js";
+import { AF_INET, close } from "../../src/sys/socket.js";
+import { BackendTerminator, type FindSockets } from "../../src/terminator/index.js";
+import { connectedUdpIn, describeAsRoot, type ScratchNetns, withNetns } from "../kit/index.js";
+import { ECONNABORTED, errorsOf, holdIn, PORT, V4 } from "./one-pass-holder.js";
+
+/** A socket of this process in `ns`, connected to another port than the backend's. */
+const bystander = (ns: ScratchNetns) => connectedUdpIn(ns.path, AF_INET, V4, PORT + 1);
+
+/** Terminate the backend with `find` around the pass: the namespace's verdict and its socket in flight. */
+async function runAround(
+  around: (ns: ScratchNetns) => FindSockets,
+): Promise<{ how: string; flight: number }> {
+  return withNetns(1, async ([ns]) => {
+    await ns!.ip("link", "set", "lo", "up");
+    const held = await holdIn(ns!, ["flight"]);
+    try {
+      const report = new BackendTerminator(
+        { discover: false, conntrack: false, onePass: "on" },
+        { find: around(ns!) },
+      ).terminateMany([{ address: V4, port: PORT }]);
+      assert.equal(report.onePass?.used, true);
+      const how = report.namespaces.find((n) => n.netns === ns!.name)?.onePass ?? "";
+      const [[, flight]] = (await errorsOf(held)) as [[string, number]];
+      return { how, flight };
+    } finally {
+      held.child.kill();
+    }
+  });
+}
+
+describeAsRoot("the one pass's counters against sockets opened or closed meanwhile", () => {
+  test("a held socket closed right after the pass: its namespace is walked, the socket in flight destroyed", async () => {
+    const { how, flight } = await runAround((ns) => {
+      const fd = bystander(ns);
+      return (options) => {
+        try {
+          return findConnectedSockets(options);
+        } finally {
+          close(fd);
+        }
+      };
+    });
+    // Before the pass: the socket in flight and the bystander; at the pass, the bystander held.
+    assert.match(how, /exceed what tasks hold \(UDP 2, UDP6 0; tasks hold 1 and 0/);
+    assert.equal(flight, ECONNABORTED);
+  });
+
+  test("a socket opened right before the pass and held: its namespace is walked all the same", async () => {
+    let fd: number | undefined;
+    try {
+      const { how, flight } = await runAround((ns) => (options) => {
+        fd = bystander(ns);
+        return findConnectedSockets(options);
+      });
+      assert.match(how, /exceed what tasks hold \(UDP 2, UDP6 0; tasks hold 1 and 0/);
+      assert.equal(flight, ECONNABORTED);
+    } finally {
+      if (fd !== undefined) close(fd);
+    }
+  });
+});
