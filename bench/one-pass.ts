@@ -37,7 +37,7 @@ function emptyPass(): void {
     attachBtfId: kernelLayout().attachBtfId,
   });
   try {
-    readIterator(progFd, 1, () => undefined);
+    readIterator(progFd, (_, length) => length);
   } finally {
     close(progFd);
   }

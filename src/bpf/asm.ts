@@ -46,7 +46,6 @@ export type Condition = keyof typeof CONDITIONS;
 /** Helper function ids (enum bpf_func_id, include/uapi/linux/bpf.h). */
 export const Helper = {
   map_lookup_elem: 1,
-  map_update_elem: 2,
   seq_write: 127,
   sock_from_file: 162,
 } as const;

@@ -49,12 +49,11 @@ export function onePassAvailability(): OnePassAvailability {
   }
   try {
     kernelLayout();
-    const { progFd, countsFd } = loadFinder([], [IPPROTO_UDP]);
+    const progFd = loadFinder([], [IPPROTO_UDP]);
     try {
       close(bpfIterLinkCreate(progFd));
     } finally {
       close(progFd);
-      close(countsFd);
     }
     return { available: true };
   } catch (err) {

@@ -66,14 +66,10 @@ export class Btf {
     this.#stringsEnd = this.#strings + data.readUInt32LE(20);
     if (typesEnd > data.length || this.#stringsEnd > data.length) throw new BtfError("truncated BTF data");
     this.#data = data;
-    this.#at = this.#index(typesEnd);
-    this.#kinds = new Uint8Array(this.#at.length);
-    this.#names = new Uint32Array(this.#at.length);
-    for (let id = 1; id < this.#at.length; id++) {
-      const at = this.#at[id] as number;
-      this.#kinds[id] = (data.readUInt32LE(at + 4) >>> 24) & 0x1f;
-      this.#names[id] = data.readUInt32LE(at);
-    }
+    const { at, kinds, names } = this.#index(typesEnd);
+    this.#at = at;
+    this.#kinds = kinds;
+    this.#names = names;
   }
 
   /** The BTF of the running kernel, or of `data` (a test's). */
@@ -97,51 +93,32 @@ export class Btf {
     return this.#at.length - 1;
   }
 
-  #index(end: number): Uint32Array {
+  /** Each type's record offset, kind and name offset, by id: one walk of the type section. */
+  #index(end: number): { at: Uint32Array; kinds: Uint8Array; names: Uint32Array } {
     // Every record is at least a header long: room for the most there can be.
-    const offsets = new Uint32Array(1 + Math.floor((end - this.#types) / TYPE_HEADER));
+    const most = 1 + Math.floor((end - this.#types) / TYPE_HEADER);
+    const at = new Uint32Array(most);
+    const kinds = new Uint8Array(most);
+    const names = new Uint32Array(most);
+    // Records are whole 32-bit words from the section's start, read as such (in the host's
+    // order: the data's, as the magic's check found).
+    const base = this.#data.byteOffset + this.#types;
+    const length = (end - this.#types) >>> 2;
+    const words =
+      base % 4 === 0
+        ? new Uint32Array(this.#data.buffer, base, length)
+        : new Uint32Array(Uint8Array.prototype.slice.call(this.#data, this.#types, end).buffer, 0, length);
     let count = 1;
-    let at = this.#types;
-    while (at < end) {
-      offsets[count++] = at;
-      at += TYPE_HEADER + this.#extra(at);
+    let word = 0;
+    while (word < length) {
+      const info = words[word + 1] ?? 0;
+      at[count] = this.#types + 4 * word;
+      kinds[count] = (info >>> 24) & 0x1f;
+      names[count++] = words[word] as number;
+      word += (TYPE_HEADER + extraBytes(info, this.#types + 4 * word)) >>> 2;
     }
-    if (at !== end) throw new BtfError("a type record runs past the type section");
-    return offsets.subarray(0, count);
-  }
-
-  /** Bytes after a type's 12-byte header (btf.h: what follows each kind). */
-  #extra(at: number): number {
-    const info = this.#data.readUInt32LE(at + 4);
-    const vlen = info & 0xffff;
-    switch ((info >>> 24) & 0x1f) {
-      case Kind.INT:
-      case Kind.VAR:
-      case Kind.DECL_TAG:
-        return 4;
-      case Kind.ARRAY:
-        return 12;
-      case Kind.STRUCT:
-      case Kind.UNION:
-      case Kind.DATASEC:
-      case Kind.ENUM64:
-        return 12 * vlen;
-      case Kind.ENUM:
-      case Kind.FUNC_PROTO:
-        return 8 * vlen;
-      case Kind.PTR:
-      case Kind.FWD:
-      case Kind.TYPEDEF:
-      case Kind.VOLATILE:
-      case Kind.CONST:
-      case Kind.RESTRICT:
-      case Kind.FUNC:
-      case Kind.FLOAT:
-      case Kind.TYPE_TAG:
-        return 0;
-      default:
-        throw new BtfError(`unknown BTF kind ${(info >>> 24) & 0x1f} at byte ${at}`);
-    }
+    if (4 * word !== end - this.#types) throw new BtfError("a type record runs past the type section");
+    return { at: at.subarray(0, count), kinds: kinds.subarray(0, count), names: names.subarray(0, count) };
   }
 
   #record(id: number): number {
@@ -166,25 +143,23 @@ export class Btf {
     return this.#data.toString("latin1", start, end);
   }
 
-  /** The id of the type of `kind` named `name`; BtfError when the kernel has none. */
+  /** The id of the type of `kind` named `name` (the first in file order); BtfError when the kernel has none. */
   find(kind: number, name: string): number {
-    const offsets = this.#nameOffsets(name);
+    const wanted = Buffer.from(name, "latin1");
     for (let id = 1; id < this.#kinds.length; id++) {
-      if (this.#kinds[id] === kind && offsets.has(this.#names[id] as number)) return id;
+      if (this.#kinds[id] === kind && this.#nameIs(this.#names[id] as number, wanted)) return id;
     }
     throw new BtfError(`the kernel's BTF has no ${kindName(kind)} ${name}`);
   }
 
-  /** Every offset in the string section where `name` is a whole string. */
-  #nameOffsets(name: string): Set<number> {
-    const wanted = Buffer.from(`\0${name}\0`, "latin1");
-    const offsets = new Set<number>();
-    let at = this.#data.indexOf(wanted, this.#strings);
-    while (at >= 0 && at + wanted.length <= this.#stringsEnd) {
-      offsets.add(at + 1 - this.#strings);
-      at = this.#data.indexOf(wanted, at + 1);
-    }
-    return offsets;
+  /** Whether the string at `offset` of the string section is `wanted`, whole. */
+  #nameIs(offset: number, wanted: Buffer): boolean {
+    const data = this.#data;
+    const start = this.#strings + offset;
+    const end = start + wanted.length;
+    if (end >= this.#stringsEnd || data[end] !== 0) return false;
+    for (let i = 0; i < wanted.length; i++) if (data[start + i] !== wanted[i]) return false;
+    return true;
   }
 
   /** `id` with typedefs and qualifiers (const, volatile, restrict, type tags) skipped. */
@@ -246,7 +221,7 @@ export class Btf {
     let offset = 0;
     let size = 0;
     for (const step of path.split(".")) {
-      const found = this.#memberIn(type, step, this.#nameOffsets(step));
+      const found = this.#memberIn(type, step, Buffer.from(step, "latin1"));
       if (!found) throw new BtfError(`struct ${structName} has no member ${path} (no ${step})`);
       offset += found.offset;
       type = found.type;
@@ -264,7 +239,7 @@ export class Btf {
   }
 
   /** Member `name` of composite `id`, searched through anonymous members; offsets in bytes. */
-  #memberIn(id: number, name: string, names: Set<number>): { offset: number; type: number } | undefined {
+  #memberIn(id: number, name: string, wanted: Buffer): { offset: number; type: number } | undefined {
     const resolved = this.resolve(id);
     const kind = this.kind(resolved);
     if (kind !== Kind.STRUCT && kind !== Kind.UNION) return undefined;
@@ -280,17 +255,50 @@ export class Btf {
       const bitOffset = bitfields ? raw & 0xffffff : raw;
       const bitSize = bitfields ? raw >>> 24 : 0;
       if (memberName === 0) {
-        const inner = this.#memberIn(type, name, names);
+        const inner = this.#memberIn(type, name, wanted);
         if (inner) return { offset: bitOffset / 8 + inner.offset, type: inner.type };
         continue;
       }
-      if (!names.has(memberName)) continue;
+      if (!this.#nameIs(memberName, wanted)) continue;
       if (bitSize !== 0 || bitOffset % 8 !== 0) {
         throw new BtfError(`member ${name} of ${this.name(resolved) || "an anonymous type"} is a bitfield`);
       }
       return { offset: bitOffset / 8, type: this.resolve(type) };
     }
     return undefined;
+  }
+}
+
+/** Bytes after a type's 12-byte header, from its info word (btf.h: what follows each kind). */
+function extraBytes(info: number, at: number): number {
+  const vlen = info & 0xffff;
+  switch ((info >>> 24) & 0x1f) {
+    case Kind.INT:
+    case Kind.VAR:
+    case Kind.DECL_TAG:
+      return 4;
+    case Kind.ARRAY:
+      return 12;
+    case Kind.STRUCT:
+    case Kind.UNION:
+    case Kind.DATASEC:
+    case Kind.ENUM64:
+      return 12 * vlen;
+    case Kind.ENUM:
+    case Kind.FUNC_PROTO:
+      return 8 * vlen;
+    case Kind.PTR:
+    case Kind.FWD:
+    case Kind.TYPEDEF:
+    case Kind.VOLATILE:
+    case Kind.CONST:
+    case Kind.RESTRICT:
+    case Kind.FUNC:
+    case Kind.FLOAT:
+    case Kind.TYPE_TAG:
+      return 0;
+    default:
+      throw new BtfError(`unknown BTF kind ${(info >>> 24) & 0x1f} at byte ${at}`);
   }
 }
 

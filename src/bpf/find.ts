@@ -2,31 +2,31 @@
  * One pass over every task's open files for the sockets connected to a set of backends, in every
  * network namespace at once: the backends go into a hash map, the program (program.ts) reports
  * each matching socket it meets, and a socket held by several descriptors or processes is kept
- * once, by its cookie. The same pass counts the UDP sockets tasks hold in each namespace (see
- * program.ts), for the counters to be compared with.
+ * once, by its cookie. The same pass reports every held UDP socket with a local port, counted
+ * here by namespace, each once (by inode number), for the counters to be compared with.
  */
 
 import { fstatSync } from "node:fs";
 import { addressWords } from "../diag/address.js";
 import { QueryError } from "../options/errors.js";
 import {
-  BPF_F_NO_PREALLOC,
+  AF_INET6,
   BPF_MAP_TYPE_HASH,
   bpfMapCreate,
-  bpfMapLookup,
-  bpfMapNextKey,
   bpfMapUpdate,
   close,
+  descriptorOf,
   IPPROTO_TCP,
   IPPROTO_UDP,
+  openPidfd,
   socketCookie,
-  takeDescriptor,
 } from "../sys/index.js";
 import { Btf } from "./btf.js";
+import { InodeSet } from "./inode-set.js";
 import { loadIteratorProgram, readIterator } from "./iterator.js";
 import { type TaskFileLayout, taskFileLayout } from "./layout.js";
-import { HeldCount, socketFinderProgram } from "./program.js";
-import { decodeRecord, type FoundSocket, KEY_SIZE, Record } from "./record.js";
+import { socketFinderProgram } from "./program.js";
+import { decodeRecord, type FoundSocket, KEY_SIZE, Record, RecordKind } from "./record.js";
 
 export type { FoundSocket } from "./record.js";
 
@@ -66,11 +66,10 @@ export interface FoundSockets {
   /**
    * By namespace (its inode number), the UDP sockets any task holds there — found or not — that
    * sockstat's `UDP: inuse` and `UDP6: inuse` count (those with a local port), each once. A
-   * namespace with none is absent. Never more than are held: a socket beyond the maps' room
-   * goes uncounted.
+   * namespace with none is absent.
    */
   readonly held: ReadonlyMap<number, HeldUdp>;
-  /** Records the pass wrote: one per descriptor holding a matching socket. */
+  /** Found records the pass wrote: one per descriptor holding a matching socket. */
   readonly records: number;
   readonly notes: CookieNote[];
 }
@@ -119,64 +118,27 @@ function protocolNumbers(protocols: readonly OnePassProtocol[] | undefined): num
 }
 
 /**
- * Held UDP sockets the pass remembers (to count each once) and namespaces it counts them in: the
- * maps' entries are allocated as they are added (about 100 bytes a socket), so the bounds cost
- * nothing until reached; beyond them a namespace's count falls short, and it is walked.
+ * The socket-finding program, loaded, with a map of `keys` (closed here: the program holds it).
+ * Its descriptor is the caller's to close. Throws BtfError, VerifierError or SysError.
  */
-const MAX_HELD = 1 << 21;
-const MAX_NAMESPACES = 1 << 16;
-
-/** A loaded socket-finding program and the map of its counts, both the caller's to close. */
-export interface Finder {
-  readonly progFd: number;
-  readonly countsFd: number;
-}
-
-/**
- * The socket-finding program, loaded, with a map of `keys` (the backend and held maps' descriptors
- * are closed: the program holds them). Throws BtfError, VerifierError or SysError.
- */
-export function loadFinder(keys: readonly Buffer[], protocols: readonly number[]): Finder {
+export function loadFinder(keys: readonly Buffer[], protocols: readonly number[]): number {
   const layout = kernelLayout();
   const value = Buffer.alloc(1, 1);
-  const fds: number[] = [];
-  const map = (name: string, keySize: number, valueSize: number, max: number, flags = 0) => {
-    const fd = bpfMapCreate(name, BPF_MAP_TYPE_HASH, keySize, valueSize, max, flags);
-    fds.push(fd);
-    return fd;
-  };
+  const mapFd = bpfMapCreate(
+    "sockdiag_bknds",
+    BPF_MAP_TYPE_HASH,
+    KEY_SIZE,
+    value.length,
+    Math.max(1, keys.length),
+  );
   try {
-    const mapFd = map("sockdiag_bknds", KEY_SIZE, value.length, Math.max(1, keys.length));
     for (const key of keys) bpfMapUpdate(mapFd, key, value);
-    const heldMapFd = map("sockdiag_held", 8, 1, MAX_HELD, BPF_F_NO_PREALLOC);
-    const countsFd = map("sockdiag_counts", 4, HeldCount.size, MAX_NAMESPACES, BPF_F_NO_PREALLOC);
     const ports = keys.map((key) => key.readUInt16BE(KEY_SIZE - 2));
-    const insns = socketFinderProgram({ layout, mapFd, protocols, ports, heldMapFd, countsMapFd: countsFd });
-    const progFd = loadIteratorProgram({ name: "sockdiag_find", insns, attachBtfId: layout.attachBtfId });
-    fds.pop(); // the counts map's: it stays open, read after the pass
-    return { progFd, countsFd };
+    const insns = socketFinderProgram({ layout, mapFd, protocols, ports });
+    return loadIteratorProgram({ name: "sockdiag_find", insns, attachBtfId: layout.attachBtfId });
   } finally {
-    for (const fd of fds) close(fd);
+    close(mapFd);
   }
-}
-
-/** Every namespace's count in the counts map. */
-function readHeld(countsFd: number): Map<number, HeldUdp> {
-  const held = new Map<number, HeldUdp>();
-  const key = Buffer.alloc(4);
-  const next = Buffer.alloc(4);
-  const value = Buffer.alloc(HeldCount.size);
-  let first = true;
-  while (bpfMapNextKey(countsFd, first ? undefined : key, next)) {
-    first = false;
-    next.copy(key);
-    if (!bpfMapLookup(countsFd, key, value)) continue;
-    held.set(key.readUInt32LE(0), {
-      v4: value.readUInt32LE(HeldCount.v4),
-      v6: value.readUInt32LE(HeldCount.v6),
-    });
-  }
-  return held;
 }
 
 /**
@@ -188,47 +150,81 @@ function readHeld(countsFd: number): Map<number, HeldUdp> {
 export function findConnectedSockets(options: FindOptions): FoundSockets {
   const keys = backendKeys(options.backends);
   const protocols = protocolNumbers(options.protocols);
-  const { progFd, countsFd } = loadFinder(keys, protocols);
-  let held: Map<number, HeldUdp>;
+  const progFd = loadFinder(keys, protocols);
   // A socket no one asked the cookie of yet has none (0): those are told apart by inode.
   const byCookie = new Map<bigint, FoundSocket>();
-  const byInode = new Map<bigint, FoundSocket>();
+  const byInode = new Map<number, FoundSocket>();
+  const counted = new InodeSet();
+  const held = new Map<number, { v4: number; v6: number }>();
   let records = 0;
   try {
-    readIterator(progFd, Record.size, (buffer, length) => {
+    readIterator(progFd, (buffer, length) => {
       const view = new DataView(buffer.buffer, buffer.byteOffset, length);
-      for (let at = 0; at < length; at += Record.size) {
+      let at = 0;
+      while (at + Record.heldSize <= length) {
+        if (view.getUint16(at + Record.kind, true) === RecordKind.held) {
+          if (counted.add(view.getUint32(at + Record.inode, true))) {
+            const netns = view.getUint32(at + Record.netns, true);
+            let count = held.get(netns);
+            if (!count) {
+              count = { v4: 0, v6: 0 };
+              held.set(netns, count);
+            }
+            if (view.getUint16(at + Record.family, true) === AF_INET6) count.v6++;
+            else count.v4++;
+          }
+          at += Record.heldSize;
+          continue;
+        }
+        if (at + Record.size > length) break;
         records++;
         const cookie = view.getBigUint64(at + Record.cookie, true);
-        const [map, key] =
-          cookie === 0n ? [byInode, view.getBigUint64(at + Record.inode, true)] : [byCookie, cookie];
-        if (!map.has(key)) map.set(key, decodeRecord(view, at));
+        if (cookie === 0n) {
+          const inode = Number(view.getBigUint64(at + Record.inode, true));
+          if (!byInode.has(inode)) byInode.set(inode, decodeRecord(view, at));
+        } else if (!byCookie.has(cookie)) byCookie.set(cookie, decodeRecord(view, at));
+        at += Record.size;
       }
+      return at;
     });
-    held = readHeld(countsFd);
   } finally {
     close(progFd);
-    close(countsFd);
   }
   const notes: CookieNote[] = [];
   const sockets = [...byCookie.values()];
-  for (const socket of byInode.values()) {
-    const cookie = askCookie(socket, notes);
-    if (cookie !== 0n && byCookie.has(cookie)) continue;
-    sockets.push(cookie === 0n ? socket : { ...socket, cookie });
+  const pidfds = new Map<number, number | Error>();
+  try {
+    for (const socket of byInode.values()) {
+      const cookie = askCookie(socket, pidfds, notes);
+      if (cookie !== 0n && byCookie.has(cookie)) continue;
+      sockets.push(cookie === 0n ? socket : { ...socket, cookie });
+    }
+  } finally {
+    for (const pidfd of pidfds.values()) if (typeof pidfd === "number") close(pidfd);
   }
   return { sockets, held, records, notes };
 }
 
 /**
  * The cookie of a socket that had none, asked through a copy of its holder's descriptor: the one
- * sock_diag will report from now on. 0n, with a note, when the holder no longer has it.
+ * sock_diag will report from now on. 0n, with a note, when the holder no longer has it. `pidfds`
+ * keeps each holder's pidfd (or why it could not be opened) for the next of its sockets.
  */
-function askCookie(socket: FoundSocket, notes: CookieNote[]): bigint {
+function askCookie(socket: FoundSocket, pidfds: Map<number, number | Error>, notes: CookieNote[]): bigint {
   let copy: number | undefined;
   let reason: string;
   try {
-    copy = takeDescriptor(socket.pid, socket.fd);
+    let pidfd = pidfds.get(socket.pid);
+    if (pidfd === undefined) {
+      try {
+        pidfd = openPidfd(socket.pid);
+      } catch (err) {
+        pidfd = err as Error;
+      }
+      pidfds.set(socket.pid, pidfd);
+    }
+    if (pidfd instanceof Error) throw pidfd;
+    copy = descriptorOf(pidfd, socket.fd, socket.pid);
     // The descriptor may name another file by now: only the same socket's cookie will do.
     if (fstatSync(copy).ino === socket.inode) return socketCookie(copy);
     reason = "the descriptor names another file now";

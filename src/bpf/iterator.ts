@@ -57,29 +57,24 @@ export function loadIteratorProgram(program: IteratorProgram): number {
 }
 
 /**
- * One pass of the iterator program `progFd`: `onBytes` gets each read's whole records of
- * `recordSize` bytes (a partial one is kept for the next read). The link and iterator are closed
- * before it returns; the program's descriptor stays the caller's.
+ * One pass of the iterator program `progFd`: `onBytes` gets each read's bytes, and answers how many
+ * it took (whole records); the rest is kept, ahead of the next read's. The link and iterator are
+ * closed before it returns; the program's descriptor stays the caller's.
  */
-export function readIterator(
-  progFd: number,
-  recordSize: number,
-  onBytes: (buffer: Buffer, length: number) => void,
-): void {
+export function readIterator(progFd: number, onBytes: (buffer: Buffer, length: number) => number): void {
   const linkFd = bpfIterLinkCreate(progFd);
   try {
     const iterFd = bpfIterCreate(linkFd);
     try {
-      const buffer = Buffer.allocUnsafe(READ_SIZE - (READ_SIZE % recordSize));
+      const buffer = Buffer.allocUnsafe(READ_SIZE);
       let held = 0;
       for (;;) {
         const n = bpfIterRead(iterFd, buffer, held);
         if (n === 0) break;
         const length = held + n;
-        const whole = length - (length % recordSize);
-        onBytes(buffer, whole);
-        held = length - whole;
-        buffer.copy(buffer, 0, whole, length);
+        const taken = onBytes(buffer, length);
+        held = length - taken;
+        buffer.copy(buffer, 0, taken, length);
       }
     } finally {
       close(iterFd);

@@ -1,6 +1,7 @@
 /**
- * The fixed-size record the socket-finding program writes for each socket it finds, and its
- * decoding. Addresses are 16 bytes in network order, an IPv4 one in its v4-mapped form
+ * The records the socket-finding program writes — a held one (16 bytes) for each UDP socket with a
+ * local port a descriptor holds, a found one (80 bytes, the same header first) for each socket
+ * connected to a backend — and their decoding. Addresses are 16 bytes in network order, an IPv4 one in its v4-mapped form
  * (::ffff:a.b.c.d), so that the destination and its port, consecutive, are the backend map's key.
  */
 import { formatIPv4, formatIPv6, isV4Mapped } from "../diag/address.js";
@@ -9,22 +10,29 @@ import { stateName } from "../diag/states.js";
 import { AF_INET, IPPROTO_TCP } from "../sys/index.js";
 
 export const Record = {
-  cookie: 0, // u64
-  netns: 8, // u32: the socket's namespace (sk_net's ns.inum)
-  family: 12, // u16
-  protocol: 14, // u16
-  src: 16, // 16 bytes
-  dst: 32, // 16 bytes
-  dport: 48, // u16, network order
-  sport: 50, // u16, host order (skc_num)
-  boundIfindex: 52, // s32
-  tgid: 56, // u32
-  fd: 60, // u32
-  inode: 64, // u64
-  type: 72, // u16
-  state: 74, // u8
+  // The header, a held record whole:
+  kind: 0, // u16: RecordKind
+  family: 2, // u16
+  netns: 4, // u32: the socket's namespace (sk_net's ns.inum)
+  inode: 8, // u64
+  heldSize: 16,
+  // A found record's rest:
+  cookie: 16, // u64
+  protocol: 24, // u16
+  type: 26, // u16
+  state: 28, // u8, then 3 bytes of 0
+  src: 32, // 16 bytes
+  dst: 48, // 16 bytes
+  dport: 64, // u16, network order
+  sport: 66, // u16, host order (skc_num)
+  boundIfindex: 68, // s32
+  tgid: 72, // u32
+  fd: 76, // u32
   size: 80,
 } as const;
+
+/** A record's kind: a UDP socket with a local port held by a task, or a socket found. */
+export const RecordKind = { held: 1, found: 2 } as const;
 
 /** The backend map's key: the destination address and port, as in the record. */
 export const KEY_OFFSET = Record.dst;

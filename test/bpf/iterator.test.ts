@@ -76,13 +76,14 @@ describeAsRoot("iterator programs", () => {
         loadedBpf().some((line) => / sockdiag_fds$/.test(line)),
         "bpftool lists the program while it is loaded",
       );
-      readIterator(progFd, 4, (buffer, length) => {
+      readIterator(progFd, (buffer, length) => {
         reads++;
-        assert.equal(length % 4, 0);
-        for (let at = 0; at < length; at += 4) {
+        const whole = length - (length % 4);
+        for (let at = 0; at < whole; at += 4) {
           records++;
           if (buffer.readUInt32LE(at) === 0) stdin++;
         }
+        return whole;
       });
     } finally {
       close(progFd);

@@ -1,0 +1,28 @@
+/** InodeSet against a Set: the same answers for sequential, repeated and random inode numbers. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { InodeSet } from "../../src/bpf/inode-set.js";
+
+test("InodeSet.add answers as a Set would, across its growth", () => {
+  const set = new InodeSet();
+  const oracle = new Set<number>();
+  let seed = 12345;
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed;
+  };
+  // Sequential numbers as sockfs hands them out, each seen up to three times, and random ones.
+  const inodes: number[] = [];
+  for (let i = 0; i < 150_000; i++) inodes.push(4_000_000 + i, ...(i % 7 === 0 ? [4_000_000 + i] : []));
+  for (let i = 0; i < 100_000; i++) inodes.push(random() || 1);
+  for (let i = 0; i < 30_000; i++) inodes.push(inodes[random() % inodes.length] as number);
+  let added = 0;
+  for (const inode of inodes) {
+    const fresh = !oracle.has(inode);
+    oracle.add(inode);
+    assert.equal(set.add(inode), fresh, `inode ${inode}`);
+    if (fresh) added++;
+  }
+  assert.equal(added, oracle.size);
+  assert.ok(added > 200_000, "grown well past its first size");
+});
