@@ -11,7 +11,8 @@
  * The event-loop delay is read once the first state file is written (the save after the sync was
  * the longest turn). As root, the removal batches visit PIN_NAMESPACES empty namespaces beside the
  * host, so that the termination's pool runs all its workers (one per core, up to 8) and the peak
- * counts them; otherwise the host alone, one worker.
+ * counts them; otherwise the host alone, one worker. BENCH_AGENT_FLAGS=--trace-gc shows the agent's
+ * collector pauses on stderr.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -79,6 +80,11 @@ function memoryOf(pid: number): { rssMB: number; peakMB: number } {
 function linesOf(child: ChildProcess): (msg: string) => Promise<Record<string, unknown>> {
   const waiters: { msg: string; resolve: (l: Record<string, unknown>) => void }[] = [];
   createInterface({ input: child.stdout! }).on("line", (text) => {
+    // V8's own lines (BENCH_AGENT_FLAGS=--trace-gc) go to stderr as they are.
+    if (!text.startsWith("{")) {
+      console.error(text);
+      return;
+    }
     const line = JSON.parse(text) as Record<string, unknown>;
     if (line.level !== undefined && (line.level as number) >= 50) console.error(text);
     for (let i = waiters.length - 1; i >= 0; i--)

@@ -16,6 +16,7 @@
  * - "absent" when no slice lists it as serving.
  */
 import type { BackendKey } from "./backend.js";
+import { BackendMap } from "./backend-map.js";
 import { listsNothing, type SliceContent } from "./slice.js";
 
 /** Where a backend stands in the merged view. */
@@ -51,7 +52,8 @@ function entryOf(listed: Listed): Entry {
 
 export class EndpointCache {
   private readonly byId = new Map<string, SliceContent>();
-  private readonly entries = new Map<BackendKey, Listed>();
+  /** Every backend listed as serving: a million in a large cluster (see BackendMap). */
+  private readonly entries = new BackendMap<Listed>();
   /** How many ready endpoints each group has, over every slice; a group without any is not kept. */
   private readonly readyIn = new Map<string, number>();
   /** The backends each group lists as terminating (with how many listings), for the groups that do. */
