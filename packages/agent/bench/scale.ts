@@ -12,7 +12,9 @@
  * the longest turn). As root, the removal batches visit PIN_NAMESPACES empty namespaces beside the
  * host, so that the termination's pool runs all its workers (one per core, up to 8) and the peak
  * counts them; otherwise the host alone, one worker. BENCH_AGENT_FLAGS=--trace-gc shows the agent's
- * collector pauses on stderr.
+ * collector pauses on stderr. Once the agent has stopped, a restart's load of the state file it
+ * wrote (bench/state-load.ts, RESTART_LOADS fresh processes with the agent's NODE_OPTIONS): the
+ * longest turn of the event loop while the file is read.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -29,9 +31,12 @@ const ENDPOINTS = 10;
 /** Namespaces pinned for the batches to visit (as root): as many as the pool has workers at most. */
 const PIN_NAMESPACES = 8;
 const UPDATES = 1000;
+/** Restarts' loads of the state file measured per size, each in a fresh process. */
+const RESTART_LOADS = 3;
 /** Node flags put before the agent's bin (BENCH_AGENT_FLAGS, split at spaces): --cpu-prof, --import a probe. */
 const AGENT_FLAGS = (process.env.BENCH_AGENT_FLAGS ?? "").split(" ").filter((f) => f !== "");
 const BIN = fileURLToPath(new URL("../../bin/sockdiag-agent.js", import.meta.url));
+const STATE_LOAD = fileURLToPath(new URL("./state-load.js", import.meta.url));
 
 /**
  * The Node flags the DaemonSet runs the agent with (deploy/daemonset.yaml's NODE_OPTIONS, V8's heap
@@ -100,10 +105,10 @@ export async function scaleBench(): Promise<string[]> {
   const lines = runs.flatMap((r) => r.lines);
   lines.push(
     "RSS against Service count (UDP Services x 10 endpoints; TCP-only Services beside, not acted on):",
-    `  ${"UDP Services".padStart(12)} ${"TCP-only".padStart(9)} ${"after sync MB".padStart(14)} ${"peak MB".padStart(8)}`,
+    `  ${"UDP Services".padStart(12)} ${"TCP-only".padStart(9)} ${"after sync MB".padStart(14)} ${"peak MB".padStart(8)}  restart: longest turn loading the state file`,
     ...runs.map(
       (r) =>
-        `  ${String(r.services).padStart(12)} ${String(r.tcpOnly).padStart(9)} ${r.afterSyncMB.toFixed(0).padStart(14)} ${r.peakMB.toFixed(0).padStart(8)}`,
+        `  ${String(r.services).padStart(12)} ${String(r.tcpOnly).padStart(9)} ${r.afterSyncMB.toFixed(0).padStart(14)} ${r.peakMB.toFixed(0).padStart(8)}  ${r.restartTurnsMs.map((ms) => ms.toFixed(0)).join(", ")} ms`,
     ),
   );
   const [first, last] = [runs[0]!, runs[SIZES.length - 1]!];
@@ -119,7 +124,32 @@ interface Run {
   tcpOnly: number;
   afterSyncMB: number;
   peakMB: number;
+  /** The longest turn of the event loop in each restart's load of the state file. */
+  restartTurnsMs: number[];
   lines: string[];
+}
+
+/** SIGTERM to the agent, and its exit (at once if it has exited). */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/** RESTART_LOADS loads of the state file in `stateDir`, each by a fresh process (bench/state-load.ts). */
+function restartLoads(
+  stateDir: string,
+): { bytes: number; backends: number; ms: number; longestTurnMs: number }[] {
+  return Array.from({ length: RESTART_LOADS }, () => {
+    const run = spawnSync(process.execPath, [STATE_LOAD, stateDir], {
+      env: { ...process.env, NODE_OPTIONS: AGENT_NODE_OPTIONS },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    if (run.status !== 0) throw new Error(`state-load.js exited with ${run.status ?? run.signal}`);
+    return JSON.parse(run.stdout) as { bytes: number; backends: number; ms: number; longestTurnMs: number };
+  });
 }
 
 async function scaleRun(services: number, tcpOnly: number): Promise<Run> {
@@ -185,6 +215,9 @@ async function scaleRun(services: number, tcpOnly: number): Promise<Run> {
     const removalS = (performance.now() - removedAt) / 1000;
     const afterUpdates = memoryOf(child.pid!);
     const backends = (line.backends as string[]).length;
+    await stop(child);
+    const restarts = restartLoads(join(dir.path, "state"));
+    const restartTurnsMs = restarts.map((r) => r.longestTurnMs);
     const row = (label: string, value: number, goal: number, unit: string, digits = 0) =>
       `  ${label.padEnd(44)} ${value.toFixed(digits).padStart(7)} ${unit.padEnd(3)} goal <= ${goal} ${unit} ${value <= goal ? "" : "  (over)"}`;
     const beside = tcpOnly > 0 ? ` beside ${tcpOnly} TCP-only Services` : "";
@@ -202,11 +235,24 @@ async function scaleRun(services: number, tcpOnly: number): Promise<Run> {
       ),
       row("event-loop max delay, start to first save", loopMs, GOALS.loopDuringSyncMs, "ms"),
       row(`one removal (${backends} backends), event to batch end`, removalS, GOALS.removalS, "s", 2),
+      row(
+        `restart: longest turn loading the state file`,
+        Math.max(...restartTurnsMs),
+        GOALS.loopDuringSyncMs,
+        "ms",
+      ),
+      `    ${restarts[0]!.backends} backends, ${(restarts[0]!.bytes / 1e6).toFixed(1)} MB; ${RESTART_LOADS} loads: longest turn ${restartTurnsMs.map((ms) => ms.toFixed(0)).join(", ")} ms, load ${restarts.map((r) => (r.ms / 1000).toFixed(1)).join(", ")} s`,
     ];
-    return { services, tcpOnly, afterSyncMB: afterSync.rssMB, peakMB: afterUpdates.peakMB, lines };
+    return {
+      services,
+      tcpOnly,
+      afterSyncMB: afterSync.rssMB,
+      peakMB: afterUpdates.peakMB,
+      restartTurnsMs,
+      lines,
+    };
   } finally {
-    child.kill("SIGTERM");
-    if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
+    await stop(child);
     await api.close();
     for (const name of names) {
       try {
