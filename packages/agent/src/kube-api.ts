@@ -16,7 +16,7 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { setImmediate as turn } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { AnswerTooLargeError, BrokenAnswerError, ListParser } from "./list-parser.js";
+import { AnswerTooLargeError, BrokenAnswerError, ObjectStream } from "./object-stream.js";
 import type { ListAnswer, ListRequest, ListWatchSource, WatchRequest } from "./reflector.js";
 import { RequestAuth } from "./request-auth.js";
 
@@ -128,17 +128,19 @@ export class EndpointSliceApi implements ListWatchSource {
         `the list answer is over ${this.bounds.maxListBytes} bytes (Content-Length ${declared}); abandoned`,
       );
     }
-    const parser = new ListParser(onItem, {
-      maxItemBytes: this.bounds.maxObjectBytes,
-      maxAnswerBytes: this.bounds.maxListBytes,
+    const answer = new ObjectStream((_items, item) => onItem(item), {
+      what: "the list answer",
+      streamed: { items: "[" },
+      maxPieceBytes: this.bounds.maxObjectBytes,
+      maxBytes: this.bounds.maxListBytes,
     });
-    await parser.read(res as AsyncIterable<Buffer>, signal);
+    await answer.read(res as AsyncIterable<Buffer>, signal);
     // A response cut short ends without error on some paths: "aborted" says so.
     if (res.errored || !res.complete) throw res.errored ?? new BrokenAnswerError("the answer was cut short");
     signal.throwIfAborted();
-    const { members, itemsSeen } = parser.end();
+    const { members, streamed } = answer.end();
     const list = members as { metadata?: { resourceVersion?: unknown; continue?: unknown } };
-    if (!itemsSeen) throw new BrokenAnswerError("the list answer has no items array");
+    if (!streamed.has("items")) throw new BrokenAnswerError("the list answer has no items array");
     const rv = list.metadata?.resourceVersion;
     if (typeof rv !== "string" || rv === "")
       throw new BrokenAnswerError("the list answer has no resourceVersion");

@@ -1,7 +1,7 @@
 /** The reflector's requests in the agent's metrics and logs. */
 import type { Logger } from "pino";
-import { AnswerTooLargeError } from "./list-parser.js";
 import type { AgentMetrics } from "./metrics.js";
+import { AnswerTooLargeError } from "./object-stream.js";
 import type { ReflectorObserver } from "./reflector.js";
 
 /**

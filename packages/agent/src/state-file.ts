@@ -15,6 +15,7 @@ import { type FileHandle, lstat, mkdir, open, rename, rm } from "node:fs/promise
 import { join } from "node:path";
 import { setImmediate as turn } from "node:timers/promises";
 import { asBackend, type BackendKey, backendKey, keyText, parseKeyText } from "./backend.js";
+import { BrokenAnswerError, ObjectStream } from "./object-stream.js";
 
 /** Backends the agent knows, and the Service listing them. */
 export interface KnownGroup {
@@ -131,24 +132,31 @@ export class StateFile {
   }
 
   /**
-   * Read the saved set; no file yet is an empty set. Reads version 2 and version 1 files, a version
-   * 2 file decoded over many turns of the event loop (see decode). Never throws: a file that cannot
-   * be used is reported in `problem`, and never read past maxBytes.
+   * Read the saved set; no file yet is an empty set. Reads version 2 and version 1 files, read in
+   * pieces with turns of the event loop between (see decode). Never throws: a file that cannot be
+   * used is reported in `problem`, and never read past maxBytes.
    */
   async load(): Promise<LoadedState> {
-    const read = await this.read();
-    if (!Buffer.isBuffer(read)) {
-      if (read.problem === undefined) return { backends: new Map(), invalid: 0 };
-      return { backends: new Map(), invalid: 0, problem: read.problem };
+    let file: FileHandle;
+    try {
+      file = await open(this.path, READ_FLAGS);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return { backends: new Map(), invalid: 0 };
+      if (code === "ELOOP") return unusable(`${this.path} is a symbolic link; not followed`);
+      return unusable(`cannot read ${this.path}: ${(err as Error).message}`);
     }
     try {
-      return await decode(this.path, read);
+      const st = await file.stat();
+      if (!st.isFile()) return unusable(`${this.path} is not a regular file`);
+      if (st.size > this.maxBytes)
+        return unusable(`${this.path} is ${st.size} bytes, more than the ${this.maxBytes} read at most`);
+      return await decode(this.path, chunksOf(file, st.size), st.size);
     } catch (err) {
-      const problem =
-        err instanceof NotJson
-          ? `${this.path} is not JSON: ${err.message}`
-          : `cannot read ${this.path}: ${(err as Error).message}`;
-      return { backends: new Map(), invalid: 0, problem };
+      if (err instanceof BrokenAnswerError) return unusable(err.message);
+      return unusable(`cannot read ${this.path}: ${(err as Error).message}`);
+    } finally {
+      await file.close().catch(() => undefined);
     }
   }
 
@@ -175,39 +183,6 @@ export class StateFile {
         return this.write(set);
       });
     return this.writing;
-  }
-
-  /** The file's bytes, or why it cannot be used ({} when there is no file). */
-  private async read(): Promise<Buffer | { problem?: string }> {
-    let file: FileHandle;
-    try {
-      file = await open(this.path, READ_FLAGS);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return {};
-      if (code === "ELOOP") return { problem: `${this.path} is a symbolic link; not followed` };
-      return { problem: `cannot read ${this.path}: ${(err as Error).message}` };
-    }
-    try {
-      const st = await file.stat();
-      if (!st.isFile()) return { problem: `${this.path} is not a regular file` };
-      if (st.size > this.maxBytes)
-        return { problem: `${this.path} is ${st.size} bytes, more than the ${this.maxBytes} read at most` };
-      // One byte more than fstat said, to notice a file still growing; never more than the cap + 1.
-      const buf = Buffer.allocUnsafe(st.size + 1);
-      let length = 0;
-      while (length < buf.length) {
-        const { bytesRead } = await file.read(buf, length, buf.length - length, length);
-        if (bytesRead === 0) break;
-        length += bytesRead;
-      }
-      if (length > st.size) return { problem: `${this.path} grew while being read` };
-      return buf.subarray(0, length);
-    } catch (err) {
-      return { problem: `cannot read ${this.path}: ${(err as Error).message}` };
-    } finally {
-      await file.close().catch(() => undefined);
-    }
   }
 
   private async write(groups: readonly KnownGroup[]): Promise<void> {
@@ -382,257 +357,70 @@ function addService(backends: Map<BackendKey, string[]>, key: BackendKey, servic
   else if (service !== undefined && !services.includes(service)) services.push(service);
 }
 
-/** Bytes of a state file decoded between two turns of the event loop: ~1,300 keys, 1-3 ms. */
-const DECODE_BYTES = 32 * 1024;
+/**
+ * The bytes of a state file read at a time, a turn of the event loop each: ~1,300 keys, 1-3 ms
+ * (the ObjectStream's 64 KiB turns took twice as long; the longest turns are the collector's).
+ */
+const READ_BYTES = 32 * 1024;
 
-/** The file is not JSON (the message says what and where). */
-class NotJson extends Error {}
+/** The file's bytes, READ_BYTES at a time; it is not read past one byte more than fstat said. */
+async function* chunksOf(file: FileHandle, size: number): AsyncGenerator<Buffer> {
+  for (let at = 0; ; ) {
+    // A buffer each: the stream keeps a piece that spans two chunks.
+    const { bytesRead, buffer } = await file.read(Buffer.allocUnsafe(READ_BYTES), 0, READ_BYTES, at);
+    if (bytesRead === 0) return;
+    at += bytesRead;
+    if (at > size) throw new Error("it grew while being read");
+    yield buffer.subarray(0, bytesRead);
+  }
+}
 
-const [BRACE, UNBRACE, BACKSLASH] = [..."{}\\"].map((c) => c.charCodeAt(0)) as [number, number, number];
-const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+function unusable(problem: string): LoadedState {
+  return { backends: new Map(), invalid: 0, problem };
+}
 
 /**
- * Decode a state file in pieces of DECODE_BYTES with a turn of the event loop between: one
- * JSON.parse of the ~24 MB of 100,000 Services held the loop 0.3-1.5 s. What is accepted is what
- * JSON.parse accepts, and a version 2 body is read as it did (a Service's list that is not an array
- * and an entry that is not a backend's text are invalid, counted and left out); anything else is a
- * problem, thrown as NotJson or reported, and nothing of the file is kept. A version 1 body is
- * parsed whole: only an agent from before version 2 wrote it, and the next save replaces it.
+ * Decode a state file as it is read, by the ObjectStream that reads list answers: each Service of
+ * a version 2 body and each unlisted backend as it comes, READ_BYTES a turn of the event loop (one
+ * JSON.parse of the ~24 MB of 100,000 Services held the loop 0.3-1.5 s); a Service's backends are
+ * parsed in one turn (~2-3 ms a thousand). What is accepted is what JSON.parse accepts, and a version 2
+ * body is read as it did (a Service's list that is not an array and an entry that is not a
+ * backend's text are invalid, counted and left out); anything else is a problem, and nothing of
+ * the file is kept. A version 1 body's list is parsed whole: only an agent from before version 2
+ * wrote it, and the next save replaces it.
  */
-async function decode(path: string, buf: Buffer): Promise<LoadedState> {
-  const r = new Reader(buf);
+async function decode(path: string, chunks: AsyncIterable<Buffer>, size: number): Promise<LoadedState> {
   const backends = new Map<BackendKey, string[]>();
-  const counts = { invalid: 0 };
-  let version = Number.NaN;
-  // A version 2 body: "services" an object, "unlisted" an array or absent, no name twice.
-  let services = false;
-  let unlisted = true;
-  const names = new Set<string>();
-  let twice = false;
-  let backendList = false;
-  if (r.peek() !== BRACE) await r.skip();
-  else {
-    r.at++;
-    let more = r.peek() !== UNBRACE;
-    if (!more) r.at++;
-    while (more) {
-      const name = r.key();
-      twice ||= names.has(name);
-      names.add(name);
-      const c = r.peek();
-      if (name === "version" && (c === 0x2d || (c >= 0x30 && c <= 0x39))) version = r.number();
-      else if (name === "services" && c === BRACE) {
-        services = true;
-        await servicesInto(r, backends, counts);
-      } else if (name === "unlisted") {
-        unlisted = c === OPEN;
-        if (unlisted) await keysInto(r, backends, counts, undefined);
-        else await r.skip();
-      } else {
-        if (name === "version") version = Number.NaN;
-        if (name === "services") services = false;
-        if (name === "backends") backendList = c === OPEN;
-        await r.skip();
-      }
-      more = r.comma(UNBRACE);
-    }
-  }
-  r.end();
-  if (version === 2 && services && unlisted && !twice) return { backends, invalid: counts.invalid };
-  if (version === 1 && backendList) {
-    const file = JSON.parse(buf.toString("utf8")) as { backends: unknown[] };
-    return await fromVersion1(file.backends);
-  }
-  return { backends: new Map(), invalid: 0, problem: `${path} is not a version 1 or 2 state file` };
-}
-
-/** The Services of a version 2 file: `{"namespace/name": [key, ...], ...}`. */
-async function servicesInto(
-  r: Reader,
-  backends: Map<BackendKey, string[]>,
-  counts: { invalid: number },
-): Promise<void> {
-  r.at++;
-  if (r.peek() === UNBRACE) {
-    r.at++;
-    return;
-  }
-  do {
-    if (r.due()) await turn();
-    const service = r.key();
-    if (r.peek() === OPEN) await keysInto(r, backends, counts, service);
-    else {
-      counts.invalid++;
-      await r.skip();
-    }
-  } while (r.comma(UNBRACE));
-}
-
-/** A list of keys' texts, each added to backends under the Service (undefined: "unlisted"). */
-async function keysInto(
-  r: Reader,
-  backends: Map<BackendKey, string[]>,
-  counts: { invalid: number },
-  service: string | undefined,
-): Promise<void> {
-  r.at++;
-  if (r.peek() === CLOSE) {
-    r.at++;
-    return;
-  }
-  do {
-    if (r.due()) await turn();
-    if (r.peek() !== QUOTE) {
-      counts.invalid++;
-      await r.skip();
-      continue;
-    }
-    const key = parseKeyText(r.string());
-    if (key !== undefined) addService(backends, key, service);
-    else counts.invalid++;
-  } while (r.comma(CLOSE));
-}
-
-/** A cursor over a file's bytes that checks JSON's grammar as it goes. */
-class Reader {
-  at = 0;
-  /** Where the piece being decoded began. */
-  private mark = 0;
-
-  constructor(private readonly buf: Buffer) {}
-
-  /** True once DECODE_BYTES were decoded since it was last: time for a turn of the event loop. */
-  due(): boolean {
-    if (this.at - this.mark < DECODE_BYTES) return false;
-    this.mark = this.at;
-    return true;
-  }
-
-  /** The next byte that is not white space, not consumed. */
-  peek(): number {
-    const buf = this.buf;
-    while (this.at < buf.length) {
-      const c = buf[this.at]!;
-      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return c;
-      this.at++;
-    }
-    return this.fail("the file ends early");
-  }
-
-  fail(what: string): never {
-    throw new NotJson(`${what} at byte ${this.at}`);
-  }
-
-  /** After a member or an element: true after a comma, false after `close`. */
-  comma(close: number): boolean {
-    const c = this.peek();
-    if (c !== COMMA && c !== close) this.fail(`',' or '${String.fromCharCode(close)}' expected`);
-    this.at++;
-    return c === COMMA;
-  }
-
-  /** A member's name and its colon. */
-  key(): string {
-    if (this.peek() !== QUOTE) this.fail("a name expected");
-    const name = this.string();
-    if (this.peek() !== COLON) this.fail("':' expected");
-    this.at++;
-    return name;
-  }
-
-  /** Nothing but white space is left. */
-  end(): void {
-    const buf = this.buf;
-    while (this.at < buf.length) {
-      const c = buf[this.at]!;
-      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) this.fail("more after the end");
-      this.at++;
-    }
-  }
-
-  /** A string, at its opening quote. Decoded whole: the longest the agent writes is a Service's name. */
-  string(): string {
-    const buf = this.buf;
-    const start = ++this.at;
-    let escaped = false;
-    let wide = false;
-    for (;;) {
-      if (this.at >= buf.length) this.fail("the file ends early");
-      const c = buf[this.at]!;
-      if (c === QUOTE) break;
-      if (c < 0x20) this.fail("a control character in a string");
-      if (c >= 0x80) wide = true;
-      if (c === BACKSLASH) {
-        escaped = true;
-        this.at++;
-      }
-      this.at++;
-    }
-    const end = this.at++;
-    if (!escaped) return buf.toString(wide ? "utf8" : "latin1", start, end);
-    try {
-      return JSON.parse(buf.toString("utf8", start - 1, end + 1)) as string;
-    } catch {
-      this.at = start;
-      return this.fail("a bad escape in a string");
-    }
-  }
-
-  /** A number. */
-  number(): number {
-    const buf = this.buf;
-    const start = this.at;
-    while (this.at < buf.length) {
-      const c = buf[this.at]!;
-      if ((c < 0x30 || c > 0x39) && c !== 0x2d && c !== 0x2b && c !== 0x2e && c !== 0x45 && c !== 0x65) break;
-      this.at++;
-    }
-    const text = buf.toString("latin1", start, this.at);
-    if (!NUMBER.test(text)) this.fail("a bad number");
-    return Number(text);
-  }
-
-  /** Any value, checked and left out, a turn of the event loop every DECODE_BYTES. */
-  async skip(): Promise<void> {
-    // The closing bracket of each array and object the value is inside of.
-    const open: number[] = [];
-    for (;;) {
-      if (this.due()) await turn();
-      const c = this.peek();
-      if (c === BRACE || c === OPEN) {
-        this.at++;
-        const close = c === BRACE ? UNBRACE : CLOSE;
-        if (this.peek() === close) this.at++;
-        else {
-          open.push(close);
-          if (close === UNBRACE) this.key();
-          continue;
-        }
-      } else if (c === QUOTE) this.string();
-      else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) this.number();
-      else this.word();
-      // The value is done: close what it ends, up to the next element or member.
-      for (;;) {
-        const close = open.at(-1);
-        if (close === undefined) return;
-        if (this.comma(close)) {
-          if (close === UNBRACE) this.key();
-          break;
-        }
-        open.pop();
-      }
-    }
-  }
-
-  /** true, false or null. */
-  private word(): void {
-    for (const word of ["true", "false", "null"])
-      if (this.buf.toString("latin1", this.at, this.at + word.length) === word) {
-        this.at += word.length;
-        return;
-      }
-    this.fail("a value expected");
-  }
+  let invalid = 0;
+  const add = (text: unknown, service: string | undefined) => {
+    const key = typeof text === "string" ? parseKeyText(text) : undefined;
+    if (key === undefined) invalid++;
+    else addService(backends, key, service);
+  };
+  const file = new ObjectStream(
+    (member, piece) => {
+      if (member === "unlisted") add(piece, undefined);
+      // A Service, as an object of one member: `{"namespace/name": [key, ...]}`.
+      else
+        for (const [service, keys] of Object.entries(piece as Record<string, unknown>))
+          if (Array.isArray(keys)) for (const key of keys) add(key, service);
+          else invalid++;
+    },
+    // Bounded by the file's size, itself at most maxBytes.
+    { what: path, streamed: { services: "{", unlisted: "[" }, maxPieceBytes: size, maxBytes: size },
+  );
+  await file.read(chunks);
+  const { members, streamed } = file.end();
+  // Version 2: "services" an object, "unlisted" an array or absent.
+  if (
+    members.version === 2 &&
+    streamed.has("services") &&
+    !("services" in members) &&
+    !("unlisted" in members)
+  )
+    return { backends, invalid };
+  if (members.version === 1 && Array.isArray(members.backends)) return await fromVersion1(members.backends);
+  return unusable(`${path} is not a version 1 or 2 state file`);
 }
 
 /** Version 1: `backends: [{address, port, protocol, services}]`, as agents before this one wrote. */

@@ -198,7 +198,7 @@ describe("StateFile", () => {
     for (const cut of [1, 13, 4096, 32 * 1024 + 1, size / 3, size / 2, size - 40, size - 2]) {
       await writeFile(state.path, text.subarray(0, Math.floor(cut)));
       const cutShort = await loadTexts(state);
-      assert.match(cutShort.problem ?? "", /is not JSON: the file ends early at byte \d+$/, `cut at ${cut}`);
+      assert.match(cutShort.problem ?? "", /is not JSON at byte \d+: it ends early$/, `cut at ${cut}`);
       assert.deepEqual(cutShort.backends, new Map());
     }
   });
@@ -230,7 +230,7 @@ describe("StateFile", () => {
       if (json) assert.doesNotMatch(loaded.problem ?? "", /not JSON/, shown);
       else {
         unusable++;
-        assert.match(loaded.problem ?? "", /not JSON: .* at byte \d+$/, shown);
+        assert.match(loaded.problem ?? "", /is not (JSON at byte \d+: |a JSON object$)/, shown);
         assert.deepEqual(loaded.backends, new Map(), shown);
       }
     }
@@ -347,10 +347,17 @@ describe("StateFile", () => {
     const broken = await loadTexts(state);
     assert.deepEqual(broken.backends, new Map());
     assert.match(broken.problem ?? "", /not JSON/);
-    for (const body of [{ version: 7, backends: [] }, { version: 2, services: [] }, null, [1]]) {
+    for (const body of [{ version: 7, backends: [] }, { version: 2, services: [] }, { version: 2 }]) {
       await writeFile(state.path, JSON.stringify(body));
       assert.match((await loadTexts(state)).problem ?? "", /not a version 1 or 2 state file/);
     }
+    for (const body of [null, [1]]) {
+      await writeFile(state.path, JSON.stringify(body));
+      assert.match((await loadTexts(state)).problem ?? "", /is not a JSON object$/);
+    }
+    const twice = '{"version":2,"services":{},"unlisted":[],"services":{}}';
+    await writeFile(state.path, twice);
+    assert.match((await loadTexts(state)).problem ?? "", /has "services" twice$/);
     await writeFile(
       state.path,
       JSON.stringify({
