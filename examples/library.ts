@@ -54,8 +54,9 @@ const batch = terminator.terminateMany([
 for (const b of batch.backends) console.log(b.backend.address, b.total.destroyed);
 
 // One BPF pass over every task's files finds the sockets; only the namespaces that need it are
-// entered ("auto": where it can run and pays; "on": or OnePassUnavailableError; "off", the default).
-const fast = new BackendTerminator({ onePass: "auto" }).terminateMany([{ address: "10.0.0.5", port: 53 }]);
+// entered ("auto", the default: where it can run and pays; "on": or OnePassUnavailableError;
+// "off": walk every namespace with sock_diag).
+const fast = new BackendTerminator().terminateMany([{ address: "10.0.0.5", port: 53 }]);
 console.log(fast.onePass?.used, fast.onePass?.message, fast.namespaces.filter((n) => n.ruledOut).length);
 
 // Namespace handles (current, by name/path/pid, created, pinned); the caller closes them.

@@ -57,9 +57,14 @@ export async function terminateShared(
     poolSize(),
     (places, w) => {
       // Each run counts its own namespaces: the caller is told each one's place in the whole walk.
-      const share: SentConfig = onNamespace
-        ? { ...config, onNamespace: (result, index) => onNamespace(result, places[index]!, count) }
-        : config;
+      // A share is walked: the one pass, over every namespace at once, is no share's.
+      const share: SentConfig = {
+        ...config,
+        onePass: "off",
+        ...(onNamespace
+          ? { onNamespace: (result, index) => onNamespace(result, places[index]!, count) }
+          : {}),
+      };
       const refs = places.map((i) => walk.refs[i]);
       return workers(w).call("terminateManyAt", [share, backends, refs, options], control);
     },

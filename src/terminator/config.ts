@@ -56,7 +56,7 @@ export interface TerminatorConfig extends NamespaceSelection {
    * iterator) and enter only the namespaces that need it (see docs/DESIGN.md): "auto" where it can
    * run (privileges, the initial PID namespace, BTF, the kernel) and pays (UDP backends, every
    * namespace, a UDP table the namespaces share); "on" wherever it can run — else
-   * OnePassUnavailableError, naming why; "off" walks every namespace with sock_diag. Default "off".
+   * OnePassUnavailableError, naming why; "off" walks every namespace with sock_diag. Default "auto".
    */
   onePass?: OnePassMode;
 }

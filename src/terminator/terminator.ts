@@ -147,7 +147,7 @@ export class BackendTerminator {
     const destroy = prepareDestroy(query, this.open);
     const onePass = decideOnePass(
       {
-        mode: this.config.onePass ?? "off",
+        mode: this.config.onePass ?? "auto",
         backends: set.backends,
         all: (this.config.netns ?? "all") === "all",
         seam: this.seamed,

@@ -57,6 +57,7 @@ interface JsonReport {
     error?: unknown;
   }[];
   total: Counts;
+  onePass?: { mode: string; used: boolean };
   failures: { netns: string; error: { name: string; code: string; message: string } }[];
   ok: boolean;
 }
@@ -123,6 +124,8 @@ describeAsRoot("sockdiag terminate-backend", () => {
     });
     assert.deepEqual(report.failures, []);
     assert.equal(report.ok, true);
+    // --one-pass auto, the default: the sockets were found by the one pass.
+    assert.deepEqual([report.onePass?.mode, report.onePass?.used], ["auto", true]);
   });
 
   test("without a namespace option every namespace is visited, one that no pin holds too", async () => {

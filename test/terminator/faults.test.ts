@@ -113,7 +113,10 @@ describeAsRoot("BackendTerminator faults", () => {
       if (entry.name === a) scene.unpin(b); // the directory is listed already; `b` is not opened yet
       return entry;
     });
-    const report = new BackendTerminator({}, { targets: targetsFrom(() => source) }).terminate(backendA());
+    const report = new BackendTerminator(
+      { onePass: "off" },
+      { targets: targetsFrom(() => source) },
+    ).terminate(backendA());
 
     await scene.expect(
       c0,

@@ -2,7 +2,8 @@
  * A pass the verifier refuses, on the real kernel: the pass's program replaced (through the
  * terminator's seam) by one the verifier refuses, loaded through the real bpf() call. "auto"
  * walks every namespace with the reason in a note, as without the pass; "on" throws
- * OnePassUnavailableError naming it; nothing stays open or loaded either way.
+ * OnePassUnavailableError naming it; nothing stays open or loaded either way. Without onePass, a
+ * terminator runs as "auto".
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -58,5 +59,14 @@ describeAsRoot("a one pass the verifier refuses", () => {
     );
     assert.deepEqual(bpfFds(), fds, "no BPF descriptor left open");
     assert.deepEqual(await loadedBpfSettled(), [], "nothing left loaded");
+  });
+});
+
+describeAsRoot("the one pass by default", () => {
+  test("a terminator without onePass runs as auto: the pass over every namespace, its summary in the report", () => {
+    const report = new BackendTerminator(config).terminateMany([backend]);
+    assert.equal(report.onePass?.mode, "auto");
+    assert.equal(report.onePass?.used, true, report.onePass?.message);
+    assert.ok(report.namespaces.every((n) => n.onePass !== undefined));
   });
 });

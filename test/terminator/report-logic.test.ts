@@ -115,7 +115,7 @@ test("source errors with a note are reported and are no failure; others are", ()
     new NotANetnsError("half-added", "plain-file"),
   ];
   const ok = new BackendTerminator(
-    { conntrack: false },
+    { conntrack: false, onePass: "off" },
     seam({ "(host)": { sockets: clients(1) }, a: { sockets: clients(1) } }, noted),
   ).terminate(backend);
   assert.equal(ok.total.destroyed, 2);
@@ -129,7 +129,7 @@ test("source errors with a note are reported and are no failure; others are", ()
   );
   assert.equal(ok.ok, true);
   const bad = new BackendTerminator(
-    { conntrack: false },
+    { conntrack: false, onePass: "off" },
     seam({ "(host)": { sockets: clients(1) }, a: { sockets: clients(1) } }, [
       new NotANetnsError("dev", "special-file"),
     ]),

@@ -140,7 +140,7 @@ const OPTIONS: readonly OptionRow[] = [
     name: "one-pass",
     value: "MODE",
     env: "ONE_PASS",
-    help: "auto: find the sockets in one BPF pass over every task's files where it can run and pays, and enter only the namespaces that need it; on: wherever it can run (a batch fails where it cannot); off (default): walk every namespace",
+    help: "auto: find the sockets in one BPF pass over every task's files where it can run and pays, and enter only the namespaces that need it; on: wherever it can run (a batch fails where it cannot); off: walk every namespace. Default auto",
   },
   { name: "dry-run", env: "DRY_RUN", help: "count what would be destroyed, destroy nothing" },
   {
@@ -239,7 +239,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxObjectBytes: bytes(text("max-object-bytes"), 4 * MI),
       maxListBytes: bytes(text("max-list-bytes"), 1024 * MI),
       conntrack: !flag("no-conntrack"),
-      onePass: oneOf(text("one-pass"), ["auto", "on", "off"] as const, "off"),
+      onePass: oneOf(text("one-pass"), ["auto", "on", "off"] as const, "auto"),
       dryRun: flag("dry-run"),
       events: !flag("no-events"),
       nodeName: parseNodeName(text("node-name")),

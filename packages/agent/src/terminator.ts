@@ -79,7 +79,7 @@ export interface LibraryTerminatorConfig {
   /** Also visit namespaces found through /proc/PID/ns/net. */
   discover: boolean;
   conntrack: boolean;
-  /** sockdiag's onePass (default "off"). */
+  /** sockdiag's onePass (default "auto", as sockdiag's). */
   onePass?: "auto" | "on" | "off";
   dryRun: boolean;
   /**
@@ -120,7 +120,7 @@ export function libraryTerminator(config: LibraryTerminatorConfig): Terminator {
         discover: config.discover,
         conntrack: config.conntrack,
         dryRun: config.dryRun,
-        onePass: config.onePass ?? "off",
+        onePass: config.onePass ?? "auto",
         ...(approved
           ? { predicate: approved.predicate, conntrackPredicate: approved.conntrackPredicate }
           : {}),

@@ -211,6 +211,16 @@ if (!haveKubectl && process.env.CI !== "true")
     assert.equal(volumes.get(state.name)?.hostPath?.type, "DirectoryOrCreate");
   });
 
+  test("states the one pass's mode (auto), and allows it: SYS_ADMIN, the host's PID namespace", () => {
+    const value = envValue("SOCKDIAG_AGENT_ONE_PASS");
+    assert.equal(value, "auto");
+    const parsed = parseOptions([], { SOCKDIAG_AGENT_ONE_PASS: value });
+    assert.ok("run" in parsed);
+    assert.equal(parsed.run.onePass, "auto");
+    assert.equal(pod().hostPID, true);
+    assert.ok(container().securityContext?.capabilities?.add?.includes("SYS_ADMIN"));
+  });
+
   test("knows its node's name (downward API spec.nodeName): it watches the node's Pods and reports Events", () => {
     const node = env().find((e) => e.name === "SOCKDIAG_AGENT_NODE_NAME");
     assert.equal(node?.valueFrom?.fieldRef?.fieldPath, "spec.nodeName");

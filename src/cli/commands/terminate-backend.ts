@@ -51,7 +51,7 @@ export const TERMINATE_BACKEND: CommandSpec = {
     {
       name: "one-pass",
       value: "auto|on|off",
-      help: "find the sockets in one BPF pass over every task's files and enter only the namespaces that need it: auto where it can run and pays, on (else fail, saying why), off (default)",
+      help: "find the sockets in one BPF pass over every task's files and enter only the namespaces that need it: auto (default) where it can run and pays, on (else fail, saying why), off (walk every namespace)",
     },
     {
       name: "dry-run",
@@ -65,7 +65,7 @@ export const TERMINATE_BACKEND: CommandSpec = {
     "An IPv4 backend also matches IPv6 sockets connected to its v4-mapped address (::ffff:a.b.c.d).",
     "For UDP backends, the conntrack entries whose reply source is the backend (flows DNATed to it) are deleted too, in every namespace visited: clients of a virtual IP then reach a live backend with their next datagram.",
     "With --dry-run the sockets it would destroy are shown by owner, in the table and in -j's byOwner: for each namespace, the pod UID and container of the processes holding them (from their cgroups, as the kubelet lays them out: cgroup v1 or v2, the cgroupfs or systemd driver), the processes, and the sockets; then sockets held by processes outside any pod; then sockets no process was found holding (said so). A socket goes by the processes holding it, never by its namespace: a host-network pod shares the host's. Conntrack entries have no owner: they are counted per namespace (wouldDelete).",
-    "--one-pass: one pass over every task's open files (a BPF iterator; needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, the initial PID namespace and the kernel's BTF) finds the UDP sockets connected to the backends in every namespace at once; a namespace where it found some is entered and exactly those destroyed, one whose UDP counters (read without entering) count more sockets than it found there is walked as without it (a socket in flight in SCM_RIGHTS, or connected elsewhere), the others are not entered (said per namespace). auto takes it for UDP backends over every namespace when it can run and the namespaces share the host's UDP table (net.ipv4.udp_child_hash_entries 0); why it did not is a note. `sockdiag doctor` says which path terminations take here.",
+    "--one-pass: one pass over every task's open files (a BPF iterator; needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, the initial PID namespace and the kernel's BTF) finds the UDP sockets connected to the backends in every namespace at once; a namespace where it found some is entered and exactly those destroyed, one whose UDP counters (read without entering) count more sockets than it found there is walked as without it (a socket in flight in SCM_RIGHTS, or connected elsewhere), the others are not entered (said per namespace). auto, the default, takes it for UDP backends over every namespace when it can run and the namespaces share the host's UDP table (net.ipv4.udp_child_hash_entries 0); why it did not is a note. --one-pass off walks every namespace, as before the pass. `sockdiag doctor` says which path terminations take here.",
     "Unconnected sockets are never touched. Needs CAP_NET_ADMIN (destroy) and CAP_SYS_ADMIN (enter namespaces).",
     'The namespace sockdiag runs in is called "(host)" in every report.',
     "Exit status: 0 all destroyed, 1 some destroy or namespace failed, 2 bad input.",
@@ -90,7 +90,7 @@ export function runTerminateBackend(argv: readonly string[]): number {
     : typeof chosen.netns === "string" && chosen.netns !== "all"
       ? fromLabel(chosen.netns)
       : undefined;
-  const onePass = (values["one-pass"] as OnePassMode | undefined) ?? "off";
+  const onePass = (values["one-pass"] as OnePassMode | undefined) ?? "auto";
   if (!["auto", "on", "off"].includes(onePass))
     throw new UsageError(`--one-pass takes auto, on or off, not "${onePass}"`);
   const config: TerminatorConfig = {
