@@ -103,13 +103,13 @@ export class ObjectStream {
    * holds already come one after the other with no turn between (a promise each). Rejects as write
    * does, or when `signal` aborts.
    */
-  async read(chunks: AsyncIterable<Buffer>, signal?: AbortSignal): Promise<void> {
+  async read(chunks: AsyncIterable<Buffer>, signal: AbortSignal): Promise<void> {
     let sinceTurn = 0;
     for await (const chunk of chunks) {
       for (let at = 0; at < chunk.length; ) {
         if (sinceTurn >= PIECE_BYTES) {
           await turn();
-          signal?.throwIfAborted();
+          signal.throwIfAborted();
           sinceTurn = 0;
         }
         const piece = chunk.subarray(at, at + PIECE_BYTES - sinceTurn);

@@ -358,8 +358,8 @@ function addService(backends: Map<BackendKey, string[]>, key: BackendKey, servic
 }
 
 /**
- * The bytes of a state file read at a time, a turn of the event loop each: ~1,300 keys, 1-3 ms
- * (the ObjectStream's 64 KiB turns took twice as long; the longest turns are the collector's).
+ * The bytes of a state file read and decoded at a time, a turn of the event loop each: ~1,300
+ * keys, 1-3 ms (64 KiB turns took twice as long; the longest turns are the collector's).
  */
 const READ_BYTES = 32 * 1024;
 
@@ -382,8 +382,8 @@ function unusable(problem: string): LoadedState {
 /**
  * Decode a state file as it is read, by the ObjectStream that reads list answers: each Service of
  * a version 2 body and each unlisted backend as it comes, READ_BYTES a turn of the event loop (one
- * JSON.parse of the ~24 MB of 100,000 Services held the loop 0.3-1.5 s); a Service's backends are
- * parsed in one turn (~2-3 ms a thousand). What is accepted is what JSON.parse accepts, and a version 2
+ * JSON.parse of the ~24 MB of 100,000 Services held the loop 0.3-1.5 s), and at most CHUNK backends
+ * of a long Service's list added a turn. What is accepted is what JSON.parse accepts, and a version 2
  * body is read as it did (a Service's list that is not an array and an entry that is not a
  * backend's text are invalid, counted and left out); anything else is a problem, and nothing of
  * the file is kept. A version 1 body's list is parsed whole: only an agent from before version 2
@@ -392,24 +392,32 @@ function unusable(problem: string): LoadedState {
 async function decode(path: string, chunks: AsyncIterable<Buffer>, size: number): Promise<LoadedState> {
   const backends = new Map<BackendKey, string[]>();
   let invalid = 0;
-  const add = (text: unknown, service: string | undefined) => {
-    const key = typeof text === "string" ? parseKeyText(text) : undefined;
-    if (key === undefined) invalid++;
-    else addService(backends, key, service);
-  };
+  // The Services (and unlisted backends) a chunk held, their backends added after it, CHUNK a
+  // turn of the event loop: one Service may list tens of thousands (20,000 took 40 ms at once).
+  const parsed: [service: string | undefined, keys: unknown[]][] = [];
   const file = new ObjectStream(
     (member, piece) => {
-      if (member === "unlisted") add(piece, undefined);
+      if (member === "unlisted") parsed.push([undefined, [piece]]);
       // A Service, as an object of one member: `{"namespace/name": [key, ...]}`.
       else
         for (const [service, keys] of Object.entries(piece as Record<string, unknown>))
-          if (Array.isArray(keys)) for (const key of keys) add(key, service);
+          if (Array.isArray(keys)) parsed.push([service, keys]);
           else invalid++;
     },
     // Bounded by the file's size, itself at most maxBytes.
     { what: path, streamed: { services: "{", unlisted: "[" }, maxPieceBytes: size, maxBytes: size },
   );
-  await file.read(chunks);
+  let added = 0;
+  for await (const chunk of chunks) {
+    file.write(chunk);
+    for (const [service, keys] of parsed.splice(0))
+      for (const text of keys) {
+        const key = typeof text === "string" ? parseKeyText(text) : undefined;
+        if (key === undefined) invalid++;
+        else addService(backends, key, service);
+        if (++added % CHUNK === 0) await turn();
+      }
+  }
   const { members, streamed } = file.end();
   // Version 2: "services" an object, "unlisted" an array or absent.
   if (

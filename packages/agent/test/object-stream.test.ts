@@ -225,18 +225,22 @@ describe("ObjectStream", () => {
       }
     /** The object read back: its members, an array or object streamed made of its pieces again. */
     const readBack = (text: Buffer) => {
-      const built: Record<string, unknown> = {};
+      const items: unknown[] = [];
+      const metadata: Record<string, unknown> = {};
       const stream = new ObjectStream(
         (member, piece) => {
-          if (member === "items") ((built.items ??= []) as unknown[]).push(piece);
-          else Object.assign((built[member] ??= {}) as object, piece);
+          if (member === "items") items.push(piece);
+          else Object.assign(metadata, piece);
         },
         { what: "the object", streamed: { items: "[", metadata: "{" }, ...WIDE },
       );
       stream.write(text);
       const { members, streamed } = stream.end();
-      for (const name of streamed) built[name] ??= name === "items" ? [] : {};
-      return { ...members, ...built };
+      return {
+        ...members,
+        ...(streamed.has("items") ? { items } : {}),
+        ...(streamed.has("metadata") ? { metadata } : {}),
+      };
     };
     let refused = 0;
     for (const text of texts) {

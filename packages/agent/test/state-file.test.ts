@@ -203,6 +203,43 @@ describe("StateFile", () => {
     }
   });
 
+  test("a Service of 100,000 backends: its backends are added 4,096 a turn of the event loop at most", async () => {
+    const state = new StateFile(await scratch());
+    const texts = Array.from(
+      { length: 100_000 },
+      (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:53/udp`,
+    );
+    await state.save([{ service: "ns/huge", keys: texts.map((t) => parseKeyText(t)!) }]);
+    const loop = new TurnCounter();
+    // Backends added to the loaded map, by the turn they were added in.
+    const addedIn: number[] = [];
+    const set = Map.prototype.set;
+    const seen = mock.method(
+      Map.prototype,
+      "set",
+      function (this: Map<unknown, unknown>, key: unknown, value: unknown) {
+        if (Array.isArray(value) && value[0] === "ns/huge")
+          addedIn[loop.turns] = (addedIn[loop.turns] ?? 0) + 1;
+        return set.call(this, key, value);
+      },
+    );
+    let loaded: LoadedState;
+    try {
+      loaded = await state.load();
+    } finally {
+      seen.mock.restore();
+      loop.stop();
+    }
+    assert.equal(loaded.problem, undefined);
+    assert.equal(loaded.backends.size, texts.length);
+    const counts = addedIn.filter((n) => n !== undefined);
+    assert.equal(
+      counts.reduce((a, b) => a + b),
+      texts.length,
+    );
+    assert.ok(Math.max(...counts) <= 4096, `${Math.max(...counts)} backends added in one turn`);
+  });
+
   test("a cut or corrupted file: unusable exactly when JSON.parse throws, reported and never thrown", async () => {
     const state = new StateFile(await scratch());
     await state.save(groups([a, b, { key: "10.0.0.2:53/udp", services: [dns, 'ns/"odd\\\u00e9'] }]));
