@@ -79,14 +79,15 @@ function unpinAll(dir: string): void {
 }
 
 /**
- * `count` pinned namespaces of `perNamespace` UDP sockets, `targets` of them connected to `target`;
- * with `everyOtherEmpty`, the odd ones hold no socket at all.
+ * `count` pinned namespaces of `perNamespace` UDP sockets, `targets` of them connected to `target`
+ * (a number for every namespace, or one each); with `everyOtherEmpty`, the odd ones hold no socket
+ * at all.
  */
 export async function manyNamespaces(
   label: string,
   count: number,
   perNamespace: number,
-  targets: number,
+  targets: number | readonly number[],
   target: { address: string; port: number },
   everyOtherEmpty = false,
 ): Promise<ManyScene> {
@@ -110,13 +111,14 @@ export async function manyNamespaces(
       closeSync(openSync(join(dir, name), "w"));
       mount(`/run/netns/${name}`, join(dir, name), "none", MS_BIND);
     }
-    const held = everyOtherEmpty ? names.filter((_, i) => i % 2 === 0) : names;
+    const held = names.map((name, i) => ({ name, i })).filter(({ i }) => !everyOtherEmpty || i % 2 === 0);
     const perChild = Math.max(1, Math.floor(PER_CHILD / perNamespace));
     for (let i = 0; i < held.length; i += perChild) {
+      const slice = held.slice(i, i + perChild);
       const plan = {
-        namespaces: held.slice(i, i + perChild).map((n) => `/run/netns/${n}`),
+        namespaces: slice.map(({ name }) => `/run/netns/${name}`),
         perNamespace,
-        targets,
+        targets: typeof targets === "number" ? targets : slice.map(({ i: n }) => targets[n] ?? 0),
         target,
       };
       children.push(

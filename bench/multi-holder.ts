@@ -3,7 +3,8 @@
  * holds one namespace per process, too heavy for 100 namespaces). It enters each namespace only
  * to create sockets (runIn), so they belong to it, and keeps them open.
  *
- * argv: JSON { namespaces: string[] (pinned paths), perNamespace: number, targets: number,
+ * argv: JSON { namespaces: string[] (pinned paths), perNamespace: number,
+ *              targets: number | number[] (one for each namespace),
  *              target: { address: string, port: number }, backends?: { address, port }[] }
  * With `backends`, `targets` sockets are connected to each of them instead of to `target`. The
  * other sockets are connected elsewhere (see openOthers).
@@ -17,7 +18,7 @@ import { AF_INET, bind, close, connect, SOCK_DGRAM, socket } from "../src/sys/so
 interface Plan {
   namespaces: string[];
   perNamespace: number;
-  targets: number;
+  targets: number | number[];
   target: { address: string; port: number };
   backends?: { address: string; port: number }[];
 }
@@ -47,19 +48,24 @@ function openTargets(): void {
   for (const fd of targetFds) close(fd);
   targetFds = [];
   const targets = (plan.backends ?? [plan.target]).map((b) => sockaddr(b.address, b.port));
-  for (const path of plan.namespaces) {
+  plan.namespaces.forEach((path, n) => {
     using ns = fromPath(path);
     runIn(ns, () => {
-      for (const target of targets) for (let i = 0; i < plan.targets; i++) targetFds.push(udp(target));
+      for (const target of targets) for (let i = 0; i < targetsIn(n); i++) targetFds.push(udp(target));
     });
-  }
+  });
+}
+
+/** Sockets connected to each target in the plan's namespace `n`. */
+function targetsIn(n: number): number {
+  return typeof plan.targets === "number" ? plan.targets : (plan.targets[n] ?? 0);
 }
 
 function openOthers(): void {
-  for (const path of plan.namespaces) {
+  plan.namespaces.forEach((path, n) => {
     using ns = fromPath(path);
     runIn(ns, () => {
-      for (let i = 0; i < plan.perNamespace - plan.targets; i++) {
+      for (let i = 0; i < plan.perNamespace - targetsIn(n); i++) {
         // As a pod's clients are: every socket connected, from one of 200 local addresses to one
         // of 500 remote ones on varied ports (127.20/16 and 127.30/16: never the target).
         const to = sockaddr(
@@ -69,7 +75,7 @@ function openOthers(): void {
         held.push(udp(to, sockaddr(`127.30.0.${1 + (i % 200)}`, 0)));
       }
     });
-  }
+  });
 }
 
 openOthers();

@@ -158,19 +158,30 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
   const held = new Map<number, { v4: number; v6: number }>();
   let records = 0;
   try {
+    // The held records, 100,000 on a busy node, read as host-order words (the program wrote them
+    // so): cheaper than DataView calls, most of all in a process that just started.
+    let halves: Uint16Array = new Uint16Array(0);
+    let words: Uint32Array = new Uint32Array(0);
+    let netns = -1;
+    let count = { v4: 0, v6: 0 };
     readIterator(progFd, (buffer, length) => {
+      if (words.buffer !== buffer.buffer) {
+        halves = new Uint16Array(buffer.buffer, buffer.byteOffset, buffer.length >>> 1);
+        words = new Uint32Array(buffer.buffer, buffer.byteOffset, buffer.length >>> 2);
+      }
       const view = new DataView(buffer.buffer, buffer.byteOffset, length);
       let at = 0;
       while (at + Record.heldSize <= length) {
-        if (view.getUint16(at + Record.kind, true) === RecordKind.held) {
-          if (counted.add(view.getUint32(at + Record.inode, true))) {
-            const netns = view.getUint32(at + Record.netns, true);
-            let count = held.get(netns);
-            if (!count) {
-              count = { v4: 0, v6: 0 };
-              held.set(netns, count);
+        if (halves[(at + Record.kind) >>> 1] === RecordKind.held) {
+          if (counted.add(words[(at + Record.inode) >>> 2] as number)) {
+            const ns = words[(at + Record.netns) >>> 2] as number;
+            if (ns !== netns) {
+              netns = ns;
+              const known = held.get(ns);
+              count = known ?? { v4: 0, v6: 0 };
+              if (!known) held.set(ns, count);
             }
-            if (view.getUint16(at + Record.family, true) === AF_INET6) count.v6++;
+            if (halves[(at + Record.family) >>> 1] === AF_INET6) count.v6++;
             else count.v4++;
           }
           at += Record.heldSize;

@@ -5,9 +5,10 @@
  * is kept by its low 32 bits, so two could count once: a count falls short, never over.
  */
 export class InodeSet {
-  #slots = new Uint32Array(1 << 16);
+  // Room for 131,072 without growing (1 MiB): re-adding is slow in a process that just started.
+  #slots = new Uint32Array(1 << 18);
   /** 32 - log2(slots): a key's home slot is the top bits of its Fibonacci hash. */
-  #shift = 16;
+  #shift = 14;
   #size = 0;
 
   /** Adds `inode` (not 0); whether it was new. */

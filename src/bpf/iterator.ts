@@ -57,8 +57,9 @@ export function loadIteratorProgram(program: IteratorProgram): number {
 }
 
 /**
- * One pass of the iterator program `progFd`: `onBytes` gets each read's bytes, and answers how many
- * it took (whole records); the rest is kept, ahead of the next read's. The link and iterator are
+ * One pass of the iterator program `progFd`: `onBytes` gets each read's bytes (always in the same
+ * buffer, which starts its ArrayBuffer), and answers how many it took (whole records); the rest is
+ * kept, ahead of the next read's. The link and iterator are
  * closed before it returns; the program's descriptor stays the caller's.
  */
 export function readIterator(progFd: number, onBytes: (buffer: Buffer, length: number) => number): void {
@@ -66,7 +67,8 @@ export function readIterator(progFd: number, onBytes: (buffer: Buffer, length: n
   try {
     const iterFd = bpfIterCreate(linkFd);
     try {
-      const buffer = Buffer.allocUnsafe(READ_SIZE);
+      // Its own memory, from offset 0: records of whole words can be read as typed arrays.
+      const buffer = Buffer.from(new ArrayBuffer(READ_SIZE));
       let held = 0;
       for (;;) {
         const n = bpfIterRead(iterFd, buffer, held);
