@@ -5,8 +5,9 @@
  * destroyed their sockets, and the agent's event-loop delay meanwhile. The agent runs in-process
  * against the stand-in API server with --coalesce 0 (the window is a deliberate wait, added on
  * top in production), its real terminator (sockdiag/promises, one pass per batch), over 100
- * namespaces held by the core bench's multi-namespace holder. For comparison, the same removal
- * done with one terminate() pass per backend. On more than one core, each one-pass batch is also
+ * namespaces held by the core bench's multi-namespace holder; then the same batches with the BPF
+ * one pass (`--one-pass on`: the sockets found in one pass over every task's files, issue 42). For
+ * comparison, the same removal done with one terminate() pass per backend. On more than one core, each one-pass batch is also
  * timed with the whole process pinned to one core, in turns with the rounds on every core (the
  * same minutes of a machine whose load moves), beside the kernel's own 2-core ratio for the raw
  * dumps of the same namespaces. Needs root. With BENCH_FIGURES=FILE, the latency medians of the
@@ -258,6 +259,8 @@ async function latencyBench(): Promise<string[]> {
       what?: string;
       conntrack: boolean;
       perBackend?: boolean;
+      /** The BPF one pass (issue 42) instead of the walk the other cases take. */
+      onePass?: boolean;
       removed: number[];
       rounds: number;
     }[] = [
@@ -276,6 +279,20 @@ async function latencyBench(): Promise<string[]> {
         rounds: ROUNDS,
       },
       {
+        label: "BPF one pass (--one-pass on) per batch, sockets + conntrack",
+        conntrack: true,
+        onePass: true,
+        removed: [1, 50],
+        rounds: ROUNDS,
+      },
+      {
+        label: "BPF one pass (--one-pass on) per batch, sockets only",
+        conntrack: false,
+        onePass: true,
+        removed: [1, 50],
+        rounds: ROUNDS,
+      },
+      {
         label: "one pass per backend, sockets only",
         conntrack: false,
         perBackend: true,
@@ -289,6 +306,7 @@ async function latencyBench(): Promise<string[]> {
         netnsDirs: [dir],
         coalesceMs: 0,
         conntrack: c.conntrack,
+        ...(c.onePass ? { onePass: "on" as const } : {}),
         ...(c.perBackend ? { terminator: onePassPerBackend(dir) } : {}),
       });
       try {
