@@ -18,7 +18,7 @@ import {
   SocketWatch,
 } from "../sockets/index.js";
 import type { AbortSignalLike } from "../sys/errors.js";
-import { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
+import { BackendTerminator, GivenVerdicts, terminateUDPConnectionsToBackend } from "../terminator/index.js";
 import type { CallMap, CallName, StreamMap, StreamName } from "./ops.js";
 
 /** What a call gets besides its arguments. */
@@ -63,11 +63,12 @@ export const calls: Calls = {
     const refs = listTargets(selection, findings);
     return { refs, ...findings };
   },
-  terminateManyAt: ([config, backends, refs, options], ctx) =>
-    new BackendTerminator(config, { targets: (findings) => targetsOfRefs(refs, findings) }).terminateMany(
-      backends,
-      withSignal(options, ctx),
-    ),
+  sharedPlan: ([config, backends]) => new BackendTerminator(config).sharedPlan(backends),
+  terminateManyAt: ([config, backends, refs, options, verdicts], ctx) =>
+    new BackendTerminator(config, {
+      targets: (findings) => targetsOfRefs(refs, findings),
+      ...(verdicts ? { plan: new GivenVerdicts(refs, verdicts) } : {}),
+    }).terminateMany(backends, withSignal(options, ctx)),
   terminateUDPConnectionsToBackend: ([backend, options], ctx) =>
     terminateUDPConnectionsToBackend(backend, withSignal(options, ctx)),
   probe: () => probe(),

@@ -147,9 +147,9 @@ export class BackendTerminator {
 
   /**
    * Terminate many backends in one pass (see sockdiag's BackendTerminator#terminateMany). With
-   * `netns: "all"` (the default) and `onePass: "off"` the namespaces are shared out over a worker
-   * per core (with "auto", the default, or "on", one worker runs the pass and the namespaces it
-   * keeps); the report is the one a single worker would give.
+   * `netns: "all"` (the default) the namespaces are shared out over a worker per core; with the
+   * one pass, the first worker runs it once and the namespaces it keeps are shared out (those it
+   * rules out are not entered). The report is the one a single worker would give.
    */
   async terminateMany(
     backends: readonly Backend[],
@@ -159,8 +159,7 @@ export class BackendTerminator {
     const [rest, control] = splitControl(options);
     // Bad backends are refused here, before any namespace is listed.
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
-    // The one pass sees every namespace from one thread: a run that may take it is not shared out.
-    if (!isShared(this.config) || set.size === 0 || (this.config.onePass ?? "auto") !== "off")
+    if (!isShared(this.config) || set.size === 0)
       return client.call("terminateMany", [this.config, backends, rest], control);
     return terminateShared(this.config, backends, rest, control);
   }

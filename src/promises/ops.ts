@@ -9,7 +9,11 @@ import type { deleteConntrack, iterateConntrack } from "../conntrack/index.js";
 import type { Socket } from "../diag/socket.js";
 import type { listTargets, NamespaceFailure, NetNS, NetnsRef, WalkFindings } from "../netns/index.js";
 import type { destroySocket, destroySockets, iterateSockets, probe, SocketWatch } from "../sockets/index.js";
-import type { BackendTerminator, terminateUDPConnectionsToBackend } from "../terminator/index.js";
+import type {
+  BackendTerminator,
+  NamespaceVerdict,
+  terminateUDPConnectionsToBackend,
+} from "../terminator/index.js";
 import type { StreamItem } from "./wire.js";
 
 /** A call: its arguments as the worker's library takes them, and what it returns. */
@@ -22,7 +26,7 @@ interface Op<A extends unknown[], R> {
 type Sync<F> = F extends (...args: infer A) => infer R ? Op<A, R> : never;
 
 type TerminatorConfigArg = ConstructorParameters<typeof BackendTerminator>[0];
-type TerminatorCall<M extends "terminate" | "terminateMany"> = Op<
+type TerminatorCall<M extends "terminate" | "terminateMany" | "sharedPlan"> = Op<
   [config: TerminatorConfigArg, ...Parameters<BackendTerminator[M]>],
   ReturnType<BackendTerminator[M]>
 >;
@@ -39,13 +43,19 @@ export interface CallMap {
     [selection: Parameters<typeof listTargets>[0]],
     WalkFindings & { refs: (NetnsRef | undefined)[] }
   >;
-  /** terminateMany over a share of those refs. */
+  /** The namespaces of a termination, listed and judged once by the one pass, for workers to share. */
+  sharedPlan: TerminatorCall<"sharedPlan">;
+  /**
+   * terminateMany over a share of those refs; with `verdicts` (index-aligned with `refs`), as the
+   * one pass's plan judged them.
+   */
   terminateManyAt: Op<
     [
       config: TerminatorConfigArg,
       backends: Parameters<BackendTerminator["terminateMany"]>[0],
       refs: readonly (NetnsRef | undefined)[],
       options: Parameters<BackendTerminator["terminateMany"]>[1],
+      verdicts?: readonly (NamespaceVerdict | undefined)[],
     ],
     ReturnType<BackendTerminator["terminateMany"]>
   >;

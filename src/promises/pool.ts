@@ -5,15 +5,20 @@
  * run, which call is shared: schedule/shared.ts); each run is a terminateManyAt in one worker, and
  * the runs' reports merge into the one a single thread would give, in the walk's order. Dumps of a
  * table the namespaces share then run side by side in the kernel instead of one after another.
+ * With the one pass, the first runs it once while listing (sharedPlan): the namespaces it rules out
+ * are reported from its plan, and only those to enter are shared out, each with its verdict.
  */
 import { type NetnsRef, targetLabel } from "../netns/index.js";
 import { AbortError, emptyTally } from "../run/index.js";
-import { poolSize, shareOut } from "../schedule/index.js";
+import { poolSize, shareOutKept } from "../schedule/index.js";
+import { asSockdiagError } from "../sys/errors.js";
 import {
   type Backend,
   BackendSet,
   type BatchTerminationReport,
   emptyBatchReport,
+  ruledOutResult,
+  type SharedPlan,
 } from "../terminator/index.js";
 import { type Abortable, client, WorkerClient } from "./client.js";
 import { mergeReports, type ReportPart } from "./merge.js";
@@ -44,20 +49,17 @@ export async function terminateShared(
   workers: (i: number) => WorkerClient = worker,
 ): Promise<BatchTerminationReport> {
   const { signal } = control;
-  const selection = {
-    netns: "all" as const,
-    netnsDirs: config.netnsDirs,
-    discover: config.discover,
-  };
-  const walk = await client.call("listTargets", [selection], control);
+  const walk = await client.call("sharedPlan", [config, backends], control);
   const count = walk.refs.length;
   const { onNamespace } = config;
-  const { done, failed } = await shareOut(
-    count,
+  const kept: number[] = [];
+  const ruled = ruledOutPart(config, backends, walk, kept);
+  const { done, failed } = await shareOutKept(
+    kept,
     poolSize(),
     (places, w) => {
       // Each run counts its own namespaces: the caller is told each one's place in the whole walk.
-      // A share is walked: the one pass, over every namespace at once, is no share's.
+      // A share runs no pass of its own: it is judged by the plan's verdicts, or walked.
       const share: SentConfig = {
         ...config,
         onePass: "off",
@@ -66,10 +68,15 @@ export async function terminateShared(
           : {}),
       };
       const refs = places.map((i) => walk.refs[i]);
-      return workers(w).call("terminateManyAt", [share, backends, refs, options], control);
+      const verdicts = walk.parts && places.map((i) => verdictOf(walk.parts![i]));
+      return workers(w).call("terminateManyAt", [share, backends, refs, options, verdicts], control);
     },
     signal,
   );
+  if (ruled) {
+    await tellRuledOut(config, ruled, count);
+    done.unshift({ places: ruled.places, result: ruled.report });
+  }
   const parts: ReportPart[] = done.map(({ places, result }) => ({ report: result, places }));
   const lost: ReportPart[] = [];
   let aborted: AbortError | undefined;
@@ -86,6 +93,17 @@ export async function terminateShared(
   if (parts.length + lost.length === 0) throw aborted ?? new AbortError(signal);
   // Reports that say what was done first: the merge takes its shape (conntrack or not) from the first.
   const report = mergeReports([...parts, ...lost], walk);
+  const { summary } = walk;
+  if (summary) {
+    report.onePass = summary;
+    if (!summary.used)
+      report.notes.unshift({ netns: "(one pass)", skipped: summary.reason!, message: summary.message });
+    try {
+      await config.logger?.info(summary.used ? "one pass" : "one pass not taken", { ...summary });
+    } catch (err) {
+      report.callbackErrors.push(asSockdiagError(err));
+    }
+  }
   if (aborted) {
     report.ok = false;
     aborted.report = report;
@@ -118,4 +136,51 @@ function unknownPart(
       ok: false,
     },
   };
+}
+
+type PlanPart = NonNullable<SharedPlan["parts"]>[number];
+
+function verdictOf(part: PlanPart) {
+  return part && "verdict" in part ? part.verdict : undefined;
+}
+
+/**
+ * The part of the report the one pass's plan gives on its own — the namespaces it ruled out, in
+ * walk order, nothing counted — or undefined without a plan. `kept` gets every other place.
+ */
+function ruledOutPart(
+  config: SentConfig,
+  backends: readonly Backend[],
+  plan: SharedPlan,
+  kept: number[],
+): ReportPart | undefined {
+  const { parts } = plan;
+  if (!parts) {
+    kept.push(...plan.refs.keys());
+    return undefined;
+  }
+  const set = new BackendSet(backends, config.protocol ?? "udp");
+  const conntrack = config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
+  const report = emptyBatchReport(set.backends, conntrack);
+  const places: number[] = [];
+  parts.forEach((part, i) => {
+    if (part && "ruledOut" in part) {
+      places.push(i);
+      report.namespaces.push(ruledOutResult(part.ruledOut, set.size, Boolean(config.dryRun)));
+    } else kept.push(i);
+  });
+  return { report, places };
+}
+
+/** The caller's onNamespace told of each namespace ruled out; what it throws is the report's. */
+async function tellRuledOut(config: SentConfig, ruled: ReportPart, count: number): Promise<void> {
+  const { onNamespace } = config;
+  if (!onNamespace) return;
+  for (const [i, result] of ruled.report.namespaces.entries()) {
+    try {
+      await onNamespace(result, ruled.places[i]!, count);
+    } catch (err) {
+      ruled.report.callbackErrors.push(asSockdiagError(err));
+    }
+  }
 }

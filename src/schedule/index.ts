@@ -2,7 +2,7 @@
  * schedule/: how the namespaces of a call are scheduled: on one thread (schedule.ts), or shared
  * out over the worker pool (shared.ts).
  */
-export { ruledOutFirst } from "./one-pass.js";
+export { ruledOutFirst, shareOutKept } from "./one-pass.js";
 export {
   drain,
   type LookAheadFigures,

@@ -2,10 +2,11 @@
  * The one-pass strategy: a pass over every task's open files (bpf/) has told, before any namespace
  * is entered, which namespaces hold something for the step; the others are ruled out — told to
  * the sink with how, never entered — and the rest are scheduled by another strategy (serial or
- * the look-ahead), in the walk's order.
+ * the look-ahead), in the walk's order; or, over a pool, shared out among its runners.
  */
 import type { NamespaceNote, Target } from "../netns/index.js";
 import type { Schedule } from "./schedule.js";
+import { type RunOn, type SharedOutcome, shareOut } from "./shared.js";
 
 /**
  * `inner` over the namespaces `ruleOut` keeps: for each target of the walk, `ruleOut` answers a
@@ -27,5 +28,25 @@ export function ruledOutFirst(
       }
       yield* inner.run(kept(), step, sink);
     },
+  };
+}
+
+/**
+ * shareOut over the places of the walk the one pass kept (`kept`, in the walk's order), the others
+ * ruled out before: the runs are cut from the kept places alone, so that every runner gets its
+ * share of the namespaces to enter. Each run and outcome names places of the whole walk.
+ */
+export async function shareOutKept<P>(
+  kept: readonly number[],
+  runners: number,
+  run: RunOn<P>,
+  signal?: { readonly aborted: boolean },
+): Promise<SharedOutcome<P>> {
+  const of = (at: readonly number[]) => at.map((i) => kept[i]!);
+  const outcome = await shareOut(kept.length, runners, (at, w) => run(of(at), w), signal);
+  return {
+    done: outcome.done.map(({ places, result }) => ({ places: of(places), result })),
+    failed: outcome.failed.map(({ places, error }) => ({ places: of(places), error })),
+    left: of(outcome.left),
   };
 }

@@ -8,7 +8,14 @@ export {
 } from "./config.js";
 export { conntrackSelections } from "./conntrack-step.js";
 export { AddressError, OnePassUnavailableError } from "./errors.js";
-export { type FindSockets, type OnePassMode, type OnePassSummary, onePassPath } from "./one-pass.js";
+export {
+  type FindSockets,
+  GivenVerdicts,
+  type NamespaceVerdict,
+  type OnePassMode,
+  type OnePassSummary,
+  onePassPath,
+} from "./one-pass.js";
 export {
   type BackendName,
   type BackendProtocol,
@@ -22,6 +29,8 @@ export {
 } from "./report.js";
 export {
   BackendTerminator,
+  ruledOutResult,
+  type SharedPlan,
   type TerminatorSeam,
   terminateUDPConnectionsToBackend,
 } from "./terminator.js";

@@ -36,6 +36,7 @@ import {
   inNetns,
   isFatalNetnsError,
   type NamespaceNote,
+  type NetnsRef,
   readSockstat,
   readSockstatOf,
   type SocketCounts,
@@ -106,6 +107,42 @@ export interface OnePassDecision {
   summary: OnePassSummary;
   /** The plan, when the pass ran. */
   plan?: OnePassPlan;
+}
+
+/** What a run asks of the one pass's plan, per namespace of its walk. */
+export interface NamespacePlan {
+  /** The verdict on `target` (the same for every call in a run). */
+  verdict(target: Target): NamespaceVerdict;
+  /** The note of a namespace ruled out altogether, or undefined when something is to be done there. */
+  ruledOut(target: Target): NamespaceNote<string> | undefined;
+}
+
+/**
+ * The verdicts a plan gave elsewhere (the pool's first worker: sharedPlan), on the namespaces of
+ * one share: none is ruled out here (those stayed with the plan), and one the plan did not judge
+ * (it vanished meanwhile) is walked.
+ */
+export class GivenVerdicts implements NamespacePlan {
+  private readonly byId = new Map<number, NamespaceVerdict>();
+
+  constructor(refs: readonly (NetnsRef | undefined)[], verdicts: readonly (NamespaceVerdict | undefined)[]) {
+    const own = ownNetnsId();
+    refs.forEach((ref, i) => {
+      const verdict = verdicts[i];
+      if (verdict) this.byId.set(ref?.ino ?? own, verdict);
+    });
+  }
+
+  verdict(target: Target): NamespaceVerdict {
+    const id = target.netns?.id ?? ownNetnsId();
+    return (
+      this.byId.get(id) ?? { sockets: "walk", conntrack: true, how: "not judged by the one pass: walked" }
+    );
+  }
+
+  ruledOut(): undefined {
+    return undefined;
+  }
 }
 
 /**
@@ -249,7 +286,7 @@ function ownNetnsId(): number {
 }
 
 /** What the pass found, by namespace, and each namespace's verdict (asked once per namespace). */
-export class OnePassPlan {
+export class OnePassPlan implements NamespacePlan {
   private readonly byNetns = new Map<number, FoundSocket[]>();
   private readonly verdicts = new Map<number, NamespaceVerdict>();
   private readonly own = ownNetnsId();

@@ -12,12 +12,15 @@ import { isInetSocket } from "../diag/socket.js";
 import {
   checkNamespaceSelection,
   isFatalNetnsError,
+  listTargets,
   type NamespaceFailure,
   type NamespaceNote,
   type NamespaceSelection,
   type NetlinkOpener,
+  type NetnsRef,
   type Target,
   targetsOf,
+  targetsOfRefs,
   type WalkFindings,
 } from "../netns/index.js";
 import { checkOptions } from "../options/index.js";
@@ -36,7 +39,15 @@ import {
   type TerminatorConfig,
 } from "./config.js";
 import { ConntrackStep } from "./conntrack-step.js";
-import { countersOf, decideOnePass, type FindSockets, type OnePassPlan } from "./one-pass.js";
+import {
+  countersOf,
+  decideOnePass,
+  type FindSockets,
+  type NamespacePlan,
+  type NamespaceVerdict,
+  type OnePassDecision,
+  type OnePassSummary,
+} from "./one-pass.js";
 import {
   addNamespace,
   type BatchNamespaceResult,
@@ -70,6 +81,23 @@ export interface TerminatorSeam {
    * Unlike the other seams it leaves the one pass in use.
    */
   find?: FindSockets;
+  /**
+   * The one pass's verdicts, given by a plan made elsewhere (GivenVerdicts: the share of a pool's
+   * worker, from sharedPlan): no pass is run, and the namespaces are judged by them.
+   */
+  plan?: NamespacePlan;
+}
+
+/**
+ * A termination's namespaces judged once for a pool of workers (BackendTerminator#sharedPlan):
+ * the walk's refs and what it met, the one pass's summary (absent with onePass "off"), and, when
+ * the pass was used, each ref's part — the namespace ruled out (its note), or its verdict for the
+ * worker that visits it (undefined: it could not be opened again; the worker will say why).
+ */
+export interface SharedPlan extends WalkFindings {
+  refs: (NetnsRef | undefined)[];
+  summary?: OnePassSummary;
+  parts?: ({ ruledOut: NamespaceNote<string> } | { verdict: NamespaceVerdict } | undefined)[];
 }
 
 const noLogger: Logger = { info() {}, warn() {} };
@@ -85,6 +113,7 @@ export class BackendTerminator {
   private readonly logger: Logger;
   private readonly open: NetlinkOpener | undefined;
   private readonly find: FindSockets | undefined;
+  private readonly given: NamespacePlan | undefined;
   /** A test's collaborators are in place: the one pass, which bypasses them, is not taken. */
   private readonly seamed: boolean;
   private readonly targets: (findings: WalkFindings, onFound: (total: number) => void) => Iterable<Target>;
@@ -100,6 +129,7 @@ export class BackendTerminator {
     this.targets = seam.targets ?? ((findings, onFound) => targetsOf(selection, findings, onFound));
     this.open = seam.open;
     this.find = seam.find;
+    this.given = seam.plan;
     this.seamed = seam.targets !== undefined || seam.open !== undefined;
     this.logger = config.logger ?? noLogger;
   }
@@ -145,19 +175,10 @@ export class BackendTerminator {
     const { signal } = options;
     if (signal) query.signal = signal;
     const destroy = prepareDestroy(query, this.open);
-    const onePass = decideOnePass(
-      {
-        mode: this.config.onePass ?? "auto",
-        backends: set.backends,
-        all: (this.config.netns ?? "all") === "all",
-        seam: this.seamed,
-        conntrack,
-      },
-      // The counters before the pass, in a walk of their own: what it meets is the run's walk's to report.
-      () => countersOf(this.targets({ failures: [], notes: [] }, () => {})),
-      this.find,
-    );
-    if (onePass.summary.mode !== "off") {
+    const onePass: { summary?: OnePassSummary; plan?: NamespacePlan | undefined } = this.given
+      ? { plan: this.given }
+      : this.decide(set, conntrack, () => this.targets({ failures: [], notes: [] }, () => {}));
+    if (onePass.summary && onePass.summary.mode !== "off") {
       report.onePass = onePass.summary;
       const { used, reason, message } = onePass.summary;
       if (!used) report.notes.push({ netns: "(one pass)", skipped: reason!, message });
@@ -187,6 +208,52 @@ export class BackendTerminator {
   }
 
   /**
+   * Whether the run takes the one pass (decideOnePass), the counters before it read over
+   * `targets` (a walk of their own: what it meets is the run's walk's to report).
+   */
+  private decide(set: BackendSet, conntrack: boolean, targets: () => Iterable<Target>): OnePassDecision {
+    return decideOnePass(
+      {
+        mode: this.config.onePass ?? "auto",
+        backends: set.backends,
+        all: (this.config.netns ?? "all") === "all",
+        seam: this.seamed,
+        conntrack,
+      },
+      () => countersOf(targets()),
+      this.find,
+    );
+  }
+
+  /**
+   * The namespaces of a termination over every namespace, listed and judged once by the one pass
+   * for a pool of workers to share (sockdiag/promises): see SharedPlan. Throws as terminateMany
+   * does before visiting anything (OnePassUnavailableError with "on" where the pass cannot run).
+   */
+  sharedPlan(backends: readonly Backend[]): SharedPlan {
+    checkNamespaceSelection(this.config);
+    const set = new BackendSet(backends, this.config.protocol ?? "udp");
+    const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
+    const findings: WalkFindings = { failures: [], notes: [] };
+    const selection: NamespaceSelection = { ...this.config, netns: "all" };
+    const refs = listTargets(selection, findings);
+    const scratch = (): WalkFindings => ({ failures: [], notes: [] });
+    const decision = this.decide(set, conntrack, () => targetsOfRefs(refs, scratch()));
+    const shared: SharedPlan = { refs, ...findings };
+    if (decision.summary.mode !== "off") shared.summary = decision.summary;
+    const { plan } = decision;
+    if (!plan) return shared;
+    shared.parts = refs.map((ref) => {
+      for (const target of targetsOfRefs([ref], scratch())) {
+        const note = plan.ruledOut(target);
+        return note ? { ruledOut: note } : { verdict: plan.verdict(target) };
+      }
+      return undefined;
+    });
+    return shared;
+  }
+
+  /**
    * Run `step` in every namespace of the selection, as schedule/ schedules them, adding each
    * namespace's result to the report. A walk that throws (a namespace named alone that cannot be
    * opened, or a test's source) ends it: what was visited stays in the report and the exception
@@ -197,7 +264,7 @@ export class BackendTerminator {
     destroy: PreparedDestroy,
     step: NamespaceTermination,
     signal: TerminateOptions["signal"],
-    plan: OnePassPlan | undefined,
+    plan: NamespacePlan | undefined,
   ): void {
     const broken: Error[] = [];
     const findings: WalkFindings = { failures: [], notes: report.notes };
@@ -234,13 +301,7 @@ export class BackendTerminator {
       if (callback) this.callSafely(report, () => callback(result, report.namespaces.length - 1, found));
     };
     const ruledOut = (note: NamespaceNote<string>) => {
-      const result: BatchNamespaceResult = {
-        netns: note.netns,
-        backends: report.backends.map(() => emptyTally()),
-        report: emptyReport(Boolean(this.config.dryRun)),
-        onePass: note.message,
-        ruledOut: true,
-      };
+      const result = ruledOutResult(note, report.backends.length, Boolean(this.config.dryRun));
       addNamespace(report, result, undefined);
       onNamespace(result);
     };
@@ -292,6 +353,21 @@ export function terminateUDPConnectionsToBackend(
     { address: target.address, port: target.port },
     signal ? { signal } : {},
   );
+}
+
+/** The result of a namespace the one pass ruled out: not entered, nothing counted, how in `onePass`. */
+export function ruledOutResult(
+  note: NamespaceNote<string>,
+  backends: number,
+  dryRun: boolean,
+): BatchNamespaceResult {
+  return {
+    netns: note.netns,
+    backends: Array.from({ length: backends }, () => emptyTally()),
+    report: emptyReport(dryRun),
+    onePass: note.message,
+    ruledOut: true,
+  };
 }
 
 /**
