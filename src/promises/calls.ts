@@ -7,7 +7,7 @@
  */
 import { deleteConntrack, iterateConntrack } from "../conntrack/index.js";
 import type { InetSocket, Socket } from "../diag/socket.js";
-import { listTargets, type NamespaceFailure, targetsOfRefs, type WalkFindings } from "../netns/index.js";
+import { type NamespaceFailure, targetsOfRefs } from "../netns/index.js";
 import { isOptionsObject } from "../options/index.js";
 import {
   destroySocket,
@@ -58,11 +58,6 @@ export const calls: Calls = {
     new BackendTerminator(config).terminate(backend, withSignal(options, ctx)),
   terminateMany: ([config, backends, options], ctx) =>
     new BackendTerminator(config).terminateMany(backends, withSignal(options, ctx)),
-  listTargets: ([selection]) => {
-    const findings: WalkFindings = { failures: [], notes: [] };
-    const refs = listTargets(selection, findings);
-    return { refs, ...findings };
-  },
   sharedPlan: ([config, backends]) => new BackendTerminator(config).sharedPlan(backends),
   terminateManyAt: ([config, backends, refs, options, verdicts], ctx) =>
     new BackendTerminator(config, {

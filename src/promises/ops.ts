@@ -7,7 +7,7 @@
  */
 import type { deleteConntrack, iterateConntrack } from "../conntrack/index.js";
 import type { Socket } from "../diag/socket.js";
-import type { listTargets, NamespaceFailure, NetNS, NetnsRef, WalkFindings } from "../netns/index.js";
+import type { NamespaceFailure, NetNS, NetnsRef } from "../netns/index.js";
 import type { destroySocket, destroySockets, iterateSockets, probe, SocketWatch } from "../sockets/index.js";
 import type {
   BackendTerminator,
@@ -38,11 +38,6 @@ export interface CallMap {
   destroySocket: Sync<typeof destroySocket>;
   terminate: TerminatorCall<"terminate">;
   terminateMany: TerminatorCall<"terminateMany">;
-  /** The namespaces a termination visits, as refs in walk order, for workers to share out. */
-  listTargets: Op<
-    [selection: Parameters<typeof listTargets>[0]],
-    WalkFindings & { refs: (NetnsRef | undefined)[] }
-  >;
   /** The namespaces of a termination, listed and judged once by the one pass, for workers to share. */
   sharedPlan: TerminatorCall<"sharedPlan">;
   /**

@@ -123,8 +123,14 @@ describeAsRoot("sockdiag/promises with callbacks that never settle", () => {
     assert.ok(poolSize() >= 2, `this test needs two cores (${poolSize()})`);
     const silent = new WorkerClient({ script: silentWorker, silence: 20 });
     const controller = new AbortController();
-    // The silent worker has its run once any namespace is done: runs are handed out at once.
-    const config = { dryRun: true, conntrack: false, onNamespace: () => controller.abort() };
+    // The silent worker has its run once any namespace is done: runs are handed out at once. A
+    // walk, so that every namespace is one to share out (the one pass may keep one, or none).
+    const config = {
+      dryRun: true,
+      conntrack: false,
+      onePass: "off" as const,
+      onNamespace: () => controller.abort(),
+    };
     const err = await terminateShared(config, [backend()], {}, { signal: controller.signal }, (i) =>
       i === 0 ? client : silent,
     ).then(...orRejection);
@@ -181,7 +187,7 @@ test("a worker silent past its bound after an abort is stopped; the next call ge
   const err = await call.then(...orRejection);
   assert.ok(err instanceof sync.errors.WorkerStoppedError, `WorkerStoppedError: ${err}`);
   assert.ok(err.cause instanceof promises.AbortError);
-  assert.equal(await silent.call("listTargets", [{}], undefined), "listTargets");
+  assert.equal(await silent.call("sharedPlan", [{}, []], undefined), "sharedPlan");
 });
 
 test("an aborted call queued behind a running one does not get the worker stopped", async () => {
@@ -189,7 +195,7 @@ test("an aborted call queued behind a running one does not get the worker stoppe
   const hold = new SharedArrayBuffer(4);
   const running = worker.call("destroySocket", [hold] as never, undefined);
   const controller = new AbortController();
-  const queued = worker.call("listTargets", [{}], { signal: controller.signal });
+  const queued = worker.call("sharedPlan", [{}, []], { signal: controller.signal });
   controller.abort();
   // Many silence bounds pass while the call before the aborted one holds the worker: no condition
   // to await here but time.
@@ -197,5 +203,5 @@ test("an aborted call queued behind a running one does not get the worker stoppe
   Atomics.store(new Int32Array(hold), 0, 1);
   Atomics.notify(new Int32Array(hold), 0);
   assert.equal(await running, "destroySocket");
-  assert.equal(await queued, "listTargets");
+  assert.equal(await queued, "sharedPlan");
 });
