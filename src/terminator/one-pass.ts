@@ -334,7 +334,7 @@ export class OnePassPlan implements NamespacePlan {
     const pid = processOf(target, id);
     const count = this.conntrack ? conntrackCount(target, pid) : { entries: undefined };
     // No conntrack module (undefined) holds no entry either; a count that cannot be read may.
-    const conntrack = this.conntrack && count.entries !== 0;
+    const conntrack = this.conntrack && (count.entries ?? 0) !== 0;
     const entries = count.entries ? { entries: count.entries } : {};
     const unread = count.error ? `; its conntrack count cannot be read (${count.error}): looked at` : "";
     const walk = (how: string): NamespaceVerdict => ({
