@@ -7,13 +7,14 @@
  * its event to the end of its batch with --coalesce 0 (host namespace only). It runs at 10,000,
  * 40,000 and 100,000 Services (BENCH_SERVICES: a comma-separated list), then at 10,000 beside
  * 100,000 TCP-only Services (BENCH_TCP_SERVICES; 0: not), which the agent (UDP only) does not act
- * on, and prints RSS against Service count. The agent runs with the DaemonSet's NODE_OPTIONS.
+ * on, and prints RSS against Service count. The agent runs with the DaemonSet's NODE_OPTIONS and
+ * MALLOC_ARENA_MAX.
  * The event-loop delay is read once the first state file is written (the save after the sync was
  * the longest turn). As root, the removal batches visit PIN_NAMESPACES empty namespaces beside the
  * host, so that the termination's pool runs all its workers (one per core, up to 8) and the peak
  * counts them; otherwise the host alone, one worker. BENCH_AGENT_FLAGS=--trace-gc shows the agent's
  * collector pauses on stderr. Once the agent has stopped, a restart's load of the state file it
- * wrote (bench/state-load.ts, RESTART_LOADS fresh processes with the agent's NODE_OPTIONS): the
+ * wrote (bench/state-load.ts, RESTART_LOADS fresh processes with the agent's environment): the
  * longest turn of the event loop while the file is read.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -39,12 +40,16 @@ const BIN = fileURLToPath(new URL("../../bin/sockdiag-agent.js", import.meta.url
 const STATE_LOAD = fileURLToPath(new URL("./state-load.js", import.meta.url));
 
 /**
- * The Node flags the DaemonSet runs the agent with (deploy/daemonset.yaml's NODE_OPTIONS, V8's heap
- * sizing): the agent is measured as it is deployed.
+ * The environment the DaemonSet runs the agent with that sets its memory (deploy/daemonset.yaml's
+ * NODE_OPTIONS, V8's heap sizing, and MALLOC_ARENA_MAX, glibc's): the agent is measured as deployed.
  */
-const AGENT_NODE_OPTIONS = /- name: NODE_OPTIONS\n\s+value: (.*)\n/.exec(
-  readFileSync(new URL("../../../../deploy/daemonset.yaml", import.meta.url), "utf8"),
-)![1]!;
+const DAEMONSET = readFileSync(new URL("../../../../deploy/daemonset.yaml", import.meta.url), "utf8");
+const daemonSetEnv = (name: string) =>
+  new RegExp(`- name: ${name}\\n\\s+value: "?([^"\\n]*)"?\\n`).exec(DAEMONSET)![1]!;
+const AGENT_ENV = {
+  NODE_OPTIONS: daemonSetEnv("NODE_OPTIONS"),
+  MALLOC_ARENA_MAX: daemonSetEnv("MALLOC_ARENA_MAX"),
+};
 
 /** The goals of issue 19, at 100,000 endpoints. */
 const GOALS = { rssAfterSyncMB: 150, peakMB: 250, readyS: 20, loopDuringSyncMs: 100, removalS: 1 };
@@ -143,7 +148,7 @@ function restartLoads(
 ): { bytes: number; backends: number; ms: number; longestTurnMs: number }[] {
   return Array.from({ length: RESTART_LOADS }, () => {
     const run = spawnSync(process.execPath, [STATE_LOAD, stateDir], {
-      env: { ...process.env, NODE_OPTIONS: AGENT_NODE_OPTIONS },
+      env: { ...process.env, ...AGENT_ENV },
       encoding: "utf8",
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -180,7 +185,7 @@ async function scaleRun(services: number, tcpOnly: number): Promise<Run> {
       env: {
         ...process.env,
         NODE_EXTRA_CA_CERTS: "",
-        NODE_OPTIONS: AGENT_NODE_OPTIONS,
+        ...AGENT_ENV,
         SOCKDIAG_AGENT_NETNS_DIRS: pins,
         SOCKDIAG_AGENT_NO_DISCOVER: "1",
         SOCKDIAG_AGENT_COALESCE_MS: "0",
@@ -222,7 +227,7 @@ async function scaleRun(services: number, tcpOnly: number): Promise<Run> {
       `  ${label.padEnd(44)} ${value.toFixed(digits).padStart(7)} ${unit.padEnd(3)} goal <= ${goal} ${unit} ${value <= goal ? "" : "  (over)"}`;
     const beside = tcpOnly > 0 ? ` beside ${tcpOnly} TCP-only Services` : "";
     const lines = [
-      `sockdiag-agent at scale: ${services} Services x ${ENDPOINTS} endpoints (${services * ENDPOINTS} endpoints)${beside}, the agent's bin as its own process (${AGENT_NODE_OPTIONS}); Node ${process.version}`,
+      `sockdiag-agent at scale: ${services} Services x ${ENDPOINTS} endpoints (${services * ENDPOINTS} endpoints)${beside}, the agent's bin as its own process (${AGENT_ENV.NODE_OPTIONS}, MALLOC_ARENA_MAX=${AGENT_ENV.MALLOC_ARENA_MAX}); Node ${process.version}`,
       row("ready (start to first list applied)", readyS, GOALS.readyS, "s", 1),
       row("RSS after sync", afterSync.rssMB, GOALS.rssAfterSyncMB, "MB"),
       row(`RSS after ${UPDATES} updates`, afterUpdates.rssMB, GOALS.peakMB, "MB"),

@@ -3,7 +3,7 @@
  * (StateFile.load), in a fresh process that does nothing else. Prints one JSON line: the file's
  * bytes, the backends loaded, how long the load took, and the longest turn of the event loop
  * meanwhile (the longest gap between two turns, seen by an immediate that schedules the next).
- * bench/scale.ts runs it on the state file its agent wrote, with the agent's NODE_OPTIONS.
+ * bench/scale.ts runs it on the state file its agent wrote, with the agent's NODE_OPTIONS and MALLOC_ARENA_MAX.
  */
 import { stat } from "node:fs/promises";
 import { StateFile } from "../src/state-file.js";

@@ -277,6 +277,10 @@ if (!haveKubectl && process.env.CI !== "true")
     assert.match(options, /(^| )--max-semi-space-size=\d+( |$)/);
   });
 
+  test("glibc keeps one malloc arena, not one per helper thread, as the agent bench measures it", () => {
+    assert.equal(envValue("MALLOC_ARENA_MAX"), "1");
+  });
+
   test("RBAC: the service account may do what the agent asks of the API server, nothing more", async () => {
     const sa = one<V1ServiceAccount>("ServiceAccount");
     const role = one<V1ClusterRole>("ClusterRole");
