@@ -67,6 +67,7 @@ export {
 export {
   conntrackEntries,
   conntrackEntriesOf,
+  HeldSockstat,
   readSnmpCounter,
   readSockstat,
   readSockstatFields,

@@ -25,6 +25,22 @@ export function readProcNet(name: string, pid?: number): string | undefined {
 }
 
 /**
+ * /proc/thread-self/net/NAME (or /proc/PID/net/NAME) opened, for readProcFd to read now and later:
+ * the file stays the namespace's it was opened in (fs/proc/proc_net.c binds it to its net), so a
+ * thread reads it again from anywhere. Undefined when it does not exist; throws SysError else. The
+ * caller closes the descriptor.
+ */
+export function openProcNet(name: string, pid?: number): number | undefined {
+  const path = `/proc/${pid ?? "thread-self"}/net/${name}`;
+  try {
+    return openSync(path, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw sysError(err, path);
+  }
+}
+
+/**
  * The whole text of a /proc file (latin1), read into a reused page: open, read to the end, close —
  * no stat and no buffer per read, as readFileSync takes (a third of the cost of a sysctl read).
  * Throws what fs throws.
@@ -38,8 +54,19 @@ export function readProcFile(path: string): string {
   }
 }
 
-/** Everything left to read from `fd` as latin1 text (a /proc file has no size to ask for first). */
-function readAll(fd: number): string {
+/**
+ * The whole text of an open /proc file, read again from its start (pread at 0 makes a seq_file
+ * show its counters anew). Throws what fs throws.
+ */
+export function readProcFd(fd: number): string {
+  return readAll(fd, 0);
+}
+
+/**
+ * Everything left to read from `fd` as latin1 text (a /proc file has no size to ask for first);
+ * from offset `from` on when given, else from where the file stands.
+ */
+function readAll(fd: number, from?: number): string {
   let buf = page;
   let length = 0;
   for (;;) {
@@ -48,7 +75,7 @@ function readAll(fd: number): string {
       buf.copy(bigger, 0, 0, length);
       buf = bigger;
     }
-    const n = readSync(fd, buf, length, buf.length - length, null);
+    const n = readSync(fd, buf, length, buf.length - length, from === undefined ? null : from + length);
     if (n === 0) return buf.toString("latin1", 0, length);
     length += n;
   }

@@ -4,8 +4,9 @@
  * was made with udp_child_hash_entries set), so a namespace whose counter says it holds none of
  * that protocol's sockets needs no dump: the count is as much a snapshot as the dump would be.
  */
+import { closeSync } from "node:fs";
 import { Errno, SysError } from "../sys/errors.js";
-import { readProcFile, readProcNet } from "./proc-net.js";
+import { openProcNet, readProcFd, readProcFile, readProcNet } from "./proc-net.js";
 
 /**
  * In-use sockets by the counter's name ("TCP", "UDP6", "UDPLITE", ...), and under "TCP tw" the
@@ -35,6 +36,47 @@ export function readSockstatOf(pid: number): SocketCounts {
   countInUse(v4, counts);
   countInUse(readProcNet("sockstat6", pid), counts);
   return counts;
+}
+
+/**
+ * A namespace's counters kept open, to be read now and again later without entering it or opening
+ * them again: sockstat and sockstat6 of the calling thread's namespace, or of the one process `pid`
+ * is in. Unlike readSockstat, a sockstat that cannot be opened or read throws (SysError: the
+ * caller cannot tell a namespace without sockets from one it could not count); sockstat6 absent
+ * (no IPv6) counts nothing. The caller closes it.
+ */
+export class HeldSockstat implements Disposable {
+  readonly #fds: number[] = [];
+
+  constructor(pid?: number) {
+    try {
+      const v4 = openProcNet("sockstat", pid);
+      if (v4 === undefined)
+        throw new SysError("open", Errno.ENOENT, `/proc/${pid ?? "thread-self"}/net/sockstat`);
+      this.#fds.push(v4);
+      const v6 = openProcNet("sockstat6", pid);
+      if (v6 !== undefined) this.#fds.push(v6);
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  /** The counters as they are now (SocketCounts); throws what fs throws, or Error after close. */
+  read(): SocketCounts {
+    const counts = new Map<string, number>();
+    if (this.#fds.length === 0) throw new Error("sockstat read after close");
+    for (const fd of this.#fds) countInUse(readProcFd(fd), counts);
+    return counts;
+  }
+
+  close(): void {
+    for (const fd of this.#fds.splice(0)) closeSync(fd);
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
 }
 
 function countInUse(text: string | undefined, counts: Map<string, number>): void {

@@ -9,7 +9,8 @@
  *    again after it, count more sockets than tasks hold there, by the pass's count of the same
  *    kind (so one no task holds: in flight in SCM_RIGHTS, an io_uring fixed file, a device's
  *    kernel socket), a found socket's cookie is unknown, or its counters cannot be read (read by
- *    entering it where no process of it shows them). The larger of the two reads is compared: a
+ *    entering it where no process of it shows them; the files opened for the read before are read
+ *    again after, without entering or opening anything). The larger of the two reads is compared: a
  *    socket held at the pass and closed after it still counts in the read before, one opened
  *    after the read before and held at the pass counts in the read after — either errs toward
  *    walking. Only a socket whose whole life lies between the two reads, seen by the pass, can
@@ -33,12 +34,11 @@ import type { InetSocket } from "../diag/socket.js";
 import {
   conntrackEntries,
   conntrackEntriesOf,
+  HeldSockstat,
   inNetns,
   isFatalNetnsError,
   type NamespaceNote,
   type NetnsRef,
-  readSockstat,
-  readSockstatOf,
   type SocketCounts,
   type Target,
   targetLabel,
@@ -227,6 +227,7 @@ export function decideOnePass(
   try {
     pass = find({ backends: c.backends, protocols: ["udp"] });
   } catch (err) {
+    closeCounters(counters);
     const failed = failureOf(err);
     return walk(failed.reason, failed.message);
   }
@@ -253,31 +254,60 @@ function failureOf(err: unknown): { reason: WalkReason; message: string } {
   return { reason: "pass-failed", message: `the one pass failed: ${(err as Error).message}` };
 }
 
-/** Each namespace's counters read before the pass, or why they could not be, by its id. */
-export type CountersBefore = ReadonlyMap<number, SocketCounts | Error>;
+/** A namespace's counters read before the pass, and their files kept open to read them after it. */
+export interface CountedBefore {
+  counts: SocketCounts;
+  again: HeldSockstat;
+}
+
+/**
+ * Each namespace's counters read before the pass, or why they could not be, by its id. Their files
+ * stay open until the plan reads them again or is disposed (closeCounters where no plan is made).
+ */
+export type CountersBefore = ReadonlyMap<number, CountedBefore | Error>;
 
 /**
  * The counters of `targets` (the run's namespaces, walked once before the pass), by namespace id.
- * Throws only a fatal namespace error (a failed return to the caller's own).
+ * Throws only a fatal namespace error (a failed return to the caller's own), with nothing left open.
  */
 export function countersOf(targets: Iterable<Target>): CountersBefore {
   const own = ownNetnsId();
-  const out = new Map<number, SocketCounts | Error>();
-  for (const target of targets) {
-    const id = target.netns?.id ?? own;
-    try {
-      out.set(id, readCounters(target, processOf(target, id)));
-    } catch (err) {
-      if (isFatalNetnsError(err)) throw err;
-      out.set(id, err instanceof Error ? err : new Error(String(err)));
+  const out = new Map<number, CountedBefore | Error>();
+  try {
+    for (const target of targets) {
+      const id = target.netns?.id ?? own;
+      if (out.has(id)) continue;
+      try {
+        out.set(id, countedBefore(target, processOf(target, id)));
+      } catch (err) {
+        if (isFatalNetnsError(err)) throw err;
+        out.set(id, err instanceof Error ? err : new Error(String(err)));
+      }
     }
+  } catch (err) {
+    closeCounters(out);
+    throw err;
   }
   return out;
 }
 
-/** The namespace's counters: through `pid`'s /proc/PID/net/ when known, else by entering it. */
-function readCounters(target: Target, pid: number | undefined): SocketCounts {
-  return pid === undefined ? inNetns(target.netns, readSockstat) : readSockstatOf(pid);
+/** Close the files countersOf kept open. */
+export function closeCounters(counters: CountersBefore): void {
+  for (const c of counters.values()) if (!(c instanceof Error)) c.again.close();
+}
+
+/**
+ * The namespace's counters, their files opened through `pid`'s /proc/PID/net/ when known, else by
+ * entering it; one visit for both reads.
+ */
+function countedBefore(target: Target, pid: number | undefined): CountedBefore {
+  const again = pid === undefined ? inNetns(target.netns, () => new HeldSockstat()) : new HeldSockstat(pid);
+  try {
+    return { counts: again.read(), again };
+  } catch (err) {
+    again.close();
+    throw err;
+  }
 }
 
 /** The calling thread's network namespace's id. */
@@ -285,8 +315,12 @@ function ownNetnsId(): number {
   return statSync("/proc/thread-self/ns/net").ino;
 }
 
-/** What the pass found, by namespace, and each namespace's verdict (asked once per namespace). */
-export class OnePassPlan implements NamespacePlan {
+/**
+ * What the pass found, by namespace, and each namespace's verdict (asked once per namespace). It
+ * owns the counters' files (CountersBefore): each closed once its namespace is judged, the rest
+ * when the plan is disposed.
+ */
+export class OnePassPlan implements NamespacePlan, Disposable {
   private readonly byNetns = new Map<number, FoundSocket[]>();
   private readonly verdicts = new Map<number, NamespaceVerdict>();
   private readonly own = ownNetnsId();
@@ -324,6 +358,11 @@ export class OnePassPlan implements NamespacePlan {
     return { netns: targetLabel(target), skipped: "one-pass", message: v.how };
   }
 
+  /** Close the counters' files of the namespaces not judged. */
+  [Symbol.dispose](): void {
+    closeCounters(this.before);
+  }
+
   private decide(target: Target, id: number): NamespaceVerdict {
     const found = this.byNetns.get(id) ?? [];
     const sockets = (how: string) => ({
@@ -350,15 +389,17 @@ export class OnePassPlan implements NamespacePlan {
     if (before instanceof Error) return walk(`its counters cannot be read (${before.message}): walked`);
     let after: SocketCounts;
     try {
-      after = readCounters(target, pid);
+      after = before.again.read();
     } catch (err) {
       return walk(`its counters cannot be read (${(err as Error).message}): walked`);
+    } finally {
+      before.again.close();
     }
     const v4 = found.filter((s) => s.family === AF_INET).length;
     const held = this.held.get(id) ?? { v4: 0, v6: 0 };
     // The larger of the reads before and after the pass: a socket opened or closed meanwhile
     // can only make a namespace walked.
-    const counted = (name: string) => Math.max(before.get(name) ?? 0, after.get(name) ?? 0);
+    const counted = (name: string) => Math.max(before.counts.get(name) ?? 0, after.get(name) ?? 0);
     const udp = counted("UDP");
     const udp6 = counted("UDP6");
     const tally = `UDP ${udp}, UDP6 ${udp6}; tasks hold ${held.v4} and ${held.v6}, the pass found ${v4} and ${found.length - v4}`;

@@ -175,9 +175,14 @@ export class BackendTerminator {
     const { signal } = options;
     if (signal) query.signal = signal;
     const destroy = prepareDestroy(query, this.open);
-    const onePass: { summary?: OnePassSummary; plan?: NamespacePlan | undefined } = this.given
-      ? { plan: this.given }
+    const decision = this.given
+      ? undefined
       : this.decide(set, conntrack, () => this.targets({ failures: [], notes: [] }, () => {}));
+    // The plan holds the namespaces' counters open until the run is over.
+    using _counters = decision?.plan;
+    const onePass: { summary?: OnePassSummary; plan?: NamespacePlan | undefined } = decision ?? {
+      plan: this.given,
+    };
     if (onePass.summary && onePass.summary.mode !== "off") {
       report.onePass = onePass.summary;
       const { used, reason, message } = onePass.summary;
@@ -241,7 +246,7 @@ export class BackendTerminator {
     const decision = this.decide(set, conntrack, () => targetsOfRefs(refs, scratch()));
     const shared: SharedPlan = { refs, ...findings };
     if (decision.summary.mode !== "off") shared.summary = decision.summary;
-    const { plan } = decision;
+    using plan = decision.plan;
     if (!plan) return shared;
     shared.parts = refs.map((ref) => {
       for (const target of targetsOfRefs([ref], scratch())) {

@@ -2,18 +2,20 @@
  * A namespace's counters read through a process in it, without entering it (/proc/PID/net/):
  * UDP sockets by sockstat and sockstat6, conntrack entries by stat/nf_conntrack. The oracles:
  * the sockets and entries the test made there, and the same counters read from inside
- * (readSockstat, the nf_conntrack_count sysctl). A process gone is a SysError.
+ * (readSockstat, the nf_conntrack_count sysctl). A process gone is a SysError. Counters kept open
+ * (HeldSockstat) read again from outside the namespace show it as it is then, and close.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { test } from "node:test";
 import { inNetns, runIn } from "../../src/netns/enter.js";
 import { fromPath } from "../../src/netns/open.js";
 import {
   conntrackEntries,
   conntrackEntriesOf,
+  HeldSockstat,
   readSockstat,
   readSockstatOf,
 } from "../../src/netns/sockstat.js";
@@ -91,6 +93,40 @@ describeAsRoot("a namespace's counters, read without entering it", () => {
       const gone = sleepers[0]?.pid as number;
       assert.throws(() => readSockstatOf(gone), { name: "SysError", code: "ENOENT" });
       assert.throws(() => conntrackEntriesOf(gone), { name: "SysError", code: "ENOENT" });
+    });
+  });
+
+  test("counters kept open: read again from outside, they show the namespace as it is then", async () => {
+    await withNetns(1, async ([scratch]) => {
+      using handle = fromPath((scratch as ScratchNetns).path);
+      const fds: number[] = [];
+      const fdsBefore = readdirSync("/proc/self/fd").length;
+      const held = inNetns(handle, () => new HeldSockstat());
+      try {
+        assert.equal(held.read().get("UDP"), 0);
+        inNetns(handle, () => {
+          for (let i = 0; i < 2; i++) {
+            const fd = socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+            fds.push(fd);
+            bind(fd, sockaddrIn("0.0.0.0", 0));
+          }
+          const fd = socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDP);
+          fds.push(fd);
+          bind(fd, sockaddrIn6("::", 0));
+        });
+        // Read from the caller's own namespace: a's counters, not the caller's.
+        const again = held.read();
+        assert.equal(again.get("UDP"), 2);
+        assert.equal(again.get("UDP6"), 1);
+        assert.deepEqual(again, runIn(handle, readSockstat));
+        close(fds.pop()!);
+        assert.equal(held.read().get("UDP6"), 0);
+      } finally {
+        held.close();
+        for (const fd of fds) close(fd);
+      }
+      assert.equal(readdirSync("/proc/self/fd").length, fdsBefore);
+      assert.throws(() => held.read(), /after close/);
     });
   });
 });

@@ -1,14 +1,16 @@
 /**
  * The one pass's plan on its own, on the real kernel: a namespace whose counters and conntrack
  * count cannot be read is walked and its conntrack looked at, its note saying why; a count the
- * plan read is handed to the conntrack scan, which does not read it again.
+ * plan read is handed to the conntrack scan, which does not read it again. The counters' files kept
+ * open for the read after the pass are closed by the verdict, the plan's disposal, or a failed pass.
  */
 import assert from "node:assert/strict";
+import { readdirSync } from "node:fs";
 import { test } from "node:test";
 import { planConntrack } from "../../src/conntrack/query.js";
 import { ConntrackScan } from "../../src/conntrack/scan.js";
 import { fromPath } from "../../src/netns/index.js";
-import { countersOf, OnePassPlan } from "../../src/terminator/one-pass.js";
+import { countersOf, decideOnePass, OnePassPlan } from "../../src/terminator/one-pass.js";
 import { describeAsRoot, withNetns } from "../kit/index.js";
 
 describeAsRoot("the one pass's plan", () => {
@@ -35,5 +37,44 @@ describeAsRoot("the one pass's plan", () => {
     assert.equal(scan.empty, false);
     using none = new ConntrackScan(host, planConntrack({}), undefined, 0);
     assert.equal(none.empty, true);
+  });
+
+  test("the counters' files: open from before the pass to the verdict, all closed after a plan or a failed pass", async () => {
+    await withNetns(1, async ([scratch]) => {
+      using ns = fromPath(scratch!.path);
+      const host = { netns: undefined, ref: undefined, label: undefined };
+      const other = { netns: ns, ref: undefined, label: "scratch" };
+      const open = () => readdirSync("/proc/self/fd").length;
+      const fds = open();
+      const counters = countersOf([host, other]);
+      assert.equal(counters.size, 2);
+      for (const c of counters.values()) assert.ok(!(c instanceof Error), String(c));
+      assert.ok(open() >= fds + 2, "the counters' files are kept open for the read after");
+      {
+        using plan = new OnePassPlan([], new Map(), counters, false);
+        const kept = open();
+        assert.notEqual(plan.verdict(other).sockets, undefined);
+        assert.ok(open() < kept, "judged: its files closed");
+      }
+      assert.equal(open(), fds);
+
+      let before = 0;
+      assert.throws(
+        () =>
+          decideOnePass(
+            { mode: "on", backends: [], all: true, seam: false, conntrack: false },
+            () => {
+              before++;
+              return countersOf([host, other]);
+            },
+            () => {
+              throw new Error("the pass failed");
+            },
+          ),
+        { name: "OnePassUnavailableError" },
+      );
+      assert.equal(before, 1, "the counters were read before the pass");
+      assert.equal(open(), fds);
+    });
   });
 });
