@@ -160,7 +160,7 @@ function ruledOutPart(
     return undefined;
   }
   const set = new BackendSet(backends, config.protocol ?? "udp");
-  const conntrack = config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
+  const conntrack = set.conntrackWanted(config.conntrack);
   const report = emptyBatchReport(set.backends, conntrack);
   const places: number[] = [];
   parts.forEach((part, i) => {

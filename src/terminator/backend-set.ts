@@ -55,6 +55,14 @@ export class BackendSet {
   }
 
   /**
+   * Whether a run with this `conntrack` option (default on) deletes conntrack entries: only UDP
+   * flows are, so not where every backend is TCP only.
+   */
+  conntrackWanted(option: boolean | undefined): boolean {
+    return option !== false && this.backends.some((b) => b.protocol !== "tcp");
+  }
+
+  /**
    * The one destroy query for every backend: the union of their protocols, connected states only
    * (unconnected and listening sockets are never touched), and a filter naming each endpoint, which
    * the kernel applies; `owner` then keeps a socket only if its protocol is its backend's.

@@ -124,17 +124,17 @@ export interface NamespacePlan {
  */
 export class GivenVerdicts implements NamespacePlan {
   private readonly byId = new Map<number, NamespaceVerdict>();
+  private readonly own = ownNetnsId();
 
   constructor(refs: readonly (NetnsRef | undefined)[], verdicts: readonly (NamespaceVerdict | undefined)[]) {
-    const own = ownNetnsId();
     refs.forEach((ref, i) => {
       const verdict = verdicts[i];
-      if (verdict) this.byId.set(ref?.ino ?? own, verdict);
+      if (verdict) this.byId.set(ref?.ino ?? this.own, verdict);
     });
   }
 
   verdict(target: Target): NamespaceVerdict {
-    const id = target.netns?.id ?? ownNetnsId();
+    const id = target.netns?.id ?? this.own;
     return (
       this.byId.get(id) ?? { sockets: "walk", conntrack: true, how: "not judged by the one pass: walked" }
     );

@@ -167,7 +167,7 @@ export class BackendTerminator {
     checkNamespaceSelection(this.config);
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
     const dryRun = Boolean(this.config.dryRun);
-    const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
+    const conntrack = set.conntrackWanted(this.config.conntrack);
     const report = emptyBatchReport(set.backends, conntrack);
     if (set.size === 0) return report;
     const veto = this.config.predicate;
@@ -238,7 +238,7 @@ export class BackendTerminator {
   sharedPlan(backends: readonly Backend[]): SharedPlan {
     checkNamespaceSelection(this.config);
     const set = new BackendSet(backends, this.config.protocol ?? "udp");
-    const conntrack = this.config.conntrack !== false && set.backends.some((b) => b.protocol !== "tcp");
+    const conntrack = set.conntrackWanted(this.config.conntrack);
     const findings: WalkFindings = { failures: [], notes: [] };
     const selection: NamespaceSelection = { ...this.config, netns: "all" };
     const refs = listTargets(selection, findings);
