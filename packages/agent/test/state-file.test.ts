@@ -154,10 +154,7 @@ describe("StateFile", () => {
     const state = new StateFile(await scratch());
     const known: KnownBackend[] = [];
     for (let i = 0; i < 100_000; i++) {
-      const address =
-        i % 2
-          ? `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
-          : `[fd00::${(i >> 16) + 1}:${(i & 0xffff).toString(16)}]`;
+      const address = distinctAddress(i, i % 2 === 0);
       known.push({ key: `${address}:${1 + (i % 1000)}/udp`, services: [`ns/svc-${i % 10_000}`] });
     }
     await state.save(groups(known));
@@ -172,10 +169,7 @@ describe("StateFile", () => {
     // 100,000 Services of one backend each; every 100th backend also in a second Service; unlisted ones.
     const known: KnownBackend[] = [];
     for (let i = 0; i < 100_000; i++) {
-      const address =
-        i % 5
-          ? `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
-          : `[fd00::${(i >> 16) + 1}:${(i & 0xffff).toString(16)}]`;
+      const address = distinctAddress(i, i % 5 === 0);
       const services = i % 1000 === 3 ? [] : i % 100 ? [`ns/svc-${i}`] : [`ns/svc-${i}`, `ns/"q\\${i}\u00e9`];
       known.push({ key: `${address}:${1 + (i % 65535)}/${i % 3 ? "udp" : "tcp"}`, services });
     }
@@ -603,3 +597,10 @@ describe("StateFile.prepare", () => {
     await refused(join(base, "file", "state"), /cannot be made or examined: ENOTDIR/);
   });
 });
+
+/** The i-th of many distinct addresses (i below 2^24), IPv6 as it is written in a backend key when asked. */
+function distinctAddress(i: number, ipv6: boolean): string {
+  return ipv6
+    ? `[fd00::${(i >> 16) + 1}:${(i & 0xffff).toString(16)}]`
+    : `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+}
