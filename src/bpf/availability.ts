@@ -19,7 +19,7 @@ export type OnePassUnavailableReason =
   | "privileges"
   /** Not in the initial PID namespace: the pass would miss the tasks outside it. */
   | "pid-namespace"
-  /** No readable BTF at /sys/kernel/btf/vmlinux. */
+  /** No readable BTF: neither the kernel's object through bpf() nor /sys/kernel/btf/vmlinux. */
   | "no-btf"
   /** The kernel lacks a type, field, helper, attach type or the bpf() call itself. */
   | "kernel"

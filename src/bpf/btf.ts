@@ -1,12 +1,10 @@
 /**
- * A reader of the kernel's BTF (/sys/kernel/btf/vmlinux; layout: include/uapi/linux/btf.h): only
+ * A reader of the kernel's BTF (vmlinux.ts reads it; layout: include/uapi/linux/btf.h): only
  * what a loader needs — a type by kind and name, a struct member's offset and size by path
  * (through anonymous members and typedefs), a function's id. Type ids count from 1 in file order.
  */
-import { readFileSync } from "node:fs";
 import { BtfError } from "./errors.js";
-
-export const VMLINUX_BTF = "/sys/kernel/btf/vmlinux";
+import { readBtfFile, vmlinuxBtf } from "./vmlinux.js";
 
 const BTF_MAGIC = 0xeb9f;
 const TYPE_HEADER = 12;
@@ -77,15 +75,12 @@ export class Btf {
     return new Btf(data);
   }
 
-  /** The running kernel's BTF; BtfError when the kernel has none. */
-  static vmlinux(path = VMLINUX_BTF): Btf {
-    let data: Buffer;
-    try {
-      data = readFileSync(path);
-    } catch (err) {
-      throw new BtfError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
-    }
-    return new Btf(data);
+  /**
+   * The running kernel's BTF (vmlinuxBtf: its object through bpf(), or /sys/kernel/btf/vmlinux),
+   * or the file at `path` when one is given; BtfError ("cannot read") when there is none.
+   */
+  static vmlinux(path?: string): Btf {
+    return new Btf(path === undefined ? vmlinuxBtf().data : readBtfFile(path));
   }
 
   /** How many types (the highest id). */

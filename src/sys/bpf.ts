@@ -16,6 +16,9 @@ const BPF_MAP_LOOKUP_ELEM = 1;
 const BPF_MAP_UPDATE_ELEM = 2;
 const BPF_MAP_GET_NEXT_KEY = 4;
 const BPF_PROG_LOAD = 5;
+const BPF_OBJ_GET_INFO_BY_FD = 15;
+const BPF_BTF_GET_FD_BY_ID = 19;
+const BPF_BTF_GET_NEXT_ID = 23;
 const BPF_LINK_CREATE = 28;
 const BPF_ITER_CREATE = 33;
 
@@ -158,6 +161,69 @@ export function bpfIterCreate(linkFd: number): number {
   clearAttr();
   attr.writeUInt32LE(linkFd, 0);
   return bpf(BPF_ITER_CREATE, "BPF_ITER_CREATE");
+}
+
+/**
+ * BPF_BTF_GET_NEXT_ID: the id of the first BTF object the kernel holds after `startId` (0: the
+ * first of all), or undefined after the last (ENOENT). Needs CAP_SYS_ADMIN (EPERM without).
+ */
+export function bpfBtfNextId(startId: number): number | undefined {
+  clearAttr();
+  attr.writeUInt32LE(startId, 0);
+  if (!keyFound(() => bpf(BPF_BTF_GET_NEXT_ID, "BPF_BTF_GET_NEXT_ID"))) return undefined;
+  return attr.readUInt32LE(4);
+}
+
+/** BPF_BTF_GET_FD_BY_ID: a descriptor of BTF object `id`, owned by the caller (who closes it). */
+export function bpfBtfFdById(id: number): number {
+  clearAttr();
+  attr.writeUInt32LE(id, 0);
+  return bpf(BPF_BTF_GET_FD_BY_ID, `BPF_BTF_GET_FD_BY_ID ${id}`);
+}
+
+/** What BPF_OBJ_GET_INFO_BY_FD tells of a BTF object (struct bpf_btf_info). */
+export interface BtfInfo {
+  readonly id: number;
+  /** Bytes of the object's BTF data, whatever the buffer given could take. */
+  readonly size: number;
+  /** Whether the kernel made it (vmlinux, a module), not a program's loader. */
+  readonly kernel: boolean;
+  /** "vmlinux", a module's name, or "" for one a loader gave. */
+  readonly name: string;
+}
+
+// struct bpf_btf_info { __aligned_u64 btf; __u32 btf_size; __u32 id; __aligned_u64 name;
+//                       __u32 name_len; __u32 kernel_btf; }
+const BTF_INFO_SIZE = 32;
+const btfInfo = Buffer.alloc(BTF_INFO_SIZE);
+/** Room for any name: a module's is at most MODULE_NAME_LEN (56) bytes with its NUL. */
+const btfName = Buffer.alloc(64);
+
+/**
+ * BPF_OBJ_GET_INFO_BY_FD on a BTF object's descriptor: its info, and its data copied into `data`
+ * (as much as fits: the kernel copies min(size, data.length) bytes in one copy_to_user).
+ */
+export function bpfBtfInfo(btfFd: number, data?: Buffer): BtfInfo {
+  btfInfo.fill(0);
+  btfName.fill(0);
+  if (data && data.length > 0) {
+    btfInfo.writeBigUInt64LE(addressOf(data), 0);
+    btfInfo.writeUInt32LE(data.length, 8);
+  }
+  btfInfo.writeBigUInt64LE(addressOf(btfName), 16);
+  btfInfo.writeUInt32LE(btfName.length, 24);
+  clearAttr();
+  attr.writeUInt32LE(btfFd, 0);
+  attr.writeUInt32LE(BTF_INFO_SIZE, 4);
+  attr.writeBigUInt64LE(addressOf(btfInfo), 8);
+  bpf(BPF_OBJ_GET_INFO_BY_FD, "BPF_OBJ_GET_INFO_BY_FD");
+  const nameLength = Math.min(btfInfo.readUInt32LE(24), btfName.length - 1);
+  return {
+    id: btfInfo.readUInt32LE(12),
+    size: btfInfo.readUInt32LE(8),
+    kernel: btfInfo.readUInt32LE(28) !== 0,
+    name: btfName.toString("latin1", 0, nameLength),
+  };
 }
 
 /** read(2) of an iterator into `buffer` from `offset`: the bytes read, 0 at the end of the pass. */
