@@ -6,6 +6,7 @@ import type { AgentBackend } from "../../src/backend.js";
 import { backendText } from "../../src/backend.js";
 import type { Clock } from "../../src/clock.js";
 import { type BatchOutcome, emptyOutcome, type Terminator } from "../../src/terminator.js";
+import { until } from "./agent-harness.js";
 
 /** A clock that moves only when told; timers fire in order as it passes them. */
 export class ManualClock implements Clock {
@@ -46,7 +47,6 @@ export class ManualClock implements Clock {
 /** A terminator that records each batch's backend keys and answers with the counts it is given. */
 export class RecordingTerminator implements Terminator {
   readonly batches: string[][] = [];
-  private waiters: (() => void)[] = [];
 
   constructor(
     private readonly answer: (backends: readonly AgentBackend[]) => BatchOutcome = () => emptyOutcome(),
@@ -54,12 +54,14 @@ export class RecordingTerminator implements Terminator {
 
   async terminate(backends: readonly AgentBackend[]): Promise<BatchOutcome> {
     this.batches.push(backends.map(backendText).sort());
-    for (const w of this.waiters.splice(0)) w();
     return this.answer(backends);
   }
 
-  /** Resolves once `count` batches have been recorded. */
-  async waitForBatches(count: number): Promise<void> {
-    while (this.batches.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  /**
+   * Resolves once `count` batches have been recorded; rejects after `timeoutMs`, so that a batch
+   * that never comes fails the test instead of leaving its file running for ever.
+   */
+  async waitForBatches(count: number, timeoutMs = 20_000): Promise<void> {
+    await until(() => this.batches.length >= count, timeoutMs, `${count} terminator batch(es)`);
   }
 }
