@@ -209,6 +209,12 @@ export interface PreparedFilter {
   needsAttributes: boolean;
   /** Whether it tests the mark: a kernel program with MARK_COND needs CAP_NET_ADMIN. */
   testsMark: boolean;
+  /**
+   * Whether its compiled form depends on where and by whom it is compiled: `dev`, `cgroup` and
+   * `autobound` are resolved in the namespace, `fwmark` against the caller's privileges. Without
+   * them (addresses and ports only) it compiles the same everywhere, once (compileIn).
+   */
+  perNamespace: boolean;
 }
 
 /**
@@ -223,6 +229,7 @@ export function prepareFilter(input: FilterInput | undefined, kernel: boolean): 
     kernel,
     needsAttributes: tree !== undefined && holds(tree, ATTRIBUTE_LEAVES),
     testsMark: tree !== undefined && holds(tree, MARK_LEAVES),
+    perNamespace: tree !== undefined && holds(tree, PER_NAMESPACE_LEAVES),
   };
 }
 
@@ -262,6 +269,8 @@ function holds(node: FilterNode, types: ReadonlySet<string>): boolean {
 /** The leaves whose test reads an attribute (mark, cgroup id) that must be decoded. */
 const ATTRIBUTE_LEAVES: ReadonlySet<string> = new Set(["fwmark", "cgroup"]);
 const MARK_LEAVES: ReadonlySet<string> = new Set(["fwmark"]);
+/** The leaves compiled against the namespace or the caller's privileges (PreparedFilter.perNamespace). */
+const PER_NAMESPACE_LEAVES: ReadonlySet<string> = new Set(["dev", "cgroup", "autobound", "fwmark"]);
 
 /**
  * selectsEverything: whether a filter selects every socket it is asked about — no filter, or one

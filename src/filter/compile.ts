@@ -41,17 +41,32 @@ function omittedConditions(filter: PreparedFilter): readonly "fwmark"[] {
 }
 
 /**
- * Compile a prepared filter for sockets of `netns` (undefined: the caller's own), inside it: `dev`
- * names, cgroup paths and the ephemeral port range are that namespace's. Throws FilterResolveError
- * for an unknown device or cgroup.
+ * The compiled form of each filter that compiles the same everywhere (not perNamespace), made at its
+ * first compileIn: a walk over many namespaces compiles it once, not once per namespace.
  */
-export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): CompiledFilter {
+const compiledOnce = new WeakMap<PreparedFilter, Readonly<CompiledFilter>>();
+
+/**
+ * Compile a prepared filter for sockets of `netns` (undefined: the caller's own), inside it: `dev`
+ * names, cgroup paths and the ephemeral port range are that namespace's. A filter of addresses and
+ * ports alone depends on none of them: its first compile serves every namespace (the caller must
+ * not change what it returns). Throws FilterResolveError for an unknown device or cgroup.
+ */
+export function compileIn(filter: PreparedFilter, netns: NetNS | undefined): Readonly<CompiledFilter> {
   const tree = filter.tree;
   if (!tree) return { bytecode: undefined, predicate: undefined };
   const compile = () => ({
     bytecode: filter.kernel ? compileBytecode(tree, { omit: omittedConditions(filter) }) : undefined,
     predicate: compilePredicate(tree),
   });
+  if (!filter.perNamespace) {
+    let compiled = compiledOnce.get(filter);
+    if (!compiled) {
+      compiled = compile();
+      compiledOnce.set(filter, compiled);
+    }
+    return compiled;
+  }
   return netns ? runIn(netns, compile) : compile();
 }
 

@@ -95,10 +95,34 @@ function receiveBuffer(bytes: number): Buffer {
 // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
 const SOCKADDR_NL_LEN = 12;
 
-function kernelAddress(): Buffer {
-  const addr = Buffer.alloc(SOCKADDR_NL_LEN);
-  addr.writeUInt16LE(AF_NETLINK, 0);
-  return addr;
+/** The kernel's address (nl_pid 0), which every write goes to: read by sendto, never written. */
+const KERNEL_ADDRESS = Buffer.alloc(SOCKADDR_NL_LEN);
+KERNEL_ADDRESS.writeUInt16LE(AF_NETLINK, 0);
+/** Where a receive puts its sender's address, read at once (receives are synchronous). */
+const FROM = Buffer.alloc(SOCKADDR_NL_LEN);
+
+/**
+ * The longest write every netlink socket takes as it was opened: the kernel refuses a write longer
+ * than its send buffer less 32 bytes (EMSGSIZE, netlink_sendmsg), which starts at
+ * net.core.wmem_default, never below SOCK_MIN_SNDBUF (4,608 bytes). Only a longer write (a batch of
+ * more than ~50 destroys, a dump with a long filter program) makes the socket raise it first.
+ */
+const WRITE_BYTES_ANY_BUFFER = 4096;
+/** The send buffer asked for before a longer write (SO_SNDBUF: capped by net.core.wmem_max). */
+const SEND_BUFFER_BYTES = 1024 * 1024;
+
+/** struct timeval { time_t tv_sec; suseconds_t tv_usec; } of each receive timeout used, made once. */
+const timevals = new Map<number, Buffer>();
+
+function timeval(ms: number): Buffer {
+  let tv = timevals.get(ms);
+  if (!tv) {
+    tv = Buffer.alloc(16);
+    tv.writeBigInt64LE(BigInt(Math.floor(ms / 1000)), 0);
+    tv.writeBigInt64LE(BigInt((ms % 1000) * 1000), 8);
+    timevals.set(ms, tv);
+  }
+  return tv;
 }
 
 /**
@@ -114,9 +138,9 @@ export class NetlinkSocket implements NetlinkConnection {
   readonly timeoutMs: number;
   /** The receive queue the kernel granted (SO_RCVBUF): how many answers can wait to be read. */
   receiveQueueBytes = 0;
-  private readonly kernel = kernelAddress();
-  private readonly from = Buffer.alloc(SOCKADDR_NL_LEN);
   private seq: number;
+  /** Whether the send buffer was raised for writes longer than WRITE_BYTES_ANY_BUFFER. */
+  private sendBufferRaised = false;
   private closed = false;
   /** A write sent in the background whose answer has not arrived. */
   private inBackground = false;
@@ -147,22 +171,33 @@ export class NetlinkSocket implements NetlinkConnection {
     }
   }
 
+  /**
+   * The options every use needs: a receive queue that holds a batch's answers, short failure
+   * answers (NETLINK_CAP_ACK), a receive timeout. The send buffer is left as it is until a write
+   * needs more (roomFor).
+   */
   private configure(queueBytes: number): void {
-    setsockoptInt(this.fd, SOL_SOCKET, SO_SNDBUF, 1024 * 1024);
     try {
       setsockoptInt(this.fd, SOL_SOCKET, SO_RCVBUFFORCE, queueBytes);
+      // Granted as asked, or more: the kernel sets twice the size for its bookkeeping, never less
+      // than SOCK_MIN_RCVBUF (sk_setsockopt): nothing to ask back.
+      this.receiveQueueBytes = queueBytes;
     } catch (err) {
       // Without CAP_NET_ADMIN the kernel caps SO_RCVBUF at net.core.rmem_max; that is still usable.
       if (!(err instanceof SysError) || err.errno !== Errno.EPERM) throw err;
       setsockoptInt(this.fd, SOL_SOCKET, SO_RCVBUF, queueBytes);
+      // The kernel doubles what it was asked for (socket(7)), and caps the unforced request.
+      this.receiveQueueBytes = getsockoptInt(this.fd, SOL_SOCKET, SO_RCVBUF) >> 1;
     }
-    // The kernel doubles what it was asked for (socket(7)), and caps the unforced request.
-    this.receiveQueueBytes = getsockoptInt(this.fd, SOL_SOCKET, SO_RCVBUF) >> 1;
     setsockoptInt(this.fd, SOL_NETLINK, NETLINK_CAP_ACK, 1);
-    const tv = Buffer.alloc(16); // struct timeval { time_t tv_sec; suseconds_t tv_usec; }
-    tv.writeBigInt64LE(BigInt(Math.floor(this.timeoutMs / 1000)), 0);
-    tv.writeBigInt64LE(BigInt((this.timeoutMs % 1000) * 1000), 8);
-    setsockopt(this.fd, SOL_SOCKET, SO_RCVTIMEO, tv);
+    setsockopt(this.fd, SOL_SOCKET, SO_RCVTIMEO, timeval(this.timeoutMs));
+  }
+
+  /** Raise the send buffer, once, before a write longer than any socket takes as opened. */
+  private roomFor(len: number): void {
+    if (len <= WRITE_BYTES_ANY_BUFFER || this.sendBufferRaised) return;
+    setsockoptInt(this.fd, SOL_SOCKET, SO_SNDBUF, SEND_BUFFER_BYTES);
+    this.sendBufferRaised = true;
   }
 
   interfaceName(ifindex: number): string | undefined {
@@ -194,12 +229,14 @@ export class NetlinkSocket implements NetlinkConnection {
   /** Send bytes [0, len) of `buf` (one or more complete messages) to the kernel in one write. */
   send(buf: Buffer, len: number): void {
     this.assertOpen();
-    const sent = sendto(this.fd, buf, len, 0, this.kernel);
+    this.roomFor(len);
+    const sent = sendto(this.fd, buf, len, 0, KERNEL_ADDRESS);
     if (sent !== len) throw new NetlinkProtocolError(`short netlink write: ${sent} of ${len} bytes`);
   }
 
   sendInBackground(buf: Buffer, len: number): void {
     this.assertOpen();
+    this.roomFor(len);
     this.inBackground = true;
     this.wroteInBackground = true;
     // A failed write leaves nothing to receive: the receive that waits for its answer times out.
@@ -217,7 +254,7 @@ export class NetlinkSocket implements NetlinkConnection {
     for (;;) {
       let n: number;
       try {
-        n = recvfrom(this.fd, this.recvBuf, MSG_TRUNC, this.from);
+        n = recvfrom(this.fd, this.recvBuf, MSG_TRUNC, FROM);
       } catch (err) {
         if (err instanceof SysError && err.errno === Errno.EAGAIN)
           throw new NetlinkTimeoutError(op, this.timeoutMs);
@@ -235,7 +272,7 @@ export class NetlinkSocket implements NetlinkConnection {
         throw new NetlinkProtocolError(`${op}: ${n}-byte answer truncated to ${this.recvBuf.length} bytes`);
       }
       // nl_pid 0 is the kernel; anything else is another process talking to us: drop it.
-      if (this.from.readUInt32LE(4) !== 0) continue;
+      if (FROM.readUInt32LE(4) !== 0) continue;
       // An answer means a write sent in the background has reached the kernel.
       this.inBackground = false;
       return n;

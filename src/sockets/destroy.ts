@@ -31,7 +31,7 @@ import {
   throwIfAborted,
 } from "../run/index.js";
 import type { AbortSignalLike, SockdiagError } from "../sys/errors.js";
-import { Destroyer, type OutcomeListener } from "./destroyer.js";
+import { DEFAULT_BATCH_SIZE, Destroyer, type OutcomeListener } from "./destroyer.js";
 import { Dumper } from "./dump.js";
 import { DestroyError } from "./errors.js";
 import { NAMESPACED_QUERY_KEYS, type NamespacedQuery } from "./iterate.js";
@@ -137,15 +137,19 @@ export function prepareDestroy(query: DestroyQuery, open?: NetlinkOpener): Prepa
   };
 }
 
-/** The destroy of `kind` for exactly `sockets`: they are its candidates, no dump finds them. */
+/**
+ * The destroy of `kind` for exactly `sockets`: they are its candidates, no dump finds them. Its
+ * batches hold no more than them, and go out on the scan's own connection, which no dump keeps busy.
+ */
 function foundDestroy(
   kind: DestroyKind,
   sockets: readonly InetSocket[],
   onOutcome: OutcomeListener | undefined,
 ): RunKind<Socket, [Socket], Scan, DestroyReport> {
-  const { sendAhead: _, ...of } = kind.of(onOutcome);
+  const { sendAhead: _, ...of } = kind.of(onOutcome, sockets.length);
   return {
     ...of,
+    batcher: (scan) => of.batcher(scan, () => scan.conn),
     // No counters: a socket they no longer count is gone, which only its destroy's answer and the
     // listing after it tell (a scan the counters emptied would skip it as a dry run does).
     open: (target) => new Scan(target, kind.plan, { open: kind.opener, counters: false }),
@@ -168,8 +172,8 @@ interface DestroyKind {
   /** The test's fake kernel the scans open their connections from, if any. */
   readonly opener: NetlinkOpener | undefined;
   open(target: Target): Scan;
-  /** The kind for a listener of outcomes. */
-  of(onOutcome: OutcomeListener | undefined): RunKind<Socket, [Socket], Scan, DestroyReport>;
+  /** The kind for a listener of outcomes; its batches of at most `most` requests, when given. */
+  of(onOutcome: OutcomeListener | undefined, most?: number): RunKind<Socket, [Socket], Scan, DestroyReport>;
 }
 
 /** Destroying the sockets of `query`, as the runner drives it: the query is checked whole and planned once, here. */
@@ -188,7 +192,8 @@ function socketDestroy(query: DestroyQuery, opener?: NetlinkOpener): DestroyKind
     plan,
     opener,
     open,
-    of: (listener) => {
+    of: (listener, most) => {
+      const size = most === undefined ? batchSize : Math.min(batchSize ?? DEFAULT_BATCH_SIZE, most);
       const callbackErrors: SockdiagError[] = [];
       const onOutcome = guardListener(listener, callbackErrors);
       return {
@@ -196,7 +201,7 @@ function socketDestroy(query: DestroyQuery, opener?: NetlinkOpener): DestroyKind
         open,
         sendAhead,
         scan: (scan, visit) => scan.dumper.steps(scan.plan, scan.options, visit),
-        batcher: (scan, connect) => destroyBatcher(scan, connect, { batchSize, onOutcome, signal }),
+        batcher: (scan, connect) => destroyBatcher(scan, connect, { batchSize: size, onOutcome, signal }),
         emptyReport,
         add: addReport,
         callbackErrors,

@@ -48,7 +48,7 @@ export interface ScanHow {
 export class Scan implements Disposable {
   private readonly open: NetlinkOpener | undefined;
   readonly conn: NetlinkConnection;
-  readonly dumper: Dumper;
+  #dumper: Dumper | undefined;
   readonly options: DumpOptions;
   /** The query's plan without the dumps this namespace's counters show empty. */
   readonly plan: QueryPlan;
@@ -79,8 +79,16 @@ export class Scan implements Disposable {
     });
     this.conn = conn;
     this.plan = counts ? withoutEmptyDumps(plan, counts) : plan;
-    this.dumper = new Dumper(this.conn);
     this.options = { attributes: plan.attributes, netns: target.ref, ...compiled };
+  }
+
+  /**
+   * The dumps' requests and decoding on the scan's connection, made on first use: a destroy of
+   * sockets found without a dump sends none unless an answer has to be checked by listing.
+   */
+  get dumper(): Dumper {
+    this.#dumper ??= new Dumper(this.conn);
+    return this.#dumper;
   }
 
   /**

@@ -144,11 +144,13 @@ export function recvErrno(fd: number, buf: Buffer, flags: number): number {
   return n < 0 ? -errno() : n;
 }
 
+/** An int option's value on its way in or out: the calls are synchronous, one buffer serves them all. */
+const intOption = Buffer.alloc(4);
+
 /** setsockopt(2) with an int value. */
 export function setsockoptInt(fd: number, level: number, name: number, value: number): void {
-  const b = Buffer.alloc(4);
-  b.writeInt32LE(value);
-  check("setsockopt", native.setsockopt(fd, level, name, b, 4), `${level}, ${name}`);
+  intOption.writeInt32LE(value);
+  check("setsockopt", native.setsockopt(fd, level, name, intOption, 4), `${level}, ${name}`);
 }
 
 /** setsockopt(2) with raw bytes. */
@@ -165,9 +167,8 @@ export function getsockopt(fd: number, level: number, name: number, out: Buffer)
 
 /** getsockopt(2) of an int option. */
 export function getsockoptInt(fd: number, level: number, name: number): number {
-  const out = Buffer.alloc(4);
-  getsockopt(fd, level, name, out);
-  return out.readInt32LE();
+  getsockopt(fd, level, name, intOption);
+  return intOption.readInt32LE();
 }
 
 /** The socket's cookie (SO_COOKIE), as the kernel reports it in inet_diag_sockid. */

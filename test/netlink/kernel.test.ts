@@ -5,6 +5,7 @@
  * Sockets are bound to 127.0.0.1 only and no datagram is sent.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import {
   collectAcks,
@@ -22,9 +23,13 @@ import {
   close,
   connect,
   getsockname,
+  getsockoptInt,
   MSG_DONTWAIT,
   recvErrno,
+  SO_RCVBUF,
+  SO_SNDBUF,
   SOCK_DGRAM,
+  SOL_SOCKET,
   socket,
   socketCookie,
 } from "../../src/sys/socket.js";
@@ -184,6 +189,30 @@ describe("NetlinkSocket, DumpCursor and collectAcks against the kernel", () => {
       const cursor = new DumpCursor(c, seq, "dump in the background");
       // Fails by throwing: koffi's refusal, a receive timing out, the kernel's EINVAL.
       while (cursor.next()) assert.fail(`dump ${i}: no socket is in no state`);
+    }
+  });
+
+  test("a write longer than any socket's send buffer as opened goes through, foreground and background", () => {
+    // The socket raises its send buffer only for such a write: the kernel refuses (EMSGSIZE) one
+    // longer than the buffer less 32 bytes, which starts at net.core.wmem_default.
+    const start = Number(readFileSync("/proc/sys/net/core/wmem_default", "utf8"));
+    using c = NetlinkSocket.open(NETLINK_SOCK_DIAG, { receiveTimeoutMs: 2000 });
+    assert.equal(getsockoptInt(c.fd, SOL_SOCKET, SO_SNDBUF), start, "left as it was opened");
+    // The queue it reports is what the kernel holds (it doubles the size asked, for its bookkeeping).
+    assert.equal(c.receiveQueueBytes, getsockoptInt(c.fd, SOL_SOCKET, SO_RCVBUF) >> 1);
+    for (const background of [false, true]) {
+      // NLMSG_NOOPs the kernel skips unanswered, then one that asks for an ack: the barrier.
+      const noops = Math.ceil((start + 4096) / 16);
+      const parts = Array.from({ length: noops }, () => nlmsg({ type: 1, flags: 1, seq: 0 }));
+      const barrier = c.nextSeq();
+      parts.push(nlmsg({ type: 1, flags: 5, seq: barrier }));
+      const write = Buffer.concat(parts);
+      assert.ok(write.length > start);
+      if (background) c.sendInBackground(write, write.length);
+      else c.send(write, write.length);
+      const acks: number[] = [];
+      collectAcks(c, barrier, 1, "long write", (_, errno) => acks.push(errno));
+      assert.deepEqual(acks, [0], background ? "in the background" : "in the foreground");
     }
   });
 

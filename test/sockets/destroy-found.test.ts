@@ -3,16 +3,19 @@
  * and in namespaces the test makes — IPv4, IPv6, v4-mapped, bound to a device (udp_diag's lookup
  * finds it only with its interface) — each found socket is destroyed (its owner reads
  * ECONNABORTED), one closed after the pass counts as gone, bystanders (another backend, another
- * port) live on, and a dry run destroys nothing.
+ * port) live on, and a dry run destroys nothing. Over a fake kernel, without root: batches of the
+ * query's size all go out on the namespace's one connection.
  */
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { test } from "node:test";
 import { findConnectedSockets } from "../../src/bpf/find.js";
 import { type FoundSocket, inetSocketOf } from "../../src/bpf/record.js";
+import type { InetSocket } from "../../src/diag/socket.js";
 import { type Target, targetsOf } from "../../src/netns/selection.js";
 import { prepareDestroy } from "../../src/sockets/destroy.js";
 import { AF_INET, AF_INET6, close, MSG_DONTWAIT, recvErrno } from "../../src/sys/socket.js";
+import { FAKE, FakeKernel, type FakeSocket } from "../kit/fake-kernel.js";
 import { connectedUdpIn, describeAsRoot, type ScratchNetns, withNetns } from "../kit/index.js";
 
 const PORT = 20000 + ((process.pid + 7) % 20000);
@@ -112,4 +115,42 @@ describeAsRoot("destroying the sockets the one pass found", () => {
       for (const fd of fds) close(fd);
     }
   });
+});
+
+test("found sockets beyond a batch go out on the namespace's one connection, in batches of the query's size", () => {
+  const table: FakeSocket[] = Array.from({ length: 5 }, (_, i) => ({
+    family: "inet",
+    protocol: "udp",
+    src: "10.0.0.1",
+    sport: 40000 + i,
+    dst: "10.0.0.5",
+    dport: 53,
+    cookie: i + 1,
+  }));
+  const query = { protocols: ["udp" as const], filter: "dst 10.0.0.5:53", batchSize: 2 };
+  // The sockets as a listing gives them (a dry run's outcomes), standing in for the pass's.
+  const found: InetSocket[] = [];
+  for (const target of targetOf(undefined)) {
+    const listing = new FakeKernel({ "(host)": { sockets: [...table] } });
+    prepareDestroy({ ...query, dryRun: true }, listing.open).runIn(target, (s) =>
+      found.push(s as InetSocket),
+    );
+  }
+  assert.equal(found.length, 5);
+  const kernel = new FakeKernel({ "(host)": { sockets: [...table] } });
+  for (const target of targetOf(undefined)) {
+    const r = prepareDestroy(query, kernel.open).runFound(target, found);
+    assert.equal(r.destroyed, 5);
+  }
+  assert.equal(kernel.opened.length, 1, "no second connection: no dump keeps the first busy");
+  const [only] = kernel.opened;
+  // The first destroy alone (the probe), then batches of at most 2, each closed by its barrier.
+  const perWrite = only!.conn.writes.map((w) => {
+    let destroys = 0;
+    for (let o = 0; o < w.length; o += w.readUInt32LE(o))
+      if (w.readUInt16LE(o + 4) === FAKE.DESTROY) destroys++;
+    return destroys;
+  });
+  assert.deepEqual(perWrite, [1, 1, 2, 1]);
+  assert.ok(kernel.allClosed);
 });
