@@ -6,7 +6,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, type Stats, statf
 import { constants as os } from "node:os";
 import { QueryError } from "../options/index.js";
 import { MisuseError, type SysError } from "../sys/errors.js";
-import { CLONE_NEWNET, ioctlInt, NS_GET_NSTYPE } from "../sys/index.js";
+import { CLONE_NEWNET, dupFd, ioctlInt, NS_GET_NSTYPE } from "../sys/index.js";
 import { fsError, NetnsError, NotANetnsError, type NotANetnsKind } from "./errors.js";
 import type { NetnsRef } from "./ref.js";
 
@@ -101,7 +101,7 @@ export class NetNS implements Disposable {
   readonly #pathIsFd: boolean;
 
   /** Use the static openers; the constructor only records what they checked. */
-  private constructor(fd: number, st: Stats, origin: Origin) {
+  private constructor(fd: number, st: { readonly dev: number; readonly ino: number }, origin: Origin) {
     this.#fd = fd;
     this.#pathIsFd = origin.path === undefined;
     this.dev = st.dev;
@@ -212,11 +212,18 @@ export class NetNS implements Disposable {
   }
 
   /**
-   * dup opens a second, independent handle of the same namespace (through /proc/self/fd/N), with the
-   * same path and name; the caller owns it. Use it to keep a namespace an iteration lends out.
+   * dup makes a second, independent handle of the same namespace, with the same path and name; the
+   * caller owns it. Use it to keep a namespace an iteration lends out. A new descriptor of the open
+   * file (fcntl): nothing resolved or checked again. Throws NetnsError (EMFILE: out of descriptors).
    */
   dup(): NetNS {
-    return NetNS.#openAs(`/proc/self/fd/${this.fd}`, {
+    let fd: number;
+    try {
+      fd = dupFd(this.fd);
+    } catch (err) {
+      throw fsError(this.label, "cannot keep", err);
+    }
+    return new NetNS(fd, this, {
       path: this.#pathIsFd ? undefined : this.path,
       name: this.name,
       pid: this.pid,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { after, describe, test } from "node:test";
 import {
   add,
@@ -59,6 +59,8 @@ describe("NetNS handles", { skip: rootOnly() }, () => {
       assert.equal(copy.ino, ns.ino);
       assert.equal(readlinkSync(`/proc/self/fd/${copy.fd}`), `net:[${ns.ino}]`);
       assert.equal(readlinkSync(copy.path), `net:[${ns.ino}]`, "a /proc/PID/fd path follows the copy's fd");
+      const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${copy.fd}`, "latin1"))?.[1];
+      assert.ok(flags && (Number.parseInt(flags, 8) & 0o2000000) !== 0, `close-on-exec (flags ${flags})`);
     } finally {
       copy.close();
     }
