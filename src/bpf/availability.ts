@@ -57,12 +57,14 @@ export function onePassAvailability(): OnePassAvailability {
     }
     return { available: true };
   } catch (err) {
-    return unavailableBecause(err);
+    const because = unavailableBecause(err);
+    if (because === undefined) throw err;
+    return because;
   }
 }
 
-/** The reason a failed probe gives; what is none of the expected kinds is thrown again. */
-export function unavailableBecause(err: unknown): OnePassAvailability {
+/** The reason a failed probe gives, or undefined where `err` is none of the kinds a probe expects. */
+export function unavailableBecause(err: unknown): OnePassAvailability | undefined {
   if (err instanceof VerifierError) return unavailable("verifier", err.message, err);
   if (err instanceof BtfError)
     return unavailable(/cannot read/.test(err.message) ? "no-btf" : "kernel", err.message, err);
@@ -70,7 +72,7 @@ export function unavailableBecause(err: unknown): OnePassAvailability {
     const denied = err.errno === Errno.EPERM || err.errno === Errno.EACCES;
     return unavailable(denied ? "privileges" : "kernel", err.message, err);
   }
-  throw err;
+  return undefined;
 }
 
 function unavailable(

@@ -54,7 +54,7 @@ export {
 export { fromLabel, type NetnsRef, reopenNetns } from "./ref.js";
 export {
   checkNamespaceSelection,
-  listTargets,
+  KeptTargets,
   type NamespaceSelection,
   type NetnsSelector,
   SELECTION_KEYS,

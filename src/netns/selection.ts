@@ -171,19 +171,63 @@ function* allTargets(
 }
 
 /**
- * The namespaces `selection` visits, as plain data in visiting order (undefined: the caller's own),
- * with what the walk met: what a caller sends to threads that each visit a share of them
- * (targetsOfRefs), visiting each in the walk's order as one thread would.
+ * A walk's targets listed at once, each handle kept (a dup) until disposed: for a run that goes
+ * over the same namespaces twice — the one pass reads each one's counters before it and visits
+ * them after — without listing them twice. `replay` walks them again as the walk went: what it met,
+ * its count, the targets in order, then what it threw, if it did (a fatal namespace error is thrown
+ * at once). A handle that cannot be kept (out of descriptors) is that namespace's failure.
  */
-export function listTargets(selection: NamespaceSelection, findings: WalkFindings): (NetnsRef | undefined)[] {
-  const out: (NetnsRef | undefined)[] = [];
-  for (const target of targetsOf(selection, findings)) out.push(target.ref && { ...target.ref });
-  return out;
+export class KeptTargets implements Disposable {
+  readonly targets: Target[] = [];
+  readonly #findings: WalkFindings = { failures: [], notes: [] };
+  #found: number | undefined;
+  #broken: { error: unknown } | undefined;
+
+  constructor(walk: (findings: WalkFindings, onFound: (total: number) => void) => Iterable<Target>) {
+    try {
+      for (const target of walk(this.#findings, (total) => {
+        this.#found = total;
+      }))
+        this.#keep(target);
+    } catch (error) {
+      if (isFatalNetnsError(error)) {
+        this[Symbol.dispose]();
+        throw error;
+      }
+      this.#broken = { error };
+    }
+  }
+
+  *replay(findings: WalkFindings, onFound?: (total: number) => void): Generator<Target> {
+    findings.failures.push(...this.#findings.failures);
+    findings.notes.push(...this.#findings.notes);
+    if (this.#found !== undefined) onFound?.(this.#found);
+    yield* this.targets;
+    if (this.#broken) throw this.#broken.error;
+  }
+
+  [Symbol.dispose](): void {
+    for (const target of this.targets.splice(0)) target.netns?.close();
+  }
+
+  #keep(target: Target): void {
+    if (target.netns === undefined) {
+      this.targets.push(target);
+      return;
+    }
+    try {
+      this.targets.push({ ...target, netns: target.netns.dup() });
+    } catch (error) {
+      if (!(error instanceof NetnsError) || isFatalNetnsError(error)) throw error;
+      recordNetnsError(error, targetLabel(target), this.#findings.failures, this.#findings.notes);
+    }
+  }
 }
 
 /**
- * The targets of refs listTargets gave, each reopened while its loop step lasts (undefined: the
- * caller's own). One that cannot be reopened any more is passed over: it vanished (a note in
+ * The targets of refs (a walk's, as plain data: what a caller sends to threads that each visit a
+ * share of them), each reopened while its loop step lasts (undefined: the caller's own). One
+ * that cannot be reopened any more is passed over: it vanished (a note in
  * `findings`), or failed (a failure there).
  */
 export function* targetsOfRefs(

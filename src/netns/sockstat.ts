@@ -41,21 +41,25 @@ export function readSockstatOf(pid: number): SocketCounts {
 /**
  * A namespace's counters kept open, to be read now and again later without entering it or opening
  * them again: sockstat and sockstat6 of the calling thread's namespace, or of the one process `pid`
- * is in. Unlike readSockstat, a sockstat that cannot be opened or read throws (SysError: the
- * caller cannot tell a namespace without sockets from one it could not count); sockstat6 absent
- * (no IPv6) counts nothing. The caller closes it.
+ * is in, and with `conntrack` its stat/nf_conntrack. Unlike readSockstat, a sockstat that cannot be
+ * opened or read throws (SysError: the caller cannot tell a namespace without sockets from one it
+ * could not count); sockstat6 absent (no IPv6) counts nothing. The caller closes it.
  */
 export class HeldSockstat implements Disposable {
   readonly #fds: number[] = [];
+  /** stat/nf_conntrack's descriptor: -1 where not asked for, undefined where nf_conntrack is not loaded. */
+  #conntrack: number | undefined = -1;
+  readonly #where: string;
 
-  constructor(pid?: number) {
+  constructor(pid?: number, options: { conntrack?: boolean } = {}) {
+    this.#where = `/proc/${pid ?? "thread-self"}/net`;
     try {
       const v4 = openProcNet("sockstat", pid);
-      if (v4 === undefined)
-        throw new SysError("open", Errno.ENOENT, `/proc/${pid ?? "thread-self"}/net/sockstat`);
+      if (v4 === undefined) throw new SysError("open", Errno.ENOENT, `${this.#where}/sockstat`);
       this.#fds.push(v4);
       const v6 = openProcNet("sockstat6", pid);
       if (v6 !== undefined) this.#fds.push(v6);
+      if (options.conntrack) this.#conntrack = openProcNet("stat/nf_conntrack", pid);
     } catch (err) {
       this.close();
       throw err;
@@ -70,8 +74,21 @@ export class HeldSockstat implements Disposable {
     return counts;
   }
 
+  /**
+   * The namespace's conntrack entries as they are now (as conntrackEntriesOf): undefined where
+   * nf_conntrack was not loaded when it was opened. Throws SysError where the count cannot be
+   * read, Error after close or where it was not asked for.
+   */
+  conntrackEntries(): number | undefined {
+    if (this.#fds.length === 0 || this.#conntrack === -1) throw new Error("conntrack count not held");
+    if (this.#conntrack === undefined) return undefined;
+    return entriesColumn(readProcFd(this.#conntrack), `${this.#where}/stat/nf_conntrack`);
+  }
+
   close(): void {
     for (const fd of this.#fds.splice(0)) closeSync(fd);
+    if (this.#conntrack !== undefined && this.#conntrack !== -1) closeSync(this.#conntrack);
+    this.#conntrack = -1;
   }
 
   [Symbol.dispose](): void {
@@ -99,11 +116,16 @@ export function conntrackEntriesOf(pid: number): number | undefined {
       throw new SysError("open", Errno.ENOENT, `/proc/${pid}/net`);
     return undefined;
   }
+  return entriesColumn(text, `/proc/${pid}/net/stat/nf_conntrack`);
+}
+
+/** The "entries" column of stat/nf_conntrack's text (its first counter line): SysError EIO if none. */
+function entriesColumn(text: string, path: string): number {
   const [header, first] = text.split("\n");
   const column = header?.trim().split(/\s+/).indexOf("entries") ?? -1;
   const value = first?.trim().split(/\s+/)[column];
   if (column < 0 || value === undefined || !/^[0-9a-f]+$/.test(value)) {
-    throw new SysError("read", Errno.EIO, `/proc/${pid}/net/stat/nf_conntrack: no entries column`);
+    throw new SysError("read", Errno.EIO, `${path}: no entries column`);
   }
   return Number.parseInt(value, 16);
 }

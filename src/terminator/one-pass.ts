@@ -244,13 +244,9 @@ export function decideOnePass(
 
 /** Why a pass that was run failed: the probe's reasons where the error is of their kinds. */
 function failureOf(err: unknown): { reason: WalkReason; message: string } {
-  try {
-    const probed = unavailableBecause(err);
-    if (!probed.available)
-      return { reason: probed.reason, message: `the one pass failed: ${probed.message}` };
-  } catch {
-    // none of the kinds a probe knows
-  }
+  const probed = unavailableBecause(err);
+  if (probed && !probed.available)
+    return { reason: probed.reason, message: `the one pass failed: ${probed.message}` };
   return { reason: "pass-failed", message: `the one pass failed: ${(err as Error).message}` };
 }
 
@@ -270,7 +266,7 @@ export type CountersBefore = ReadonlyMap<number, CountedBefore | Error>;
  * The counters of `targets` (the run's namespaces, walked once before the pass), by namespace id.
  * Throws only a fatal namespace error (a failed return to the caller's own), with nothing left open.
  */
-export function countersOf(targets: Iterable<Target>): CountersBefore {
+export function countersOf(targets: Iterable<Target>, conntrack: boolean): CountersBefore {
   const own = ownNetnsId();
   const out = new Map<number, CountedBefore | Error>();
   try {
@@ -278,7 +274,7 @@ export function countersOf(targets: Iterable<Target>): CountersBefore {
       const id = target.netns?.id ?? own;
       if (out.has(id)) continue;
       try {
-        out.set(id, countedBefore(target, processOf(target, id)));
+        out.set(id, countedBefore(target, processOf(target, id), conntrack));
       } catch (err) {
         if (isFatalNetnsError(err)) throw err;
         out.set(id, err instanceof Error ? err : new Error(String(err)));
@@ -300,8 +296,12 @@ export function closeCounters(counters: CountersBefore): void {
  * The namespace's counters, their files opened through `pid`'s /proc/PID/net/ when known, else by
  * entering it; one visit for both reads.
  */
-function countedBefore(target: Target, pid: number | undefined): CountedBefore {
-  const again = pid === undefined ? inNetns(target.netns, () => new HeldSockstat()) : new HeldSockstat(pid);
+function countedBefore(target: Target, pid: number | undefined, conntrack: boolean): CountedBefore {
+  const options = { conntrack };
+  const again =
+    pid === undefined
+      ? inNetns(target.netns, () => new HeldSockstat(undefined, options))
+      : new HeldSockstat(pid, options);
   try {
     return { counts: again.read(), again };
   } catch (err) {
@@ -370,12 +370,15 @@ export class OnePassPlan implements NamespacePlan, Disposable {
       found: found.map((s) => inetSocketOf(s, target.ref)),
       how,
     });
-    const pid = processOf(target, id);
-    const count = this.conntrack ? conntrackCount(target, pid) : { entries: undefined };
-    // No conntrack module (undefined) holds no entry either; a count that cannot be read may.
-    const conntrack = this.conntrack && (count.entries ?? 0) !== 0;
-    const entries = count.entries ? { entries: count.entries } : {};
-    const unread = count.error ? `; its conntrack count cannot be read (${count.error}): looked at` : "";
+    const before = this.before.get(id);
+    const count = this.conntrack
+      ? conntrackCount(target, before instanceof Error ? undefined : before?.again)
+      : undefined;
+    // No conntrack module (entries undefined) holds no entry either; a count that cannot be read may.
+    const conntrack = count !== undefined && ("unknown" in count || (count.entries ?? 0) !== 0);
+    const entries = count && "entries" in count && count.entries ? { entries: count.entries } : {};
+    const unread =
+      count && "unknown" in count ? `; its conntrack count cannot be read (${count.unknown}): looked at` : "";
     const walk = (how: string): NamespaceVerdict => ({
       sockets: "walk",
       conntrack,
@@ -383,7 +386,6 @@ export class OnePassPlan implements NamespacePlan, Disposable {
       how: how + unread,
     });
     if (found.some((s) => s.cookie === 0n)) return walk("a found socket's cookie is unknown: walked");
-    const before = this.before.get(id);
     if (before === undefined)
       return walk("its counters were not read before the pass (not listed then): walked");
     if (before instanceof Error) return walk(`its counters cannot be read (${before.message}): walked`);
@@ -436,18 +438,21 @@ function processOf(target: Target, id: number): number | undefined {
   }
 }
 
+/** A namespace's conntrack entries as the plan read them (undefined: no nf_conntrack), or why not. */
+type ConntrackCount = { entries: number | undefined } | { unknown: string };
+
 /**
- * The namespace's conntrack entries: undefined where nf_conntrack is not loaded; with `error`
- * where the count cannot be read (then the conntrack step looks, as without the pass).
+ * The namespace's conntrack entries, from the file its counters keep open (`held`), else read
+ * through its process or by entering it. Unknown where the count cannot be read (then the conntrack
+ * step looks, as without the pass).
  */
-function conntrackCount(
-  target: Target,
-  pid: number | undefined,
-): { entries: number | undefined; error?: string } {
+function conntrackCount(target: Target, held: HeldSockstat | undefined): ConntrackCount {
   try {
+    if (held) return { entries: held.conntrackEntries() };
+    const pid = processOf(target, target.netns?.id ?? ownNetnsId());
     return { entries: pid === undefined ? inNetns(target.netns, conntrackEntries) : conntrackEntriesOf(pid) };
   } catch (err) {
     if (isFatalNetnsError(err)) throw err;
-    return { entries: Number.NaN, error: (err as Error).message };
+    return { unknown: (err as Error).message };
   }
 }

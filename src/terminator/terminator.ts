@@ -12,7 +12,7 @@ import { isInetSocket } from "../diag/socket.js";
 import {
   checkNamespaceSelection,
   isFatalNetnsError,
-  listTargets,
+  KeptTargets,
   type NamespaceFailure,
   type NamespaceNote,
   type NamespaceSelection,
@@ -20,7 +20,6 @@ import {
   type NetnsRef,
   type Target,
   targetsOf,
-  targetsOfRefs,
   type WalkFindings,
 } from "../netns/index.js";
 import { checkOptions } from "../options/index.js";
@@ -175,9 +174,10 @@ export class BackendTerminator {
     const { signal } = options;
     if (signal) query.signal = signal;
     const destroy = prepareDestroy(query, this.open);
-    const decision = this.given
-      ? undefined
-      : this.decide(set, conntrack, () => this.targets({ failures: [], notes: [] }, () => {}));
+    const decided = this.given ? undefined : this.decide(set, conntrack, () => new KeptTargets(this.targets));
+    // The namespaces listed for the counters are the run's walk, held open until it is over.
+    using kept = decided?.kept;
+    const decision = decided?.decision;
     // The plan holds the namespaces' counters open until the run is over.
     using _counters = decision?.plan;
     const onePass: { summary?: OnePassSummary; plan?: NamespacePlan | undefined } = decision ?? {
@@ -200,7 +200,7 @@ export class BackendTerminator {
     );
     try {
       if (signal?.aborted) throw new AbortError(signal);
-      this.visitNamespaces(report, destroy, step, query.signal, onePass.plan);
+      this.visitNamespaces(report, destroy, step, query.signal, onePass.plan, kept);
     } catch (err) {
       if (err instanceof AbortError) {
         report.ok = false;
@@ -213,21 +213,35 @@ export class BackendTerminator {
   }
 
   /**
-   * Whether the run takes the one pass (decideOnePass), the counters before it read over
-   * `targets` (a walk of their own: what it meets is the run's walk's to report).
+   * Whether the run takes the one pass (decideOnePass), the counters before it read over the
+   * namespaces `list` gives, kept for the run to walk (disposed here if deciding throws).
    */
-  private decide(set: BackendSet, conntrack: boolean, targets: () => Iterable<Target>): OnePassDecision {
-    return decideOnePass(
-      {
-        mode: this.config.onePass ?? "auto",
-        backends: set.backends,
-        all: (this.config.netns ?? "all") === "all",
-        seam: this.seamed,
-        conntrack,
-      },
-      () => countersOf(targets()),
-      this.find,
-    );
+  private decide(
+    set: BackendSet,
+    conntrack: boolean,
+    list: () => KeptTargets,
+  ): { decision: OnePassDecision; kept?: KeptTargets } {
+    let kept = undefined as KeptTargets | undefined;
+    try {
+      const decision = decideOnePass(
+        {
+          mode: this.config.onePass ?? "auto",
+          backends: set.backends,
+          all: (this.config.netns ?? "all") === "all",
+          seam: this.seamed,
+          conntrack,
+        },
+        () => {
+          kept = list();
+          return countersOf(kept.targets, conntrack);
+        },
+        this.find,
+      );
+      return kept ? { decision, kept } : { decision };
+    } catch (err) {
+      kept?.[Symbol.dispose]();
+      throw err;
+    }
   }
 
   /**
@@ -241,19 +255,16 @@ export class BackendTerminator {
     const conntrack = set.conntrackWanted(this.config.conntrack);
     const findings: WalkFindings = { failures: [], notes: [] };
     const selection: NamespaceSelection = { ...this.config, netns: "all" };
-    const refs = listTargets(selection, findings);
-    const scratch = (): WalkFindings => ({ failures: [], notes: [] });
-    const decision = this.decide(set, conntrack, () => targetsOfRefs(refs, scratch()));
+    using kept = new KeptTargets((found, onFound) => targetsOf(selection, found, onFound));
+    const refs = Array.from(kept.replay(findings), (target) => target.ref && { ...target.ref });
+    const { decision } = this.decide(set, conntrack, () => kept);
     const shared: SharedPlan = { refs, ...findings };
     if (decision.summary.mode !== "off") shared.summary = decision.summary;
     using plan = decision.plan;
     if (!plan) return shared;
-    shared.parts = refs.map((ref) => {
-      for (const target of targetsOfRefs([ref], scratch())) {
-        const note = plan.ruledOut(target);
-        return note ? { ruledOut: note } : { verdict: plan.verdict(target) };
-      }
-      return undefined;
+    shared.parts = kept.targets.map((target) => {
+      const note = plan.ruledOut(target);
+      return note ? { ruledOut: note } : { verdict: plan.verdict(target) };
     });
     return shared;
   }
@@ -270,16 +281,15 @@ export class BackendTerminator {
     step: NamespaceTermination,
     signal: TerminateOptions["signal"],
     plan: NamespacePlan | undefined,
+    kept: KeptTargets | undefined,
   ): void {
     const broken: Error[] = [];
     const findings: WalkFindings = { failures: [], notes: report.notes };
     let found: number | undefined;
-    const walk = guarded(
-      this.targets(findings, (total) => {
-        found = total;
-      }),
-      broken,
-    );
+    const onFound = (total: number) => {
+      found = total;
+    };
+    const walk = guarded(kept ? kept.replay(findings, onFound) : this.targets(findings, onFound), broken);
     const { open, sendAhead } = destroy;
     // A namespace the pass decided is not walked: nothing of it is opened ahead.
     const walked = (target: Target) => !plan || plan.verdict(target).sockets === "walk";

@@ -96,6 +96,31 @@ describeAsRoot("a namespace's counters, read without entering it", () => {
     });
   });
 
+  test("a conntrack count kept open: read again from outside, it is the namespace's as it is then", async () => {
+    await withNetns(1, async ([scratch]) => {
+      const ns = scratch as ScratchNetns;
+      using handle = fromPath(ns.path);
+      const fdsBefore = readdirSync("/proc/self/fd").length;
+      const held = inNetns(handle, () => new HeldSockstat(undefined, { conntrack: true }));
+      try {
+        assert.equal(held.conntrackEntries(), 0);
+        insertConntrack(ns.path, [
+          { proto: 17, orig: { src: "10.1.0.1", dst: "10.1.0.2", sport: 1000, dport: 53 } },
+          { proto: 17, orig: { src: "10.1.0.1", dst: "10.1.0.2", sport: 1001, dport: 53 } },
+        ]);
+        // Read from the caller's own namespace: the scratch namespace's count, not the caller's.
+        assert.equal(held.conntrackEntries(), 2);
+        assert.equal(held.conntrackEntries(), runIn(handle, conntrackEntries));
+      } finally {
+        held.close();
+      }
+      assert.equal(readdirSync("/proc/self/fd").length, fdsBefore);
+      assert.throws(() => held.conntrackEntries(), /not held/);
+      using plain = new HeldSockstat();
+      assert.throws(() => plain.conntrackEntries(), /not held/, "only held when asked for");
+    });
+  });
+
   test("counters kept open: read again from outside, they show the namespace as it is then", async () => {
     await withNetns(1, async ([scratch]) => {
       using handle = fromPath((scratch as ScratchNetns).path);

@@ -11,7 +11,7 @@ import { planConntrack } from "../../src/conntrack/query.js";
 import { ConntrackScan } from "../../src/conntrack/scan.js";
 import { fromPath } from "../../src/netns/index.js";
 import { countersOf, decideOnePass, OnePassPlan } from "../../src/terminator/one-pass.js";
-import { describeAsRoot, withNetns } from "../kit/index.js";
+import { describeAsRoot, insertConntrack, withNetns } from "../kit/index.js";
 
 describeAsRoot("the one pass's plan", () => {
   test("counters and a conntrack count that cannot be read: walked, conntrack looked at, the note says why", async () => {
@@ -19,13 +19,35 @@ describeAsRoot("the one pass's plan", () => {
       const ns = fromPath(scratch!.path);
       ns.close();
       const target = { netns: ns, ref: undefined, label: "closed" };
-      const plan = new OnePassPlan([], new Map(), countersOf([target]), true);
+      const plan = new OnePassPlan([], new Map(), countersOf([target], true), true);
       const verdict = plan.verdict(target);
       assert.equal(verdict.sockets, "walk");
       assert.equal(verdict.conntrack, true);
       assert.equal(verdict.entries, undefined);
       assert.match(verdict.how, /^its counters cannot be read \(.*\): walked/);
       assert.match(verdict.how, /; its conntrack count cannot be read \(.*after close.*\): looked at$/);
+    });
+  });
+
+  test("a namespace's conntrack count is read from the file its counters keep open: not entered again", async () => {
+    await withNetns(1, async ([scratch]) => {
+      const ns = fromPath(scratch!.path);
+      const target = { netns: ns, ref: undefined, label: "scratch" };
+      insertConntrack(scratch!.path, [
+        { proto: 17, orig: { src: "10.1.0.1", dst: "10.1.0.2", sport: 1000, dport: 53 } },
+      ]);
+      const counters = countersOf([target], true);
+      // Closed: the plan cannot enter it any more, so a count it gives came from the kept file.
+      ns.close();
+      insertConntrack(scratch!.path, [
+        { proto: 17, orig: { src: "10.1.0.1", dst: "10.1.0.2", sport: 1001, dport: 53 } },
+      ]);
+      using plan = new OnePassPlan([], new Map(), counters, true);
+      const verdict = plan.verdict(target);
+      assert.equal(verdict.sockets, "none", verdict.how);
+      assert.equal(verdict.conntrack, true);
+      assert.equal(verdict.entries, 2, "the count as it is at the verdict, not as before the pass");
+      assert.doesNotMatch(verdict.how, /cannot be read/);
     });
   });
 
@@ -46,7 +68,7 @@ describeAsRoot("the one pass's plan", () => {
       const other = { netns: ns, ref: undefined, label: "scratch" };
       const open = () => readdirSync("/proc/self/fd").length;
       const fds = open();
-      const counters = countersOf([host, other]);
+      const counters = countersOf([host, other], false);
       assert.equal(counters.size, 2);
       for (const c of counters.values()) assert.ok(!(c instanceof Error), String(c));
       assert.ok(open() >= fds + 2, "the counters' files are kept open for the read after");
@@ -65,7 +87,7 @@ describeAsRoot("the one pass's plan", () => {
             { mode: "on", backends: [], all: true, seam: false, conntrack: false },
             () => {
               before++;
-              return countersOf([host, other]);
+              return countersOf([host, other], false);
             },
             () => {
               throw new Error("the pass failed");
