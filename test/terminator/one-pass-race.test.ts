@@ -3,9 +3,12 @@
  * namespace holds a socket in flight in SCM_RIGHTS (no task holds it: only its UDP counter shows
  * it) beside a socket this process holds there. When the held one is closed right after the pass,
  * or opened right before it, the counter read at one moment equals what tasks held at the pass —
- * the namespace must be walked all the same, and the socket in flight destroyed.
+ * the namespace must be walked all the same, and the socket in flight destroyed. And the run visits
+ * the namespaces it listed for the counters before the pass: one unpinned while the pass runs is
+ * still visited (its handle is kept), its socket destroyed.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { test } from "node:test";
 import { findConnectedSockets } from "../../src/bpf/index.js";
 import { AF_INET, close } from "../../src/sys/socket.js";
@@ -67,5 +70,30 @@ describeAsRoot("the one pass's counters against sockets opened or closed meanwhi
     } finally {
       if (fd !== undefined) close(fd);
     }
+  });
+
+  test("a namespace unpinned while the pass runs is still visited: the run walks what it listed", async () => {
+    await withNetns(1, async ([ns]) => {
+      const fd = connectedUdpIn(ns!.path, AF_INET, V4, PORT);
+      try {
+        const report = new BackendTerminator(
+          { discover: false, conntrack: false, onePass: "on" },
+          {
+            find: (options) => {
+              execFileSync("ip", ["netns", "del", ns!.name]);
+              return findConnectedSockets(options);
+            },
+          },
+        ).terminateMany([{ address: V4, port: PORT }]);
+        assert.equal(report.onePass?.used, true);
+        const visited = report.namespaces.find((n) => n.netns === ns!.name);
+        assert.ok(visited, `${ns!.name} is in the report though its pin went before the visit`);
+        assert.equal(visited.report?.destroyed, 1, visited.onePass);
+        assert.ok(!report.notes.some((n) => n.netns === ns!.name), "not noted as vanished");
+        assert.equal(report.ok, true);
+      } finally {
+        close(fd);
+      }
+    });
   });
 });
