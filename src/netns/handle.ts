@@ -2,7 +2,16 @@
  * NetNS: an open file descriptor of a network namespace file (/proc/PID/ns/net, or a bind mount of
  * one). Holding it keeps the namespace alive; setns(2) takes its descriptor.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, type Stats, statfsSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  type Stats,
+  statfsSync,
+  statSync,
+} from "node:fs";
 import { constants as os } from "node:os";
 import { QueryError } from "../options/index.js";
 import { MisuseError, type SysError } from "../sys/errors.js";
@@ -52,6 +61,17 @@ export function lookError(label: string, path: string, what: string, err: unknow
     // Gone altogether: ENOENT stands.
   }
   return e;
+}
+
+let nsfs: number | undefined;
+
+/**
+ * st_dev of the nsfs file system (one superblock holds every namespace file), from this process's
+ * own namespace file: a file on that device is on nsfs, with no statfs to ask.
+ */
+function nsfsDevice(): number {
+  nsfs ??= statSync("/proc/self/ns/net").dev;
+  return nsfs;
 }
 
 /**
@@ -136,15 +156,15 @@ export class NetNS implements Disposable {
    */
   static #openAs(source: string, origin: Origin): NetNS {
     const label = origin.name ?? origin.path ?? source;
-    let fd: number;
+    let opened: { fd: number; st: Stats };
     try {
-      fd = NetNS.#openChecked(source, label);
+      opened = NetNS.#openChecked(source, label);
     } catch (err) {
       if (err instanceof NetnsError) throw err;
       throw lookError(label, source, "cannot open", err);
     }
+    const { fd, st } = opened;
     try {
-      const st = fstatSync(fd);
       const other = otherKind(fd);
       if (other === "plain file") throw new NotANetnsError(label, "plain-file");
       if (other) throw new NotANetnsError(label, "namespace", `a ${other} namespace`);
@@ -156,14 +176,19 @@ export class NetNS implements Disposable {
     }
   }
 
-  /** Open `source` for reading once its O_PATH descriptor shows a namespace file; throws otherwise. */
-  static #openChecked(source: string, label: string): number {
+  /**
+   * Open `source` for reading once its O_PATH descriptor shows a namespace file; throws otherwise.
+   * The stat is the opened file's: reopening through /proc/self/fd/N opens the very file the
+   * O_PATH descriptor holds.
+   */
+  static #openChecked(source: string, label: string): { fd: number; st: Stats } {
     const named = openSync(source, O_PATH);
     try {
       const self = `/proc/self/fd/${named}`;
-      const not = notANamespace(fstatSync(named), () => statfsSync(self).type);
+      const st = fstatSync(named);
+      const not = notANamespace(st, () => (st.dev === nsfsDevice() ? NSFS_MAGIC : statfsSync(self).type));
       if (not) throw new NotANetnsError(label, not);
-      return openSync(self, constants.O_RDONLY | constants.O_NOCTTY);
+      return { fd: openSync(self, constants.O_RDONLY | constants.O_NOCTTY), st };
     } finally {
       closeSync(named);
     }

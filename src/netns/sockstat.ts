@@ -96,10 +96,23 @@ export class HeldSockstat implements Disposable {
   }
 }
 
+const IN_USE = ": inuse ";
+
+/** "NAME: inuse N ..." lines, scanned without a regular expression: read twice per namespace by a one-pass run. */
 function countInUse(text: string | undefined, counts: Map<string, number>): void {
-  for (const m of text?.matchAll(/^(\w+): inuse (\d+)(?: orphan \d+ tw (\d+))?/gm) ?? []) {
-    counts.set(m[1]!, Number(m[2]));
-    if (m[3] !== undefined) counts.set(`${m[1]} tw`, Number(m[3]));
+  if (text === undefined) return;
+  for (let at = 0; at < text.length; ) {
+    const next = text.indexOf("\n", at);
+    const end = next < 0 ? text.length : next;
+    const mark = text.indexOf(IN_USE, at);
+    if (mark > at && mark < end) {
+      const name = text.slice(at, mark);
+      // TCP's line goes on "orphan N tw N alloc N mem N"
+      const fields = text.slice(mark + IN_USE.length, end).split(" ");
+      counts.set(name, Number(fields[0]));
+      if (fields[1] === "orphan" && fields[3] === "tw") counts.set(`${name} tw`, Number(fields[4]));
+    }
+    at = end + 1;
   }
 }
 
