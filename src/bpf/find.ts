@@ -10,7 +10,6 @@ import { fstatSync } from "node:fs";
 import { addressWords } from "../diag/address.js";
 import { QueryError } from "../options/errors.js";
 import {
-  AF_INET6,
   BPF_MAP_TYPE_HASH,
   bpfMapCreate,
   bpfMapUpdate,
@@ -22,12 +21,13 @@ import {
   socketCookie,
 } from "../sys/index.js";
 import { Btf } from "./btf.js";
-import { InodeSet } from "./inode-set.js";
+import { HeldCount, type HeldUdp } from "./held.js";
 import { loadIteratorProgram, readIterator } from "./iterator.js";
 import { type TaskFileLayout, taskFileLayout } from "./layout.js";
 import { socketFinderProgram } from "./program.js";
-import { decodeRecord, type FoundSocket, KEY_SIZE, Record, RecordKind } from "./record.js";
+import { decodeRecord, type FoundSocket, KEY_SIZE, Record } from "./record.js";
 
+export type { HeldUdp } from "./held.js";
 export type { FoundSocket } from "./record.js";
 
 /** A backend: the destination address (IPv4 or IPv6 text) and port sockets are connected to. */
@@ -54,12 +54,6 @@ export interface CookieNote {
   readonly reason: string;
 }
 
-/** UDP sockets with a local port that tasks hold in a namespace, each once, by family. */
-export interface HeldUdp {
-  readonly v4: number;
-  readonly v6: number;
-}
-
 export interface FoundSockets {
   /** Each socket once, with one process holding it; `cookie` 0n only where a note says why. */
   readonly sockets: FoundSocket[];
@@ -77,6 +71,8 @@ export interface FoundSockets {
 const PROTOCOL_NUMBERS: Record<OnePassProtocol, number> = { udp: IPPROTO_UDP, tcp: IPPROTO_TCP };
 
 let vmlinuxLayout: TaskFileLayout | undefined;
+/** The held sockets the last pass counted: the next pass makes room for as many at once. */
+let heldBefore = 0;
 
 /** The running kernel's layout, read from its BTF once per process. BtfError when it lacks one. */
 export function kernelLayout(): TaskFileLayout {
@@ -154,16 +150,11 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
   // A socket no one asked the cookie of yet has none (0): those are told apart by inode.
   const byCookie = new Map<bigint, FoundSocket>();
   const byInode = new Map<number, FoundSocket>();
-  const counted = new InodeSet();
-  const held = new Map<number, { v4: number; v6: number }>();
+  const held = new HeldCount(heldBefore);
   let records = 0;
   try {
-    // The held records, 100,000 on a busy node, read as host-order words (the program wrote them
-    // so): cheaper than DataView calls, most of all in a process that just started.
     let halves: Uint16Array = new Uint16Array(0);
     let words: Uint32Array = new Uint32Array(0);
-    let netns = -1;
-    let count = { v4: 0, v6: 0 };
     readIterator(progFd, (buffer, length) => {
       if (words.buffer !== buffer.buffer) {
         halves = new Uint16Array(buffer.buffer, buffer.byteOffset, buffer.length >>> 1);
@@ -171,22 +162,9 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
       }
       const view = new DataView(buffer.buffer, buffer.byteOffset, length);
       let at = 0;
-      while (at + Record.heldSize <= length) {
-        if (halves[(at + Record.kind) >>> 1] === RecordKind.held) {
-          if (counted.add(words[(at + Record.inode) >>> 2] as number)) {
-            const ns = words[(at + Record.netns) >>> 2] as number;
-            if (ns !== netns) {
-              netns = ns;
-              const known = held.get(ns);
-              count = known ?? { v4: 0, v6: 0 };
-              if (!known) held.set(ns, count);
-            }
-            if (halves[(at + Record.family) >>> 1] === AF_INET6) count.v6++;
-            else count.v4++;
-          }
-          at += Record.heldSize;
-          continue;
-        }
+      for (;;) {
+        // The held records, 100,000 on a busy node, up to the next found one.
+        at = held.take(halves, words, at, length);
         if (at + Record.size > length) break;
         records++;
         const cookie = view.getBigUint64(at + Record.cookie, true);
@@ -201,6 +179,7 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
   } finally {
     close(progFd);
   }
+  heldBefore = held.sockets;
   const notes: CookieNote[] = [];
   const sockets = [...byCookie.values()];
   const pidfds = new Map<number, number | Error>();
@@ -213,7 +192,7 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
   } finally {
     for (const pidfd of pidfds.values()) if (typeof pidfd === "number") close(pidfd);
   }
-  return { sockets, held, records, notes };
+  return { sockets, held: held.byNetns, records, notes };
 }
 
 /**

@@ -24,6 +24,8 @@ export const FIELDS = {
   fileInode: ["file", "f_inode", [8]],
   inodeIno: ["inode", "i_ino", [8]],
   socketSk: ["socket", "sk", [8]],
+  // SOCK_DGRAM, SOCK_STREAM, ...: in the line socketSk is read from
+  socketType: ["socket", "type", [2]],
   // skc_cookie: 0 until something (sock_diag, SO_COOKIE, a BPF helper) asked for it
   cookie: ["sock", "__sk_common.skc_cookie.counter", [8]],
   family: ["sock", "__sk_common.skc_family", [2]],

@@ -15,13 +15,17 @@ import { Record, RecordKind } from "./record.js";
 
 const AF_INET = 2;
 const AF_INET6 = 10;
+const IPPROTO_TCP = 6;
 const IPPROTO_UDP = 17;
+const SOCK_DGRAM = 2;
 /** The first address word of a v4-mapped address, ::ffff:0:0 (bytes 00 00 ff ff), as a little-endian store. */
 const V4_MAPPED_WORD = 0xffff0000;
 
 const CTX: Reg = 6;
 const FILE: Reg = 7;
 const SK: Reg = 8;
+/** The socket's type (SOCK_DGRAM, ...): kept through the helper calls. */
+const TYPE: Reg = 9;
 /** The record is built on the stack, at the frame's bottom. */
 const REC = -Record.size;
 
@@ -61,6 +65,10 @@ export function socketFinderProgram(options: ProgramOptions): Buffer {
   a.load(8, FILE, CTX, f.ctxFile.offset).jumpIf(FILE, "==", 0, "out");
   a.mov(1, FILE).call("sock_from_file").jumpIf(0, "==", 0, "out");
   a.load(8, SK, 0, f.socketSk.offset).jumpIf(SK, "==", 0, "out");
+  // A UDP socket is a datagram one: unless TCP is wanted, any other (TCP, a Unix stream) is
+  // passed over on its socket's line, already read, before a cache miss on any line of its sock.
+  a.load(width(f.socketType), TYPE, 0, f.socketType.offset);
+  if (!protocols.includes(IPPROTO_TCP)) a.jumpIf(TYPE, "!=", SOCK_DGRAM, "out");
 
   // The header both kinds of record begin with.
   copy(SK, f.family, Record.family);
@@ -68,8 +76,9 @@ export function socketFinderProgram(options: ProgramOptions): Buffer {
   copy(1, f.netInum, Record.netns);
   a.load(8, 1, FILE, f.fileInode.offset);
   copy(1, f.inodeIno, Record.inode);
-  // A UDP socket with a local port: held.
+  // A UDP socket with a local port: held (a raw socket of protocol UDP is not one).
   a.load(width(f.protocol), 3, SK, f.protocol.offset).jumpIf(3, "!=", IPPROTO_UDP, "held");
+  a.jumpIf(TYPE, "!=", SOCK_DGRAM, "held");
   a.load(width(f.num), 3, SK, f.num.offset).jumpIf(3, "==", 0, "held");
   a.storeImm(2, FP, REC + Record.kind, RecordKind.held);
   write(Record.heldSize);

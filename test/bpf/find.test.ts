@@ -9,7 +9,7 @@
  * sock_diag gives (`listSockets` and `ss -uaH -N` per namespace); sockets connected elsewhere are
  * not; nothing stays loaded or open. The same pass counts each namespace's held UDP sockets as
  * sockstat's `UDP: inuse` and `UDP6: inuse` count them: bound or connected ones, each once however
- * many descriptors and processes hold it, an unbound one not at all.
+ * many descriptors and processes hold it, an unbound one or a raw one of protocol UDP not at all.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -35,6 +35,7 @@ import {
   IPPROTO_UDP,
   listen,
   SOCK_DGRAM,
+  SOCK_RAW,
   SOCK_STREAM,
   socket,
 } from "../../src/sys/socket.js";
@@ -256,13 +257,19 @@ describeAsRoot("one pass over every task's files", () => {
         const v6 = [0, 1].map((i) => udpIn(a.path, AF_INET6, "::1", PORT + i).fd);
         // Never bound nor connected: not hashed, not in inuse.
         const unbound = inA(() => socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP));
-        fds.push(...v4, ...v6, unbound);
+        // Raw ones of protocol UDP: their local port field holds the protocol, but sockstat counts
+        // them as RAW.
+        const raw = [AF_INET, AF_INET6].map((family) => inA(() => socket(family, SOCK_RAW, IPPROTO_UDP)));
+        fds.push(...v4, ...v6, unbound, ...raw);
         // Held twice here, and by another process too.
         fds.push(takeDescriptor(process.pid, v4[0] as number));
         sleeper = spawn("sleep", ["600"], { stdio: ["ignore", "ignore", "ignore", v4[1] as number] });
 
         const { held } = findConnectedSockets({ backends: BACKENDS });
         assert.deepEqual(held.get(statSync(a.path).ino), { v4: 3, v6: 2 });
+        // The program for TCP too reads every socket, not only datagram ones: the same count.
+        const withTcp = findConnectedSockets({ backends: BACKENDS, protocols: ["udp", "tcp"] }).held;
+        assert.deepEqual(withTcp.get(statSync(a.path).ino), { v4: 3, v6: 2 });
         const counts = inA(readSockstat);
         assert.deepEqual([counts.get("UDP"), counts.get("UDP6")], [3, 2], "sockstat counts the same");
         assert.equal(held.get(statSync(b.path).ino), undefined, "a namespace with none");
