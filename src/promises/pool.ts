@@ -11,12 +11,13 @@
 import { type NetnsRef, targetLabel } from "../netns/index.js";
 import { AbortError, emptyTally } from "../run/index.js";
 import { poolSize, shareOutKept } from "../schedule/index.js";
-import { asSockdiagError } from "../sys/errors.js";
+import { asSockdiagError, type SockdiagError } from "../sys/errors.js";
 import {
   type Backend,
   BackendSet,
   type BatchTerminationReport,
   emptyBatchReport,
+  type OnePassSummary,
   ruledOutResult,
   type SharedPlan,
 } from "../terminator/index.js";
@@ -54,6 +55,10 @@ export async function terminateShared(
   const { onNamespace } = config;
   const kept: number[] = [];
   const ruled = ruledOutPart(config, backends, walk, kept);
+  // As one thread does: the pass's line before any namespace, the ruled-out told before they are entered.
+  const { summary } = walk;
+  const logged = summary ? await logOnePass(config, summary) : [];
+  if (ruled) await tellRuledOut(config, ruled, count);
   const { done, failed } = await shareOutKept(
     kept,
     poolSize(),
@@ -73,10 +78,7 @@ export async function terminateShared(
     },
     signal,
   );
-  if (ruled) {
-    await tellRuledOut(config, ruled, count);
-    done.unshift({ places: ruled.places, result: ruled.report });
-  }
+  if (ruled) done.unshift({ places: ruled.places, result: ruled.report });
   const parts: ReportPart[] = done.map(({ places, result }) => ({ report: result, places }));
   const lost: ReportPart[] = [];
   let aborted: AbortError | undefined;
@@ -93,17 +95,12 @@ export async function terminateShared(
   if (parts.length + lost.length === 0) throw aborted ?? new AbortError(signal);
   // Reports that say what was done first: the merge takes its shape (conntrack or not) from the first.
   const report = mergeReports([...parts, ...lost], walk);
-  const { summary } = walk;
   if (summary) {
     report.onePass = summary;
     if (!summary.used)
       report.notes.unshift({ netns: "(one pass)", skipped: summary.reason!, message: summary.message });
-    try {
-      await config.logger?.info(summary.used ? "one pass" : "one pass not taken", { ...summary });
-    } catch (err) {
-      report.callbackErrors.push(asSockdiagError(err));
-    }
   }
+  report.callbackErrors.unshift(...logged);
   if (aborted) {
     report.ok = false;
     aborted.report = report;
@@ -170,6 +167,16 @@ function ruledOutPart(
     } else kept.push(i);
   });
   return { report, places };
+}
+
+/** The caller's logger told which path the run takes; what it throws, for the report. */
+async function logOnePass(config: SentConfig, summary: OnePassSummary): Promise<SockdiagError[]> {
+  try {
+    await config.logger?.info(summary.used ? "one pass" : "one pass not taken", { ...summary });
+    return [];
+  } catch (err) {
+    return [asSockdiagError(err)];
+  }
 }
 
 /** The caller's onNamespace told of each namespace ruled out; what it throws is the report's. */

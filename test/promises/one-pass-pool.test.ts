@@ -3,15 +3,18 @@
  * listing the namespaces; those it rules out are reported from its plan and never entered, and
  * those it keeps (found sockets, a socket in flight to walk) are shared among the workers, each
  * with its verdict. The merged report is the one the sync terminator gives (namespaces, counts,
- * how each was decided, the pass's summary), and the sockets destroyed are the same.
+ * how each was decided, the pass's summary), and the sockets destroyed are the same. The pass's log
+ * line comes before any namespace is told of, and the ruled-out ones are told before the workers
+ * enter any, as one thread tells them.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { client, WorkerClient } from "../../src/promises/client.js";
 import { terminateShared } from "../../src/promises/pool.js";
 import { poolSize } from "../../src/schedule/index.js";
+import { AF_INET, close } from "../../src/sys/socket.js";
 import { BackendTerminator, type BatchTerminationReport } from "../../src/terminator/index.js";
-import { describeAsRoot, withNetns } from "../kit/index.js";
+import { connectedUdpIn, describeAsRoot, withNetns } from "../kit/index.js";
 import { ECONNABORTED, errorsOf, type Held, holdIn, PORT, V4 } from "../terminator/one-pass-holder.js";
 
 const SCENE: Record<string, string[]> = {
@@ -90,6 +93,39 @@ describeAsRoot("the one pass over the worker pool", () => {
         assert.deepEqual(await errorsOf(held.elsewhere!), [["other", 0]]);
       } finally {
         for (const h of Object.values(held)) h.child.kill();
+      }
+    });
+  });
+
+  test("the pass's log line first, then the ruled-out namespaces, then those entered", async () => {
+    await withNetns(2, async ([found, empty]) => {
+      const fd = connectedUdpIn(found!.path, AF_INET, V4, PORT);
+      try {
+        const events: string[] = [];
+        const report = await terminateShared(
+          {
+            ...config,
+            dryRun: true,
+            logger: { info: (message) => void events.push(message), warn: () => {} },
+            onNamespace: (result) => void events.push(result.ruledOut ? "ruled out" : "entered"),
+          },
+          backends,
+          {},
+          {},
+        );
+        assert.equal(report.onePass?.used, true, report.onePass?.message);
+        assert.ok(report.namespaces.some((n) => n.netns === empty!.name && n.ruledOut));
+        assert.ok(report.namespaces.some((n) => n.netns === found!.name && !n.ruledOut));
+        const told = events.filter((e) => e === "one pass" || e === "ruled out" || e === "entered");
+        assert.equal(told[0], "one pass", events.join(", "));
+        const firstEntered = told.indexOf("entered");
+        assert.ok(firstEntered > 0, events.join(", "));
+        assert.ok(
+          told.lastIndexOf("ruled out") < firstEntered,
+          `ruled out before entered: ${told.join(", ")}`,
+        );
+      } finally {
+        close(fd);
       }
     });
   });
