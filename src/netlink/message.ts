@@ -52,9 +52,13 @@ export function align4(len: number): number {
  * (error 0 is an ack), NLMSG_DONE's is the dump's int status.
  */
 
+/** What a reader holds before its first reset: one empty buffer for all, none allocated per reader. */
+const NO_BYTES = Buffer.alloc(0);
+const NO_VIEW: DataView = new DataView(new ArrayBuffer(0));
+
 export class MessageReader {
   /** The buffer being walked. */
-  buf: Buffer = Buffer.alloc(0);
+  buf: Buffer = NO_BYTES;
   /** nlmsg_type, nlmsg_flags and nlmsg_seq of the current message. */
   type = 0;
   flags = 0;
@@ -63,7 +67,7 @@ export class MessageReader {
   offset = 0;
   length = 0;
   // DataView reads of the headers are inlined by V8; Buffer's readUInt32LE are calls.
-  private view = new DataView(this.buf.buffer, 0, 0);
+  private view = NO_VIEW;
   private pos = 0;
   private end = 0;
   private op = "";
@@ -260,9 +264,6 @@ export function putU32LE(b: Buffer, o: number, v: number): void {
  * the payload length; the first problem sticks in `error` and ends the walk, so a caller checks
  * once at the end instead of after every read (as mdlayher/netlink's AttributeDecoder does).
  */
-
-/** What a reader holds before its first reset: one empty buffer for all, none allocated per reader. */
-const NO_BYTES = Buffer.alloc(0);
 
 /**
  * Copy src[start, end) to dst at `at`, byte by byte: Buffer#copy of a part of a buffer allocates a

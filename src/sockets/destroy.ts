@@ -146,10 +146,9 @@ function foundDestroy(
   sockets: readonly InetSocket[],
   onOutcome: OutcomeListener | undefined,
 ): RunKind<Socket, [Socket], Scan, DestroyReport> {
-  const { sendAhead: _, ...of } = kind.of(onOutcome, sockets.length);
-  return {
-    ...of,
-    batcher: (scan) => of.batcher(scan, () => scan.conn),
+  const { sendAhead: _, batcher, ...of } = kind.of(onOutcome, sockets.length);
+  const found: Pick<RunKind<Socket, [Socket], Scan, DestroyReport>, "batcher" | "open" | "scan"> = {
+    batcher: (scan) => batcher(scan, () => scan.conn),
     // No counters: a socket they no longer count is gone, which only its destroy's answer and the
     // listing after it tell (a scan the counters emptied would skip it as a dry run does).
     open: (target) => new Scan(target, kind.plan, { open: kind.opener, counters: false }),
@@ -158,6 +157,8 @@ function foundDestroy(
       return [];
     },
   };
+  // Added to the copy, not spread with it into another object: see emptyRunReport (run/).
+  return Object.assign(of, found);
 }
 
 /** Scan.sendAhead as a step's hook: whether the namespace has nothing to walk. */

@@ -27,7 +27,9 @@ export type NamespacedDestroyReport = RunReport<DestroyReport>;
 
 /** A destroy report with nothing counted yet. */
 export function emptyReport(dryRun: boolean): DestroyReport {
-  return { ...emptyTally(), stops: [], dryRun };
+  // Added to the tally, not spread with it into another object: Node 20's V8 takes microseconds
+  // over a spread followed by more properties, and a run makes reports in every namespace.
+  return Object.assign(emptyTally(), { stops: [], dryRun });
 }
 
 /** Add `other` into `total` (for totals over namespaces): counts, failures, and stops not there yet. */

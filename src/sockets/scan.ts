@@ -79,7 +79,8 @@ export class Scan implements Disposable {
     });
     this.conn = conn;
     this.plan = counts ? withoutEmptyDumps(plan, counts) : plan;
-    this.options = { attributes: plan.attributes, netns: target.ref, ...compiled };
+    const { bytecode, predicate } = compiled;
+    this.options = { attributes: plan.attributes, netns: target.ref, bytecode, predicate };
   }
 
   /**
