@@ -12,11 +12,14 @@
  *    entering it where no process of it shows them; the files opened for the read before are read
  *    again after, without entering or opening anything). The larger of the two reads is compared: a
  *    socket held at the pass and closed after it still counts in the read before, one opened
- *    after the read before and held at the pass counts in the read after — either errs toward
- *    walking. Only a socket whose whole life lies between the two reads, seen by the pass, can
- *    still make up for one no task holds;
+ *    after the read before and held at the pass counts in the read after — either alone errs
+ *    toward walking. But the pass can count sockets that never were open together: one whose whole
+ *    life lies between the two reads, or one closed after the pass beside one opened before it
+ *    (each read counts one of the two, the pass both): each such socket seen can make up for one
+ *    no task holds (DESIGN: why no cheap test closes this);
  *  - "none": no socket to destroy; ruled out altogether when its conntrack count is 0 too.
- * Never less than the walk: a socket the pass cannot see is in a namespace that is walked.
+ * Never less than the walk but for that churn: a socket the pass cannot see is in a namespace
+ * that is walked.
  */
 
 import { statSync } from "node:fs";
