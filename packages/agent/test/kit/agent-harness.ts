@@ -12,6 +12,7 @@ import type { AgentOptions } from "../../src/options.js";
 import { type RunningAgent, type StartParts, startAgent } from "../../src/start.js";
 import type { Terminator } from "../../src/terminator.js";
 import { StandInApiServer } from "./api-server.js";
+import { arrival, listed, until } from "./waits.js";
 
 export interface TestAgent {
   agent: RunningAgent;
@@ -19,8 +20,11 @@ export interface TestAgent {
   logs: Record<string, unknown>[];
   /** Base URL of /metrics, /healthz, /readyz. */
   url: string;
-  /** Resolves with the next log line whose msg is `msg` (from now on). */
-  nextLog(msg: string): Promise<Record<string, unknown>>;
+  /**
+   * Resolves with the next log line whose msg is `msg` (from now on); rejects after `timeoutMs`
+   * (default 20 s) naming the lines logged meanwhile.
+   */
+  nextLog(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -79,26 +83,35 @@ export async function scratchDir(label: string): Promise<{ path: string; remove:
 export async function startTestAgent(api: StandInApiServer, options: TestAgentOptions): Promise<TestAgent> {
   const kubeconfig = await api.writeKubeconfig(join(options.stateDir, "kubeconfig.json"), options.kubeUser);
   const logs: Record<string, unknown>[] = [];
-  const waiters: { msg: string; resolve: (line: Record<string, unknown>) => void }[] = [];
+  const listeners = new Set<(line: Record<string, unknown>) => void>();
   const logStream = new Writable({
     write(chunk: Buffer, _encoding, done) {
       for (const text of chunk.toString().split("\n")) {
         if (!text) continue;
         const line = JSON.parse(text) as Record<string, unknown>;
         logs.push(line);
-        for (let i = waiters.length - 1; i >= 0; i--) {
-          if (waiters[i]!.msg !== line.msg) continue;
-          waiters[i]!.resolve(line);
-          waiters.splice(i, 1);
-        }
+        for (const listener of listeners) listener(line);
       }
       done();
     },
   });
-  const nextLog = (msg: string) =>
-    new Promise<Record<string, unknown>>((resolve) => {
-      waiters.push({ msg, resolve });
-    });
+  const nextLog = (msg: string, timeoutMs?: number) => {
+    const from = logs.length;
+    return arrival<Record<string, unknown>>(
+      `the log line "${msg}"`,
+      (arrived) => {
+        const listener = (line: Record<string, unknown>) => {
+          if (line.msg === msg) arrived(line);
+        };
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      {
+        timeoutMs,
+        meanwhile: () => `lines logged meanwhile: ${listed(logs.slice(from).map((l) => String(l.msg)))}`,
+      },
+    );
+  };
   const { terminator, watch, backoff, unready: _, kubeUser: __, execTimeoutMs, clock, ...rest } = options;
   const agent = await startAgent(
     {
@@ -131,21 +144,15 @@ export async function startTestAgent(api: StandInApiServer, options: TestAgentOp
       onFatal: (err) => logs.push({ fatal: String(err) }),
     },
   );
-  if (!options.unready) await until(() => agent.ready(), 10_000, "the agent to be ready");
-  return { agent, logs, nextLog, url: `http://127.0.0.1:${agent.listen.port}`, stop: () => agent.stop() };
-}
-
-/** Resolves when `condition` holds, checked every 10 ms; rejects after `timeoutMs` naming `what`. */
-export async function until(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!options.unready) {
+    // An agent never ready is stopped here: the test never gets it to stop, and its retries would
+    // keep the file running after its last test.
+    await until(() => agent.ready(), 10_000, "the agent to be ready").catch(async (err: unknown) => {
+      await agent.stop();
+      throw err;
+    });
   }
+  return { agent, logs, nextLog, url: `http://127.0.0.1:${agent.listen.port}`, stop: () => agent.stop() };
 }
 
 /** The value of one sample of the agent's /metrics ("name" or 'name{label="x"}'), 0 when absent. */

@@ -27,6 +27,7 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { V1EndpointSlice, V1Pod } from "@kubernetes/client-node";
 import { type Certificate, makeCertificate } from "./certificate.js";
+import { arrival, listed } from "./waits.js";
 
 /** The kinds of object the server stores, as their paths name them. */
 export type Resource = "endpointslices" | "pods";
@@ -553,12 +554,27 @@ export class StandInApiServer extends EventEmitter {
     this.eventFailure = failure ? { failure, left: failure.times ?? Number.POSITIVE_INFINITY } : undefined;
   }
 
-  /** Resolves with the next Event request answered that matches. */
-  async nextEventCall(match: (c: EventCall) => boolean = () => true): Promise<EventCall> {
-    for (;;) {
-      const [call] = (await once(this, "event-call")) as [EventCall];
-      if (match(call)) return call;
-    }
+  /**
+   * Resolves with the next Event request answered that matches; rejects after `timeoutMs` (default
+   * 20 s) naming the Event requests that came meanwhile.
+   */
+  nextEventCall(match: (c: EventCall) => boolean = anything, timeoutMs?: number): Promise<EventCall> {
+    const from = this.eventCalls.length;
+    return arrival<EventCall>(
+      `an Event request${matching(match)}`,
+      (arrived) => {
+        const listener = (call: EventCall) => {
+          if (match(call)) arrived(call);
+        };
+        this.on("event-call", listener);
+        return () => this.off("event-call", listener);
+      },
+      {
+        timeoutMs,
+        meanwhile: () =>
+          `Event requests meanwhile: ${listed(this.eventCalls.slice(from).map((c) => `${c.method} ${c.answer}`))}`,
+      },
+    );
   }
 
   /** Turn every fault off: partition, stalls, black hole, failures, 410 on every watch, cuts. */
@@ -577,13 +593,35 @@ export class StandInApiServer extends EventEmitter {
   /**
    * Resolves at the next request of `kind` that matches. Requests are emitted when they arrive and
    * their answer is decided, failed, stalled and black-holed ones included: match on `answer`
-   * when only some will do.
+   * when only some will do. Rejects after `timeoutMs` (default 20 s) naming the requests of `kind`
+   * that came meanwhile.
    */
-  async next(kind: RequestKind, match: (r: RequestSeen) => boolean = () => true): Promise<RequestSeen> {
-    for (;;) {
-      const [seen] = (await once(this, kind)) as [RequestSeen];
-      if (match(seen)) return seen;
-    }
+  next(
+    kind: RequestKind,
+    match: (r: RequestSeen) => boolean = anything,
+    timeoutMs?: number,
+  ): Promise<RequestSeen> {
+    const from = this.log.length;
+    return arrival<RequestSeen>(
+      `a ${kind} request${matching(match)}`,
+      (arrived) => {
+        const listener = (seen: RequestSeen) => {
+          if (match(seen)) arrived(seen);
+        };
+        this.on(kind, listener);
+        return () => this.off(kind, listener);
+      },
+      {
+        timeoutMs,
+        meanwhile: () =>
+          `${kind} requests meanwhile: ${listed(
+            this.log
+              .slice(from)
+              .filter((r) => r.kind === kind)
+              .map((r) => `${r.resource} ${r.answer}`),
+          )}`,
+      },
+    );
   }
 
   async close(): Promise<void> {
@@ -1298,4 +1336,11 @@ function sendStatus(res: ServerResponse, s: Status): Answer {
   res.writeHead(s.code, headers);
   res.end(body);
   return s.code === 410 ? "expired" : `status ${s.code}`;
+}
+
+const anything = (): boolean => true;
+
+/** A wait's match for its error message: its source, unless it takes anything. */
+function matching(match: (x: never) => boolean): string {
+  return match === anything ? "" : ` matching ${String(match)}`;
 }

@@ -6,7 +6,7 @@
  */
 import { chmod, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { until } from "./agent-harness.js";
+import { until } from "./waits.js";
 
 const SCRIPT = `#!/bin/sh
 dir=$(dirname "$0")

@@ -14,6 +14,7 @@ import type {
   Replacement,
   WatchRequest,
 } from "../../src/reflector.js";
+import { arrival, listed } from "./waits.js";
 
 /** A list request in flight: answer it, or fail it. */
 export interface ListCall {
@@ -47,23 +48,37 @@ export class FakeSource implements ListWatchSource {
   private waiters: ((call: SourceCall) => void)[] = [];
   private unread: SourceCall[] = [];
 
-  /** The next call not yet taken by `next()` (made already or to come). */
-  next(): Promise<SourceCall> {
+  /**
+   * The next call not yet taken by `next()` (made already or to come); rejects after `timeoutMs`
+   * (default 20 s).
+   */
+  next(timeoutMs?: number): Promise<SourceCall> {
     const call = this.unread.shift();
     if (call) return Promise.resolve(call);
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return arrival<SourceCall>(
+      `the reflector's next call (its calls so far: ${listed(this.calls.map((c) => c.kind))})`,
+      (arrived) => {
+        this.waiters.push(arrived);
+        // Gone from the queue, so that a call made after the timeout goes to the next waiter.
+        return () => {
+          const i = this.waiters.indexOf(arrived);
+          if (i >= 0) this.waiters.splice(i, 1);
+        };
+      },
+      { timeoutMs },
+    );
   }
 
   /** The next call, which must be a list. */
-  async nextList(): Promise<ListCall> {
-    const call = await this.next();
+  async nextList(timeoutMs?: number): Promise<ListCall> {
+    const call = await this.next(timeoutMs);
     if (call.kind !== "list") throw new Error(`a ${call.kind} came where a list was expected`);
     return call;
   }
 
   /** The next call, which must be a watch. */
-  async nextWatch(): Promise<WatchCall> {
-    const call = await this.next();
+  async nextWatch(timeoutMs?: number): Promise<WatchCall> {
+    const call = await this.next(timeoutMs);
     if (call.kind !== "watch") throw new Error(`a ${call.kind} came where a watch was expected`);
     return call;
   }
@@ -168,7 +183,7 @@ export class RecordingObserver implements ReflectorObserver {
   opened = 0;
   readonly refusals: unknown[] = [];
   readonly failures: { err: unknown; step: "list" | "watch"; delayMs: number }[] = [];
-  private waiters: (() => void)[] = [];
+  private readonly waiters = new Set<() => void>();
 
   watchOpened(): void {
     this.opened++;
@@ -176,16 +191,27 @@ export class RecordingObserver implements ReflectorObserver {
 
   failed(err: unknown, step: "list" | "watch", delayMs: number): void {
     this.failures.push({ err, step, delayMs });
-    for (const w of this.waiters.splice(0)) w();
+    for (const w of this.waiters) w();
   }
 
   streamingRefused(err: unknown): void {
     this.refusals.push(err);
   }
 
-  /** Resolves once `count` failures were reported. */
-  async waitForFailures(count: number): Promise<void> {
-    while (this.failures.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  /** Resolves once `count` failures were reported; rejects after `timeoutMs` (default 20 s). */
+  waitForFailures(count: number, timeoutMs?: number): Promise<void> {
+    return arrival<void>(
+      `${count} reflector failure(s)`,
+      (arrived) => {
+        const counted = () => {
+          if (this.failures.length >= count) arrived();
+        };
+        this.waiters.add(counted);
+        counted();
+        return () => this.waiters.delete(counted);
+      },
+      { timeoutMs, meanwhile: () => `${this.failures.length} reported` },
+    );
   }
 }
 

@@ -6,7 +6,7 @@ import type { AgentBackend } from "../../src/backend.js";
 import { backendText } from "../../src/backend.js";
 import type { Clock } from "../../src/clock.js";
 import { type BatchOutcome, emptyOutcome, type Terminator } from "../../src/terminator.js";
-import { until } from "./agent-harness.js";
+import { until } from "./waits.js";
 
 /** A clock that moves only when told; timers fire in order as it passes them. */
 export class ManualClock implements Clock {

@@ -12,3 +12,4 @@ export * from "./fake-source.js";
 export * from "./fakes.js";
 export * from "./slices.js";
 export * from "./turns.js";
+export * from "./waits.js";
