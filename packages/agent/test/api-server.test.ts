@@ -3,12 +3,13 @@
  * watch timeouts, the request log, and each fault it can inject.
  */
 import assert from "node:assert/strict";
-import { EventEmitter, once } from "node:events";
-import type { ClientRequest, IncomingHttpHeaders } from "node:http";
+import { EventEmitter } from "node:events";
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { request } from "node:https";
 import { after, before, describe, test } from "node:test";
 import { StandInApiServer } from "./kit/api-server.js";
 import { udpSlice } from "./kit/slices.js";
+import { arrival } from "./kit/waits.js";
 
 const SLICES = "/apis/discovery.k8s.io/v1/endpointslices";
 
@@ -47,27 +48,32 @@ interface ListReply {
 /**
  * One request on its own connection, its response read as it comes. `response` resolves at the
  * headers; `closed` when the connection ends, saying whether the response was complete (false when
- * the server destroyed the socket mid-body, or never answered).
+ * the server destroyed the socket mid-body, or never answered). Each gives up 20 s after the
+ * request was made, naming it.
  */
 class Exchange extends EventEmitter {
   text = "";
   readonly response: Promise<{ status: number; headers: IncomingHttpHeaders }>;
   readonly closed: Promise<{ complete: boolean }>;
   private ended = false;
-  private answered = false;
+  /** Whether response headers came. */
+  answered = false;
   private readonly req: ClientRequest;
 
-  constructor(path: string, token = api.token) {
+  constructor(
+    private readonly path: string,
+    token = api.token,
+  ) {
     super();
     this.req = request(`${api.url}${path}`, {
       ca: api.certificate.cert,
       headers: { authorization: `Bearer ${token}` },
       agent: false,
     });
-    this.response = new Promise((resolve) => {
-      this.req.once("response", (res) => {
+    this.response = arrival(`the response to ${path}`, (arrived) => {
+      const onResponse = (res: IncomingMessage) => {
         this.answered = true;
-        resolve({ status: res.statusCode ?? 0, headers: res.headers });
+        arrived({ status: res.statusCode ?? 0, headers: res.headers });
         res.setEncoding("utf8");
         res.on("data", (chunk: string) => {
           this.text += chunk;
@@ -75,9 +81,14 @@ class Exchange extends EventEmitter {
         });
         res.on("error", () => {});
         res.once("close", () => this.end(res.complete));
-      });
+      };
+      this.req.once("response", onResponse);
+      return () => this.req.off("response", onResponse);
     });
-    this.closed = new Promise((resolve) => this.once("closed", resolve));
+    this.closed = arrival(`the end of the connection of ${path}`, (arrived) => {
+      this.once("closed", arrived);
+      return () => this.off("closed", arrived);
+    });
     this.req.on("error", () => {});
     // Without a response, the request's close is the end.
     this.req.once("close", () => {
@@ -94,12 +105,24 @@ class Exchange extends EventEmitter {
       .map((line) => JSON.parse(line) as EventLine);
   }
 
-  /** Resolves once `condition` holds on what has arrived; rejects if the connection ends first. */
-  async until(condition: (x: Exchange) => boolean): Promise<void> {
-    while (!condition(this)) {
-      if (this.ended) throw new Error(`the connection ended with ${JSON.stringify(this.text)}`);
-      await once(this, "change");
-    }
+  /**
+   * Resolves once `condition` holds on what has arrived; rejects if the connection ends first, or
+   * after `timeoutMs` (default 20 s).
+   */
+  until(condition: (x: Exchange) => boolean, timeoutMs?: number): Promise<void> {
+    return arrival<void>(
+      `${String(condition)} on the response to ${this.path}`,
+      (arrived, failed) => {
+        const check = () => {
+          if (condition(this)) arrived();
+          else if (this.ended) failed(new Error(`the connection ended with ${JSON.stringify(this.text)}`));
+        };
+        this.on("change", check);
+        check();
+        return () => this.off("change", check);
+      },
+      { timeoutMs, meanwhile: () => `received: ${JSON.stringify(this.text.slice(-300))}` },
+    );
   }
 
   private end(complete: boolean): void {
@@ -370,18 +393,11 @@ describe("stand-in API server", () => {
   test("stall: no response at all until the stall is turned off, which resets the connection", async () => {
     const ns = freshNamespace();
     api.stall("both");
-    let answered = false;
     const stalledList = api.next("list");
     const l = new Exchange(slicesIn(ns));
-    void l.response.then(() => {
-      answered = true;
-    });
     assert.equal((await stalledList).answer, "stalled");
     const stalledWatch = api.next("watch");
     const w = new Exchange(slicesIn(ns, "watch=true"));
-    void w.response.then(() => {
-      answered = true;
-    });
     assert.equal((await stalledWatch).answer, "stalled");
     api.stall("list", false);
     assert.deepEqual(await l.closed, { complete: false });
@@ -389,7 +405,7 @@ describe("stand-in API server", () => {
     await list(slicesIn(ns));
     api.stall("watch", false);
     assert.deepEqual(await w.closed, { complete: false });
-    assert.equal(answered, false, "a stalled request got response headers");
+    assert.equal(l.answered || w.answered, false, "a stalled request got response headers");
     assert.equal(api.openWatches, 0);
   });
 

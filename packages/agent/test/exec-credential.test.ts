@@ -17,7 +17,15 @@ import {
 } from "../src/exec-plugin.js";
 import { ConfigError, loadKubeConfig } from "../src/kubeconfig.js";
 import { RequestAuth } from "../src/request-auth.js";
-import { EXEC_V1, makeCertificate, processAlive, scratchDir, TestPlugin, untilDead } from "./kit/index.js";
+import {
+  EXEC_V1,
+  makeCertificate,
+  processAlive,
+  scratchDir,
+  TestPlugin,
+  until,
+  untilDead,
+} from "./kit/index.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
@@ -297,7 +305,7 @@ describe("a plugin that hangs", () => {
       () => undefined,
       (err: unknown) => err,
     );
-    while ((await p.childPids()).length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(async () => (await p.childPids()).length > 0, 20_000, "the plugin to hang");
     giveUp.abort(new Error("given up"));
     await assert.rejects(waiting, /given up/);
     const [pid] = await p.pids();

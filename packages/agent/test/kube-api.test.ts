@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
 import { ApiStatusError, EndpointSliceApi, type WatchEvent } from "../src/kube-api.js";
+import { until } from "./kit/waits.js";
 
 function kubeconfigFor(port: number): KubeConfig {
   const kc = new KubeConfig();
@@ -25,13 +26,12 @@ describe("EndpointSliceApi", () => {
   test("an error answer that never ends is read only so far: the request fails, the answer is dropped", async () => {
     const chunk = Buffer.alloc(64 * 1024, "x");
     let written = 0;
-    let closed: () => void;
-    const gone = new Promise<void>((resolve) => {
-      closed = resolve;
-    });
+    let gone = false;
     const server = createServer((_req, res) => {
       res.writeHead(500, { "content-type": "application/json" });
-      res.once("close", () => closed());
+      res.once("close", () => {
+        gone = true;
+      });
       const pump = () => {
         while (!res.destroyed && res.write(chunk)) written += chunk.length;
         if (!res.destroyed) res.once("drain", pump);
@@ -49,9 +49,11 @@ describe("EndpointSliceApi", () => {
         api.list({ resourceVersion: "0" }, new AbortController().signal, () => {}),
         (err: unknown) => err instanceof ApiStatusError && err.code === 500,
       );
-      await gone;
+      await until(() => gone, 20_000, "the agent to hang up on the endless answer");
       assert.ok(written < 64 << 20, `the server wrote ${written} bytes before the agent hung up`);
     } finally {
+      // Had it not hung up, its connection would keep the file running.
+      server.closeAllConnections();
       server.close();
     }
   });

@@ -2,8 +2,7 @@
  * The `sockdiag-agent` bin as a process: help, usage errors, and a run ended by SIGTERM.
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmod, mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -25,6 +24,11 @@ import {
 const BIN = fileURLToPath(new URL("../../bin/sockdiag-agent.js", import.meta.url));
 const env = { ...process.env, NODE_EXTRA_CA_CERTS: "" };
 const cleanups: (() => Promise<void>)[] = [];
+
+/** How the child ended (its exit code or signal), undefined while it runs. */
+function exited(child: ChildProcess): number | NodeJS.Signals | undefined {
+  return child.exitCode ?? child.signalCode ?? undefined;
+}
 after(async () => {
   for (const c of cleanups) await c();
 });
@@ -69,21 +73,18 @@ describe("sockdiag-agent bin", () => {
       ],
       { env: { ...env, SOCKDIAG_AGENT_NETNS_DIRS: dir.path }, stdio: ["ignore", "pipe", "inherit"] },
     );
-    const lines: Record<string, unknown>[] = [];
-    const synced = new Promise<void>((resolve) => {
-      createInterface({ input: child.stdout }).on("line", (line) => {
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        lines.push(entry);
-        if (entry.msg === "endpointslices synced") resolve();
-      });
+    cleanups.push(async () => {
+      if (exited(child) === undefined) child.kill("SIGKILL");
     });
-    await synced;
+    const lines: Record<string, unknown>[] = [];
+    createInterface({ input: child.stdout }).on("line", (line) => lines.push(JSON.parse(line)));
+    await until(() => lines.some((l) => l.msg === "endpointslices synced"), 20_000, "the agent's first sync");
     const started = lines.find((l) => l.msg === "agent started")!;
     const ready = await fetch(`http://${started.listen as string}/readyz`);
     assert.equal(ready.status, 200);
     child.kill("SIGTERM");
-    const [code] = await once(child, "exit");
-    assert.equal(code, 0);
+    await until(() => exited(child) !== undefined, 20_000, "the agent to exit after SIGTERM");
+    assert.equal(child.exitCode, 0);
     assert.ok(lines.some((l) => l.msg === "agent stopped"));
     const saved = await new StateFile(join(dir.path, "state")).load();
     assert.deepEqual([...saved.backends.keys()].map(keyText).sort(), ["10.9.0.1:53/udp", "10.9.0.2:53/udp"]);
@@ -154,7 +155,7 @@ describe("sockdiag-agent bin", () => {
       const lines: Record<string, unknown>[] = [];
       createInterface({ input: child.stdout }).on("line", (line) => lines.push(JSON.parse(line)));
       cleanups.push(async () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        if (exited(child) === undefined) child.kill("SIGKILL");
       });
       return { child, lines };
     };
@@ -168,7 +169,7 @@ describe("sockdiag-agent bin", () => {
     try {
       await until(writing, 120_000, "a save being written");
       first.child.kill("SIGKILL");
-      await once(first.child, "exit");
+      await until(() => exited(first.child) !== undefined, 20_000, "the agent killed with SIGKILL to exit");
     } finally {
       clearInterval(churn);
     }
@@ -191,7 +192,11 @@ describe("sockdiag-agent bin", () => {
     assert.equal(loaded.backends, saved.backends.size);
     assert.ok(!second.lines.some((l) => l.msg === "state file unusable"));
     second.child.kill("SIGTERM");
-    await once(second.child, "exit");
+    await until(
+      () => exited(second.child) !== undefined,
+      20_000,
+      "the restarted agent to exit after SIGTERM",
+    );
   });
 
   test("no cluster configuration, or a state directory others may write: one JSON line and exit 1", async () => {
