@@ -180,5 +180,7 @@ function countedEmpty(dump: InetDump, counts: SocketCounts): boolean {
 function withoutEmptyDumps(plan: QueryPlan, counts: SocketCounts): QueryPlan {
   const empty = (d: InetDump) => countable(d) && countedEmpty(d, counts);
   if (!plan.inet.some(empty)) return plan;
-  return { ...plan, inet: plan.inet.filter((d) => !empty(d)) };
+  // Object.assign, not a spread and a property: a walk makes one in many namespaces (see
+  // emptyRunReport, run/).
+  return Object.assign({}, plan, { inet: plan.inet.filter((d) => !empty(d)) });
 }
