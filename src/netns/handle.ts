@@ -63,14 +63,21 @@ export function lookError(label: string, path: string, what: string, err: unknow
   return e;
 }
 
-let nsfs: number | undefined;
+let nsfs: number | null | undefined;
 
 /**
  * st_dev of the nsfs file system (one superblock holds every namespace file), from this process's
- * own namespace file: a file on that device is on nsfs, with no statfs to ask.
+ * own namespace file: a file on that device is on nsfs, with no statfs to ask. Null where that
+ * file cannot be looked at (then statfs tells).
  */
-function nsfsDevice(): number {
-  nsfs ??= statSync("/proc/self/ns/net").dev;
+function nsfsDevice(): number | null {
+  if (nsfs === undefined) {
+    try {
+      nsfs = statSync("/proc/self/ns/net").dev;
+    } catch {
+      nsfs = null;
+    }
+  }
   return nsfs;
 }
 

@@ -446,12 +446,14 @@ type ConntrackCount = { entries: number | undefined } | { unknown: string };
 
 /**
  * The namespace's conntrack entries, from the file its counters keep open (`held`), else read
- * through its process or by entering it. Unknown where the count cannot be read (then the conntrack
- * step looks, as without the pass).
+ * through its process or by entering it — also where that file was absent when the counters were
+ * opened: nf_conntrack may have been loaded since. Unknown where the count cannot be read (then
+ * the conntrack step looks, as without the pass).
  */
 function conntrackCount(target: Target, held: HeldSockstat | undefined): ConntrackCount {
   try {
-    if (held) return { entries: held.conntrackEntries() };
+    const kept = held?.conntrackEntries();
+    if (kept !== undefined) return { entries: kept };
     const pid = processOf(target, target.netns?.id ?? ownNetnsId());
     return { entries: pid === undefined ? inNetns(target.netns, conntrackEntries) : conntrackEntriesOf(pid) };
   } catch (err) {
