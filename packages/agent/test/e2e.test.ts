@@ -332,7 +332,7 @@ describeAsRoot("sockdiag-agent end to end", () => {
     assert.equal(await metric(t.url, "sockdiag_agent_removals_total"), 1);
   });
 
-  test("aftercare: a client that connects 3 s after the batch, and a DNAT flow made then, are terminated too", async () => {
+  test("aftercare: a client that connects after the batch and its first late pass, and a DNAT flow made then, are terminated too", async () => {
     const VIP = "127.13.200.2";
     const node = scene.nodes[1]!;
     const svc = service([A, B]);
@@ -342,9 +342,13 @@ describeAsRoot("sockdiag-agent end to end", () => {
     svc.set(0, [B]);
     await scene.aborted(first, ABORT_WAIT_MS);
     await batchesDone(t, 1);
-    // The dataplane is late: 3 s after the batch, a client reaches A directly, another through the
-    // virtual IP that still points at A.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // The dataplane is late: after the batch and the first late pass (1 s), a client reaches A
+    // directly, another through the virtual IP that still points at A.
+    await until(
+      async () => (await metric(t.url, "sockdiag_agent_aftercare_passes_total")) >= 1,
+      ABORT_WAIT_MS,
+      "the first aftercare pass",
+    );
     const late = await scene.clients(A, 1);
     const [viaVip] = await node.holder.open({ kind: "udp", connect: { address: VIP, port: scene.port } });
     assert.deepEqual(await node.holder.send([viaVip!]), [0]);
@@ -356,8 +360,8 @@ describeAsRoot("sockdiag-agent end to end", () => {
       ABORT_WAIT_MS,
       "aftercare to delete the late flow",
     );
-    // The late clients may be caught by two passes (those opened before the pass at 3 s, the rest
-    // at 7 s): a pass counts when it ends, after its clients saw ECONNABORTED.
+    // The late clients may be caught by two passes (those opened before the next pass, the rest at
+    // the one after): a pass counts when it ends, after its clients saw ECONNABORTED.
     await until(
       async () =>
         (await metric(t.url, 'sockdiag_agent_late_sockets_total{outcome="destroyed"}')) >=
