@@ -15,7 +15,7 @@ import {
 import { constants as os } from "node:os";
 import { QueryError } from "../options/index.js";
 import { MisuseError, type SysError } from "../sys/errors.js";
-import { CLONE_NEWNET, dupFd, ioctlInt, NS_GET_NSTYPE } from "../sys/index.js";
+import { CLONE_NEWNET, close, dupFd, ioctlInt, NS_GET_NSTYPE } from "../sys/index.js";
 import { fsError, NetnsError, NotANetnsError, type NotANetnsKind } from "./errors.js";
 import type { NetnsRef } from "./ref.js";
 
@@ -122,6 +122,8 @@ export class NetNS implements Disposable {
   /** The pinned name (file name in a pin directory), when it was found by name. */
   readonly name: string | undefined;
   #fd: number;
+  /** Whether `#fd` is a copy (dup) made with fcntl, not a descriptor fs opened. */
+  #copy = false;
   /** The process it was found through (/proc/PID/ns/net), when it was. */
   readonly pid: number | undefined;
   /** Whether `path` is our own /proc/PID/fd/FD, which dies with the descriptor. */
@@ -255,11 +257,13 @@ export class NetNS implements Disposable {
     } catch (err) {
       throw fsError(this.label, "cannot keep", err);
     }
-    return new NetNS(fd, this, {
+    const copy = new NetNS(fd, this, {
       path: this.#pathIsFd ? undefined : this.path,
       name: this.name,
       pid: this.pid,
     });
+    copy.#copy = true;
+    return copy;
   }
 
   /**
@@ -285,7 +289,10 @@ export class NetNS implements Disposable {
     if (this.#fd < 0) return;
     const fd = this.#fd;
     this.#fd = -1;
-    closeSync(fd);
+    // A copy was not opened through fs: a worker thread's fs (trackUnmanagedFds) warns when it
+    // closes a descriptor it did not open.
+    if (this.#copy) close(fd);
+    else closeSync(fd);
   }
 
   /** Same as close(), for `using`. */

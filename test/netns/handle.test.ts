@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { existsSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { after, describe, test } from "node:test";
+import { Worker } from "node:worker_threads";
 import {
   add,
   create,
@@ -64,6 +66,27 @@ describe("NetNS handles", { skip: rootOnly() }, () => {
     } finally {
       copy.close();
     }
+  });
+
+  test("a copy is closed in a worker thread without Node's warning about a descriptor fs did not open", async () => {
+    const netns = new URL("../../src/netns/index.js", import.meta.url).href;
+    // Worker threads track the descriptors fs opens (trackUnmanagedFds) and warn on closing another.
+    const worker = new Worker(
+      `import(${JSON.stringify(netns)}).then(({ current }) => {
+        const ns = current();
+        const copy = ns.dup();
+        copy.close();
+        ns.close();
+      });`,
+      { eval: true, stderr: true },
+    );
+    let stderr = "";
+    worker.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const [code] = (await once(worker, "exit")) as [number];
+    assert.equal(code, 0, stderr);
+    assert.doesNotMatch(stderr, /unmanaged mode/);
   });
 
   test("files that are not network namespaces are refused with what they are", () => {
