@@ -15,7 +15,7 @@ import {
 import { constants as os } from "node:os";
 import { QueryError } from "../options/index.js";
 import { MisuseError, type SysError } from "../sys/errors.js";
-import { CLONE_NEWNET, close, dupFd, ioctlInt, NS_GET_NSTYPE } from "../sys/index.js";
+import { CLONE_NEWNET, ioctlInt, NS_GET_NSTYPE } from "../sys/index.js";
 import { fsError, NetnsError, NotANetnsError, type NotANetnsKind } from "./errors.js";
 import type { NetnsRef } from "./ref.js";
 
@@ -122,8 +122,6 @@ export class NetNS implements Disposable {
   /** The pinned name (file name in a pin directory), when it was found by name. */
   readonly name: string | undefined;
   #fd: number;
-  /** Whether `#fd` is a copy (dup) made with fcntl, not a descriptor fs opened. */
-  #copy = false;
   /** The process it was found through (/proc/PID/ns/net), when it was. */
   readonly pid: number | undefined;
   /** Whether `path` is our own /proc/PID/fd/FD, which dies with the descriptor. */
@@ -247,23 +245,23 @@ export class NetNS implements Disposable {
 
   /**
    * dup makes a second, independent handle of the same namespace, with the same path and name; the
-   * caller owns it. Use it to keep a namespace an iteration lends out. A new descriptor of the open
-   * file (fcntl): nothing resolved or checked again. Throws NetnsError (EMFILE: out of descriptors).
+   * caller owns it. Use it to keep a namespace an iteration lends out. The open file is opened
+   * again through /proc/self/fd/N, nothing checked again (it was when this handle was opened);
+   * through fs like every handle's, which a worker thread's fs tracks. Throws NetnsError (EMFILE:
+   * out of descriptors).
    */
   dup(): NetNS {
     let fd: number;
     try {
-      fd = dupFd(this.fd);
+      fd = openSync(`/proc/self/fd/${this.fd}`, constants.O_RDONLY | constants.O_NOCTTY);
     } catch (err) {
       throw fsError(this.label, "cannot keep", err);
     }
-    const copy = new NetNS(fd, this, {
+    return new NetNS(fd, this, {
       path: this.#pathIsFd ? undefined : this.path,
       name: this.name,
       pid: this.pid,
     });
-    copy.#copy = true;
-    return copy;
   }
 
   /**
@@ -289,10 +287,7 @@ export class NetNS implements Disposable {
     if (this.#fd < 0) return;
     const fd = this.#fd;
     this.#fd = -1;
-    // A copy was not opened through fs: a worker thread's fs (trackUnmanagedFds) warns when it
-    // closes a descriptor it did not open.
-    if (this.#copy) close(fd);
-    else closeSync(fd);
+    closeSync(fd);
   }
 
   /** Same as close(), for `using`. */

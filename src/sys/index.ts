@@ -1,7 +1,6 @@
 export * from "./bpf.js";
 export * from "./capabilities.js";
 export * from "./errors.js";
-export * from "./fd.js";
 export * from "./ioctl.js";
 export * from "./namespace.js";
 export * from "./pidfd.js";

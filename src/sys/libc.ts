@@ -43,8 +43,6 @@ export const native = {
   // ioctl is variadic; declared with one integer argument, which the x86-64 and arm64 calling
   // conventions pass the same way, because koffi's variadic calls cost ~100 us each.
   ioctl: libc.func("int ioctl(int fd, unsigned long request, unsigned long arg)"),
-  // fcntl is variadic too: declared with the one integer argument F_DUPFD_CLOEXEC takes.
-  fcntl: libc.func("int fcntl(int fd, int cmd, int arg)"),
   // The same call for the requests that take a struct (struct ifreq): a separate declaration.
   ioctlBuffer: libc.func("int ioctl(int fd, unsigned long request, void *arg)"),
 };
