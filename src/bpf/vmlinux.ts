@@ -34,13 +34,10 @@ export function vmlinuxBtf(fromKernel: () => Buffer = kernelVmlinuxBtf, path = V
     refused = err;
   }
   try {
-    return { data: readFileSync(path), source: "file", refused };
+    return { data: readBtfFile(path), source: "file", refused };
   } catch (err) {
-    throw new BtfError(
-      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err} (nor through bpf(): ${refused.message})`,
-      undefined,
-      err,
-    );
+    const unread = err as BtfError;
+    throw new BtfError(`${unread.message} (nor through bpf(): ${refused.message})`, undefined, unread.cause);
   }
 }
 
