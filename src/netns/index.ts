@@ -71,7 +71,6 @@ export {
   readSnmpCounter,
   readSockstat,
   readSockstatFields,
-  readSockstatOf,
   type SocketCounts,
   type SockstatFields,
   udpChildHashEntries,

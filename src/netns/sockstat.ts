@@ -24,24 +24,11 @@ export function readSockstat(): SocketCounts {
 }
 
 /**
- * The counters of the namespace process `pid` is in, read from /proc/PID/net/ without entering it
- * (a socket counts in its own namespace's, whichever task holds it; "inuse" counts bound sockets,
- * connected ones among them, not a socket never bound). Throws SysError (ENOENT
- * when the process is gone, EACCES when its files are denied).
- */
-export function readSockstatOf(pid: number): SocketCounts {
-  const counts = new Map<string, number>();
-  const v4 = readProcNet("sockstat", pid);
-  if (v4 === undefined) throw new SysError("open", Errno.ENOENT, `/proc/${pid}/net/sockstat`);
-  countInUse(v4, counts);
-  countInUse(readProcNet("sockstat6", pid), counts);
-  return counts;
-}
-
-/**
  * A namespace's counters kept open, to be read now and again later without entering it or opening
  * them again: sockstat and sockstat6 of the calling thread's namespace, or of the one process `pid`
- * is in, and with `conntrack` its stat/nf_conntrack. Unlike readSockstat, a sockstat that cannot be
+ * is in (read without entering it: a socket counts in its own namespace's, whichever task holds
+ * it; "inuse" counts bound sockets, connected ones among them, not a socket never bound), and with
+ * `conntrack` its stat/nf_conntrack. Unlike readSockstat, a sockstat that cannot be
  * opened or read throws (SysError: the caller cannot tell a namespace without sockets from one it
  * could not count); sockstat6 absent (no IPv6) counts nothing. The caller closes it.
  */

@@ -17,7 +17,6 @@ import {
   conntrackEntriesOf,
   HeldSockstat,
   readSockstat,
-  readSockstatOf,
 } from "../../src/netns/sockstat.js";
 import { AF_INET, AF_INET6, bind, close, IPPROTO_UDP, SOCK_DGRAM, socket } from "../../src/sys/socket.js";
 import {
@@ -28,6 +27,12 @@ import {
   sockaddrIn6,
   withNetns,
 } from "../kit/index.js";
+
+/** The counters of the namespace process `pid` is in, through its /proc/PID/net/. */
+function countsOf(pid: number) {
+  using held = new HeldSockstat(pid);
+  return held.read();
+}
 
 /** A `sleep` inside `ns`, once it is there. */
 async function sleeperIn(ns: ScratchNetns): Promise<ChildProcess> {
@@ -72,12 +77,12 @@ describeAsRoot("a namespace's counters, read without entering it", () => {
         ]);
         const [pidA, pidB] = sleepers.map((s) => s.pid as number) as [number, number];
 
-        const countsA = readSockstatOf(pidA);
+        const countsA = countsOf(pidA);
         assert.equal(countsA.get("UDP"), 5);
         assert.equal(countsA.get("UDP6"), 3);
         assert.deepEqual(countsA, runIn(handle, readSockstat));
-        assert.equal(readSockstatOf(pidB).get("UDP"), 0);
-        assert.equal(readSockstatOf(pidB).get("UDP6"), 0);
+        assert.equal(countsOf(pidB).get("UDP"), 0);
+        assert.equal(countsOf(pidB).get("UDP6"), 0);
 
         assert.equal(conntrackEntriesOf(pidA), 3);
         assert.equal(conntrackEntriesOf(pidA), runIn(handle, conntrackEntries));
@@ -91,7 +96,7 @@ describeAsRoot("a namespace's counters, read without entering it", () => {
         }
       }
       const gone = sleepers[0]?.pid as number;
-      assert.throws(() => readSockstatOf(gone), { name: "SysError", code: "ENOENT" });
+      assert.throws(() => countsOf(gone), { name: "SysError", code: "ENOENT" });
       assert.throws(() => conntrackEntriesOf(gone), { name: "SysError", code: "ENOENT" });
     });
   });
