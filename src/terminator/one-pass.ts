@@ -375,7 +375,7 @@ export class OnePassPlan implements NamespacePlan, Disposable {
     });
     const before = this.before.get(id);
     const count = this.conntrack
-      ? conntrackCount(target, before instanceof Error ? undefined : before?.again)
+      ? conntrackCount(target, id, before instanceof Error ? undefined : before?.again)
       : undefined;
     // No conntrack module (entries undefined) holds no entry either; a count that cannot be read may.
     const conntrack = count !== undefined && ("unknown" in count || (count.entries ?? 0) !== 0);
@@ -389,9 +389,9 @@ export class OnePassPlan implements NamespacePlan, Disposable {
       how: how + unread,
     });
     if (found.some((s) => s.cookie === 0n)) return walk("a found socket's cookie is unknown: walked");
-    if (before === undefined)
-      return walk("its counters were not read before the pass (not listed then): walked");
-    if (before instanceof Error) return walk(`its counters cannot be read (${before.message}): walked`);
+    // Every namespace a run judges was listed for the counters: undefined only for a plan made by hand.
+    if (before === undefined || before instanceof Error)
+      return walk(`its counters cannot be read (${before?.message ?? "not read before the pass"}): walked`);
     let after: SocketCounts;
     try {
       after = before.again.read();
@@ -450,11 +450,11 @@ type ConntrackCount = { entries: number | undefined } | { unknown: string };
  * opened: nf_conntrack may have been loaded since. Unknown where the count cannot be read (then
  * the conntrack step looks, as without the pass).
  */
-function conntrackCount(target: Target, held: HeldSockstat | undefined): ConntrackCount {
+function conntrackCount(target: Target, id: number, held: HeldSockstat | undefined): ConntrackCount {
   try {
     const kept = held?.conntrackEntries();
     if (kept !== undefined) return { entries: kept };
-    const pid = processOf(target, target.netns?.id ?? ownNetnsId());
+    const pid = processOf(target, id);
     return { entries: pid === undefined ? inNetns(target.netns, conntrackEntries) : conntrackEntriesOf(pid) };
   } catch (err) {
     if (isFatalNetnsError(err)) throw err;
