@@ -3,12 +3,14 @@
  * network namespace at once: the backends go into a hash map, the program (program.ts) reports
  * each matching socket it meets, and a socket held by several descriptors or processes is kept
  * once, by its cookie. The same pass reports every held UDP socket with a local port, counted
- * here by namespace, each once (by inode number), for the counters to be compared with.
+ * here by namespace, each once (by inode number), for the counters to be compared with; a second
+ * pass, run after the counters are read, tells which of them were still held then.
  */
 
 import { fstatSync } from "node:fs";
 import { addressWords } from "../diag/address.js";
 import { QueryError } from "../options/errors.js";
+import { MisuseError } from "../sys/errors.js";
 import {
   BPF_MAP_TYPE_HASH,
   bpfMapCreate,
@@ -24,7 +26,7 @@ import { Btf } from "./btf.js";
 import { HeldCount, type HeldUdp } from "./held.js";
 import { loadIteratorProgram, readIterator } from "./iterator.js";
 import { type TaskFileLayout, taskFileLayout } from "./layout.js";
-import { socketFinderProgram } from "./program.js";
+import { INODE_RECORD_SIZE, socketFinderProgram, socketInodesProgram } from "./program.js";
 import { decodeRecord, type FoundSocket, KEY_SIZE, Record } from "./record.js";
 
 export type { HeldUdp } from "./held.js";
@@ -66,6 +68,13 @@ export interface FoundSockets {
   /** Found records the pass wrote: one per descriptor holding a matching socket. */
   readonly records: number;
   readonly notes: CookieNote[];
+  /**
+   * A second pass over every task's open files (once: it throws MisuseError when asked again):
+   * by namespace, of the sockets `held` counts, those some task still holds — each alive at every
+   * moment between its sighting in the first pass and in this one, so a counter read in between
+   * counts it. A namespace with none is absent. Throws VerifierError or SysError as the first pass.
+   */
+  readonly seenAgain: () => ReadonlyMap<number, HeldUdp>;
 }
 
 const PROTOCOL_NUMBERS: Record<OnePassProtocol, number> = { udp: IPPROTO_UDP, tcp: IPPROTO_TCP };
@@ -180,7 +189,22 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
     close(progFd);
   }
   heldBefore = held.sockets;
+  let again: ReadonlyMap<number, HeldUdp> | undefined;
+  const seenAgain = () => {
+    if (again) throw new MisuseError("the second pass of a find ran already");
+    again = passAgain(held);
+    return again;
+  };
   const notes: CookieNote[] = [];
+  return { sockets: withCookies(byCookie, byInode, notes), held: held.byNetns, records, notes, seenAgain };
+}
+
+/** The sockets found: those with a cookie, then those without, each asked for it (askCookie). */
+function withCookies(
+  byCookie: Map<bigint, FoundSocket>,
+  byInode: Map<number, FoundSocket>,
+  notes: CookieNote[],
+): FoundSocket[] {
   const sockets = [...byCookie.values()];
   const pidfds = new Map<number, number | Error>();
   try {
@@ -192,7 +216,29 @@ export function findConnectedSockets(options: FindOptions): FoundSockets {
   } finally {
     for (const pidfd of pidfds.values()) if (typeof pidfd === "number") close(pidfd);
   }
-  return { sockets, held: held.byNetns, records, notes };
+  return sockets;
+}
+
+/** The second pass (socketInodesProgram): `held`'s sockets some task holds now, by namespace. */
+function passAgain(held: HeldCount): ReadonlyMap<number, HeldUdp> {
+  const progFd = loadIteratorProgram({
+    name: "sockdiag_again",
+    insns: socketInodesProgram(kernelLayout()),
+    attachBtfId: kernelLayout().attachBtfId,
+  });
+  try {
+    let words: Uint32Array = new Uint32Array(0);
+    readIterator(progFd, (buffer, length) => {
+      if (words.buffer !== buffer.buffer)
+        words = new Uint32Array(buffer.buffer, buffer.byteOffset, buffer.length >>> 2);
+      const whole = length - (length % INODE_RECORD_SIZE);
+      held.seenAgain(words, 0, whole / INODE_RECORD_SIZE);
+      return whole;
+    });
+  } finally {
+    close(progFd);
+  }
+  return held.again();
 }
 
 /**

@@ -1,6 +1,8 @@
 /**
  * The pass's held records counted (record.ts): each UDP socket once, by its inode number, under
- * its namespace and family — as sockstat's `UDP: inuse` and `UDP6: inuse` count them.
+ * its namespace and family — as sockstat's `UDP: inuse` and `UDP6: inuse` count them. A second
+ * pass's socket inode numbers then count, of those, the sockets still there: each was alive at
+ * every moment between its two sightings.
  */
 import { AF_INET6 } from "../sys/index.js";
 import { InodeSet } from "./inode-set.js";
@@ -12,13 +14,26 @@ export interface HeldUdp {
   readonly v6: number;
 }
 
+/** A namespace's held sockets by family, as counted so far. */
+interface Tally {
+  v4: number;
+  v6: number;
+}
+
 export class HeldCount {
   /** By namespace (its inode number); a namespace with none is absent. */
-  readonly byNetns = new Map<number, { v4: number; v6: number }>();
+  readonly byNetns = new Map<number, HeldUdp>();
+  /**
+   * The same tallies by their number — the inode set keeps with each socket twice its tally's
+   * number, plus 1 for IPv6 — and of each, the sockets seenAgain met.
+   */
+  readonly #tallies: Tally[] = [];
+  readonly #again: Tally[] = [];
+  readonly #numbers = new Map<number, number>();
   readonly #counted: InodeSet;
-  /** The namespace of the last socket counted, and its tally: a task's sockets mostly share one. */
+  /** The namespace of the last socket counted, and its tally's number: a task's sockets mostly share one. */
   #netns = -1;
-  #tally = { v4: 0, v6: 0 };
+  #tally = -1;
 
   /** With room for `expected` sockets (a pass's count is the next one's good guess). */
   constructor(expected = 0) {
@@ -37,24 +52,61 @@ export class HeldCount {
    */
   take(halves: Uint16Array, words: Uint32Array, at: number, length: number): number {
     const counted = this.#counted;
+    const tallies = this.#tallies;
     let netns = this.#netns;
     let tally = this.#tally;
     let i = at;
     for (; i + Record.heldSize <= length; i += Record.heldSize) {
       if (halves[(i + Record.kind) >>> 1] !== RecordKind.held) break;
-      if (!counted.add(words[(i + Record.inode) >>> 2] as number)) continue;
       const ns = words[(i + Record.netns) >>> 2] as number;
       if (ns !== netns) {
         netns = ns;
-        const known = this.byNetns.get(ns);
-        tally = known ?? { v4: 0, v6: 0 };
-        if (!known) this.byNetns.set(ns, tally);
+        tally = this.#tallyOf(ns);
       }
-      if (halves[(i + Record.family) >>> 1] === AF_INET6) tally.v6++;
-      else tally.v4++;
+      const v6 = halves[(i + Record.family) >>> 1] === AF_INET6 ? 1 : 0;
+      if (!counted.add(words[(i + Record.inode) >>> 2] as number, 2 * tally + v6)) continue;
+      const t = tallies[tally] as Tally;
+      if (v6) t.v6++;
+      else t.v4++;
     }
     this.#netns = netns;
     this.#tally = tally;
     return i;
+  }
+
+  /**
+   * Counts, of the sockets counted, those whose inode numbers `words[from..to)` name (a second
+   * pass's socket inode numbers, 32 bits each), each once.
+   */
+  seenAgain(words: Uint32Array, from: number, to: number): void {
+    const counted = this.#counted;
+    const tallies = this.#again;
+    for (let i = from; i < to; i++) {
+      const value = counted.take(words[i] as number);
+      if (value < 0) continue;
+      const again = tallies[value >>> 1] as Tally;
+      if (value & 1) again.v6++;
+      else again.v4++;
+    }
+  }
+
+  /** By namespace, the sockets counted that seenAgain met again; a namespace with none is absent. */
+  again(): Map<number, HeldUdp> {
+    const out = new Map<number, HeldUdp>();
+    for (const [netns, number] of this.#numbers) {
+      const again = this.#again[number] as Tally;
+      if (again.v4 + again.v6 > 0) out.set(netns, again);
+    }
+    return out;
+  }
+
+  #tallyOf(netns: number): number {
+    const known = this.#numbers.get(netns);
+    if (known !== undefined) return known;
+    const tally: Tally = { v4: 0, v6: 0 };
+    this.byNetns.set(netns, tally);
+    this.#again.push({ v4: 0, v6: 0 });
+    this.#numbers.set(netns, this.#tallies.length);
+    return this.#tallies.push(tally) - 1;
   }
 }

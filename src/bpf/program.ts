@@ -138,3 +138,23 @@ export function socketFinderProgram(options: ProgramOptions): Buffer {
   a.label("out").movImm(0, 0).exit();
   return a.build();
 }
+
+/** A socket inode record of socketInodesProgram: the low 32 bits of its inode number, in host order. */
+export const INODE_RECORD_SIZE = 4;
+
+/**
+ * The second pass's program: of every socket file it meets, the inode number (its low 32 bits)
+ * and nothing else — no line of the socket or its sock is read, only the file's and its inode's.
+ */
+export function socketInodesProgram(layout: TaskFileLayout): Buffer {
+  const a = new Assembler();
+  const f = layout.fields;
+  a.mov(CTX, 1);
+  a.load(8, FILE, CTX, f.ctxFile.offset).jumpIf(FILE, "==", 0, "out");
+  a.mov(1, FILE).call("sock_from_file").jumpIf(0, "==", 0, "out");
+  a.load(8, 1, FILE, f.fileInode.offset).load(4, 3, 1, f.inodeIno.offset).store(4, FP, -8, 3);
+  a.load(8, 1, CTX, f.ctxMeta.offset).load(8, 1, 1, f.metaSeq.offset);
+  a.mov(2, FP).addImm(2, -8).movImm(3, INODE_RECORD_SIZE).call("seq_write");
+  a.label("out").movImm(0, 0).exit();
+  return a.build();
+}

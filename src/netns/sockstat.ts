@@ -85,7 +85,7 @@ export class HeldSockstat implements Disposable {
 
 const IN_USE = ": inuse ";
 
-/** "NAME: inuse N ..." lines, scanned without a regular expression: read twice per namespace by a one-pass run. */
+/** "NAME: inuse N ..." lines, scanned without a regular expression: read for every namespace by a one-pass run. */
 function countInUse(text: string | undefined, counts: Map<string, number>): void {
   if (text === undefined) return;
   for (let at = 0; at < text.length; ) {

@@ -5,21 +5,19 @@
  * counters (read without entering: /proc/PID/net/) say of it:
  *  - "found": entered, and exactly the sockets the pass found there destroyed by tuple and cookie;
  *  - "walk": walked with sock_diag as without the pass — its UDP counters (sockstat's `UDP:
- *    inuse`, sockstat6's `UDP6: inuse`: sockets with a local port), read before the pass and
- *    again after it, count more sockets than tasks hold there, by the pass's count of the same
- *    kind (so one no task holds: in flight in SCM_RIGHTS, an io_uring fixed file, a device's
- *    kernel socket), a found socket's cookie is unknown, or its counters cannot be read (read by
- *    entering it where no process of it shows them; the files opened for the read before are read
- *    again after, without entering or opening anything). The larger of the two reads is compared: a
- *    socket held at the pass and closed after it still counts in the read before, one opened
- *    after the read before and held at the pass counts in the read after — either alone errs
- *    toward walking. But the pass can count sockets that never were open together: one whose whole
- *    life lies between the two reads, or one closed after the pass beside one opened before it
- *    (each read counts one of the two, the pass both): each such socket seen can make up for one
- *    no task holds (DESIGN: why no cheap test closes this);
+ *    inuse`, sockstat6's `UDP6: inuse`: sockets with a local port) count more sockets than tasks
+ *    hold there (so one no task holds: in flight in SCM_RIGHTS, an io_uring fixed file, a
+ *    device's kernel socket), a found socket's cookie is unknown, or its counters cannot be read
+ *    (read by entering it where no process of it shows them). The counters are read between the
+ *    pass and a second look at every task's socket files, and only the held sockets the second
+ *    look sees again count as held: each was alive at every moment between its two sightings, so
+ *    at the read too. Sockets opened or closed meanwhile therefore cannot make up for one no task
+ *    holds (a socket seen in one look only could have lived wholly before or after the read). What
+ *    still can: a socket held at both looks that had no local port at the read (disconnected with
+ *    AF_UNSPEC and bound again in between), or that moved from IPv6 to IPv4 (IPV6_ADDRFORM);
  *  - "none": no socket to destroy; ruled out altogether when its conntrack count is 0 too.
- * Never less than the walk but for that churn: a socket the pass cannot see is in a namespace
- * that is walked.
+ * Never less than the walk but for those two: a socket the pass cannot see is in a namespace that
+ * is walked.
  */
 
 import { statSync } from "node:fs";
@@ -209,14 +207,15 @@ export type FindSockets = (options: FindOptions) => FoundSockets;
 
 /**
  * Whether the run takes the one pass and, when it does, the pass run and its plan. `before`
- * reads the counters of the run's namespaces (countersOf), called just before the pass. A pass
+ * opens the counters of the run's namespaces (countersOf), called just before the pass; they are
+ * read after it, and the pass's second look at the held sockets (`seenAgain`) follows. A pass
  * that fails (a verifier refusal, the kernel) is walked instead with the reason, as a probe's
  * would be. Throws OnePassUnavailableError, naming why, when the mode is "on" and the pass
  * cannot run.
  */
 export function decideOnePass(
   c: OnePassCircumstances,
-  before: () => CountersBefore,
+  before: () => RunCounters,
   find: FindSockets = findConnectedSockets,
 ): OnePassDecision {
   const walk = (reason: WalkReason, message: string): OnePassDecision => {
@@ -227,8 +226,11 @@ export function decideOnePass(
   if (against) return walk(against.reason, against.message);
   const counters = before();
   let pass: FoundSockets;
+  let heldAgain: ReadonlyMap<number, HeldUdp>;
   try {
     pass = find({ backends: c.backends, protocols: ["udp"] });
+    readCounters(counters);
+    heldAgain = pass.seenAgain();
   } catch (err) {
     closeCounters(counters);
     const failed = failureOf(err);
@@ -241,7 +243,7 @@ export function decideOnePass(
       message: `one pass: ${pass.sockets.length} sockets connected to the backends`,
       found: pass.sockets.length,
     },
-    plan: new OnePassPlan(pass.sockets, pass.held, counters, c.conntrack),
+    plan: new OnePassPlan(pass.sockets, heldAgain, counters, c.conntrack),
   };
 }
 
@@ -253,31 +255,36 @@ function failureOf(err: unknown): { reason: WalkReason; message: string } {
   return { reason: "pass-failed", message: `the one pass failed: ${(err as Error).message}` };
 }
 
-/** A namespace's counters read before the pass, and their files kept open to read them after it. */
-export interface CountedBefore {
-  counts: SocketCounts;
-  again: HeldSockstat;
+/**
+ * A namespace's counters' files, opened before the pass (in the run's one listing of its
+ * namespaces), and what they counted between the two passes (readCounters).
+ */
+export interface NamespaceCounters {
+  readonly files: HeldSockstat;
+  counts?: SocketCounts;
 }
 
 /**
- * Each namespace's counters read before the pass, or why they could not be, by its id. Their files
- * stay open until the plan reads them again or is disposed (closeCounters where no plan is made).
+ * Each namespace's counters, or why they cannot be read, by its id. Their files stay open until
+ * the plan judges the namespace or is disposed (closeCounters where no plan is made): its
+ * conntrack count is read from them at its turn.
  */
-export type CountersBefore = ReadonlyMap<number, CountedBefore | Error>;
+export type RunCounters = Map<number, NamespaceCounters | Error>;
 
 /**
- * The counters of `targets` (the run's namespaces, walked once before the pass), by namespace id.
- * Throws only a fatal namespace error (a failed return to the caller's own), with nothing left open.
+ * The counters of `targets` (the run's namespaces, walked once before the pass), opened, by
+ * namespace id. Throws only a fatal namespace error (a failed return to the caller's own), with
+ * nothing left open.
  */
-export function countersOf(targets: Iterable<Target>, conntrack: boolean): CountersBefore {
+export function countersOf(targets: Iterable<Target>, conntrack: boolean): RunCounters {
   const own = ownNetnsId();
-  const out = new Map<number, CountedBefore | Error>();
+  const out: RunCounters = new Map();
   try {
     for (const target of targets) {
       const id = target.netns?.id ?? own;
       if (out.has(id)) continue;
       try {
-        out.set(id, countedBefore(target, processOf(target, id), conntrack));
+        out.set(id, { files: countersFiles(target, processOf(target, id), conntrack) });
       } catch (err) {
         if (isFatalNetnsError(err)) throw err;
         out.set(id, err instanceof Error ? err : new Error(String(err)));
@@ -290,27 +297,36 @@ export function countersOf(targets: Iterable<Target>, conntrack: boolean): Count
   return out;
 }
 
+/**
+ * Reads the counters between the two passes: every socket the second pass sees again was alive
+ * at its namespace's read. One that cannot be read becomes its error.
+ */
+export function readCounters(counters: RunCounters): void {
+  for (const [id, c] of counters) {
+    if (c instanceof Error) continue;
+    try {
+      c.counts = c.files.read();
+    } catch (err) {
+      c.files.close();
+      counters.set(id, err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}
+
 /** Close the files countersOf kept open. */
-export function closeCounters(counters: CountersBefore): void {
-  for (const c of counters.values()) if (!(c instanceof Error)) c.again.close();
+export function closeCounters(counters: RunCounters): void {
+  for (const c of counters.values()) if (!(c instanceof Error)) c.files.close();
 }
 
 /**
- * The namespace's counters, their files opened through `pid`'s /proc/PID/net/ when known, else by
- * entering it; one visit for both reads.
+ * The namespace's counters' files, opened through `pid`'s /proc/PID/net/ when known, else by
+ * entering it.
  */
-function countedBefore(target: Target, pid: number | undefined, conntrack: boolean): CountedBefore {
+function countersFiles(target: Target, pid: number | undefined, conntrack: boolean): HeldSockstat {
   const options = { conntrack };
-  const again =
-    pid === undefined
-      ? inNetns(target.netns, () => new HeldSockstat(undefined, options))
-      : new HeldSockstat(pid, options);
-  try {
-    return { counts: again.read(), again };
-  } catch (err) {
-    again.close();
-    throw err;
-  }
+  return pid === undefined
+    ? inNetns(target.netns, () => new HeldSockstat(undefined, options))
+    : new HeldSockstat(pid, options);
 }
 
 /** The calling thread's network namespace's id. */
@@ -320,7 +336,7 @@ function ownNetnsId(): number {
 
 /**
  * What the pass found, by namespace, and each namespace's verdict (asked once per namespace). It
- * owns the counters' files (CountersBefore): each closed once its namespace is judged, the rest
+ * owns the counters' files (RunCounters): each closed once its namespace is judged, the rest
  * when the plan is disposed.
  */
 export class OnePassPlan implements NamespacePlan, Disposable {
@@ -330,10 +346,13 @@ export class OnePassPlan implements NamespacePlan, Disposable {
 
   constructor(
     found: readonly FoundSocket[],
-    /** The UDP sockets tasks hold, by namespace (FoundSockets.held). */
+    /**
+     * The UDP sockets tasks hold, by namespace: those the pass counted and its second look saw
+     * again (FoundSockets.seenAgain).
+     */
     private readonly held: ReadonlyMap<number, HeldUdp>,
-    /** The namespaces' counters read before the pass (countersOf). */
-    private readonly before: CountersBefore,
+    /** The namespaces' counters, read between the pass and its second look (readCounters). */
+    private readonly counters: RunCounters,
     private readonly conntrack: boolean,
   ) {
     for (const s of found) {
@@ -363,7 +382,7 @@ export class OnePassPlan implements NamespacePlan, Disposable {
 
   /** Close the counters' files of the namespaces not judged. */
   [Symbol.dispose](): void {
-    closeCounters(this.before);
+    closeCounters(this.counters);
   }
 
   private decide(target: Target, id: number): NamespaceVerdict {
@@ -373,10 +392,14 @@ export class OnePassPlan implements NamespacePlan, Disposable {
       found: found.map((s) => inetSocketOf(s, target.ref)),
       how,
     });
-    const before = this.before.get(id);
-    const count = this.conntrack
-      ? conntrackCount(target, id, before instanceof Error ? undefined : before?.again)
-      : undefined;
+    const counters = this.counters.get(id);
+    const files = counters instanceof Error ? undefined : counters?.files;
+    let count: ConntrackCount | undefined;
+    try {
+      count = this.conntrack ? conntrackCount(target, id, files) : undefined;
+    } finally {
+      files?.close();
+    }
     // No conntrack module (entries undefined) holds no entry either; a count that cannot be read may.
     const conntrack = count !== undefined && ("unknown" in count || (count.entries ?? 0) !== 0);
     const entries = count && "entries" in count && count.entries ? { entries: count.entries } : {};
@@ -389,24 +412,18 @@ export class OnePassPlan implements NamespacePlan, Disposable {
       how: how + unread,
     });
     if (found.some((s) => s.cookie === 0n)) return walk("a found socket's cookie is unknown: walked");
-    // Every namespace a run judges was listed for the counters: undefined only for a plan made by hand.
-    if (before === undefined || before instanceof Error)
-      return walk(`its counters cannot be read (${before?.message ?? "not read before the pass"}): walked`);
-    let after: SocketCounts;
-    try {
-      after = before.again.read();
-    } catch (err) {
-      return walk(`its counters cannot be read (${(err as Error).message}): walked`);
-    } finally {
-      before.again.close();
-    }
+    // Every namespace a run judges was listed and read: undefined only for a plan made by hand.
+    const counts = counters instanceof Error ? undefined : counters?.counts;
+    if (counts === undefined)
+      return walk(
+        `its counters cannot be read (${counters instanceof Error ? counters.message : "not read between the passes"}): walked`,
+      );
     const v4 = found.filter((s) => s.family === AF_INET).length;
     const held = this.held.get(id) ?? { v4: 0, v6: 0 };
-    // The larger of the reads before and after the pass: a socket opened or closed meanwhile
-    // can only make a namespace walked.
-    const counted = (name: string) => Math.max(before.counts.get(name) ?? 0, after.get(name) ?? 0);
-    const udp = counted("UDP");
-    const udp6 = counted("UDP6");
+    // Read between the pass and its second look: every socket counted in `held` was alive then,
+    // so a count above it is a socket no task holds.
+    const udp = counts.get("UDP") ?? 0;
+    const udp6 = counts.get("UDP6") ?? 0;
     const tally = `UDP ${udp}, UDP6 ${udp6}; tasks hold ${held.v4} and ${held.v6}, the pass found ${v4} and ${found.length - v4}`;
     if (udp > held.v4 || udp6 > held.v6)
       return walk(`its UDP counters exceed what tasks hold (${tally}): walked`);

@@ -265,7 +265,7 @@ describeAsRoot("one pass over every task's files", () => {
         fds.push(takeDescriptor(process.pid, v4[0] as number));
         sleeper = spawn("sleep", ["600"], { stdio: ["ignore", "ignore", "ignore", v4[1] as number] });
 
-        const { held } = findConnectedSockets({ backends: BACKENDS });
+        const { held, seenAgain } = findConnectedSockets({ backends: BACKENDS });
         assert.deepEqual(held.get(statSync(a.path).ino), { v4: 3, v6: 2 });
         // The program for TCP too reads every socket, not only datagram ones: the same count.
         const withTcp = findConnectedSockets({ backends: BACKENDS, protocols: ["udp", "tcp"] }).held;
@@ -273,6 +273,16 @@ describeAsRoot("one pass over every task's files", () => {
         const counts = inA(readSockstat);
         assert.deepEqual([counts.get("UDP"), counts.get("UDP6")], [3, 2], "sockstat counts the same");
         assert.equal(held.get(statSync(b.path).ino), undefined, "a namespace with none");
+        // Closed after the pass (held nowhere else): its second look does not see it again.
+        close(fds.splice(fds.indexOf(v4[2] as number), 1)[0] as number);
+        const again = seenAgain();
+        assert.deepEqual(
+          again.get(statSync(a.path).ino),
+          { v4: 2, v6: 2 },
+          "each socket once, the closed one not",
+        );
+        assert.equal(again.get(statSync(b.path).ino), undefined);
+        assert.throws(() => seenAgain(), { name: "MisuseError" });
         assert.deepEqual(await loadedBpfSettled(), []);
       });
     } finally {

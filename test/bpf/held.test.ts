@@ -1,6 +1,7 @@
 /**
  * HeldCount over records laid out as the program writes them: each socket once by inode number,
- * under its namespace and family, across reads that end anywhere, stopping at a found record.
+ * under its namespace and family, across reads that end anywhere, stopping at a found record; and
+ * of those, the ones a second pass's inode numbers name, each once.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -80,4 +81,36 @@ test("each socket counts once under its namespace and family, read in pieces", (
     assert.deepEqual(count.byNetns, expected, `piece ${piece}`);
     assert.equal(count.sockets, seen.size);
   }
+});
+
+test("of the sockets counted, those a second pass names again count once each, under their namespace and family", () => {
+  const count = new HeldCount();
+  const held: Held[] = [];
+  for (let i = 0; i < 3000; i++)
+    held.push({ netns: 0xf0000001 + (i % 3), family: i % 2 ? AF_INET6 : AF_INET, inode: 5_000_000 + i });
+  const bytes = laid(held, held.length);
+  const words = new Uint32Array(bytes.buffer);
+  assert.equal(
+    count.take(new Uint16Array(bytes.buffer), words, 0, bytes.length),
+    held.length * Record.heldSize,
+  );
+  // Every seventh counted socket, some twice (held by two descriptors), and sockets never counted.
+  const seen: number[] = [];
+  const expected = new Map<number, { v4: number; v6: number }>();
+  held.forEach(({ netns, family, inode }, i) => {
+    if (i % 7 !== 0) return;
+    seen.push(inode, ...(i % 5 === 0 ? [inode] : []), 9_000_000 + i);
+    const tally = expected.get(netns) ?? { v4: 0, v6: 0 };
+    expected.set(netns, tally);
+    if (family === AF_INET6) tally.v6++;
+    else tally.v4++;
+  });
+  const inodes = Uint32Array.from(seen);
+  // In two pieces, as two reads.
+  count.seenAgain(inodes, 0, 100);
+  count.seenAgain(inodes, 100, inodes.length);
+  assert.deepEqual(count.again(), expected);
+  assert.equal(count.again().get(0xf0000009), undefined, "a namespace with none is absent");
+  count.seenAgain(inodes, 0, inodes.length);
+  assert.deepEqual(count.again(), expected, "a socket is met again once");
 });

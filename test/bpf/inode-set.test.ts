@@ -32,3 +32,15 @@ for (const [what, expected] of [
     assert.ok(added > 200_000, "well past the least room it is made with");
   });
 }
+
+test("InodeSet.take gives each number's value once, across its growth; -1 for a number not in it", () => {
+  const set = new InodeSet();
+  for (let i = 0; i < 200_000; i++) set.add(7_000_000 + i * 3, i);
+  assert.equal(set.add(7_000_000, 99), false, "added again: its value stays");
+  for (let i = 0; i < 200_000; i += 997) {
+    assert.equal(set.take(7_000_000 + i * 3), i);
+    assert.equal(set.take(7_000_000 + i * 3), -1, "taken already");
+    assert.equal(set.take(7_000_000 + i * 3 + 1), -1, "never added");
+  }
+  assert.equal(set.size, 200_000);
+});

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import { planConntrack } from "../../src/conntrack/query.js";
 import { ConntrackScan } from "../../src/conntrack/scan.js";
 import { fromPath } from "../../src/netns/index.js";
-import { countersOf, decideOnePass, OnePassPlan } from "../../src/terminator/one-pass.js";
+import { countersOf, decideOnePass, OnePassPlan, readCounters } from "../../src/terminator/one-pass.js";
 import { describeAsRoot, insertConntrack, withNetns } from "../kit/index.js";
 
 describeAsRoot("the one pass's plan", () => {
@@ -37,6 +37,7 @@ describeAsRoot("the one pass's plan", () => {
         { proto: 17, orig: { src: "10.1.0.1", dst: "10.1.0.2", sport: 1000, dport: 53 } },
       ]);
       const counters = countersOf([target], true);
+      readCounters(counters);
       // Closed: the plan cannot enter it any more, so a count it gives came from the kept file.
       ns.close();
       insertConntrack(scratch!.path, [
