@@ -4,7 +4,7 @@
  * closed before the call returns or throws, so nothing stays loaded.
  */
 
-import { errnoName, SysError } from "../sys/errors.js";
+import { Errno, errnoName, SysError } from "../sys/errors.js";
 import {
   BPF_PROG_TYPE_TRACING,
   BPF_TRACE_ITER,
@@ -18,6 +18,13 @@ import {
 import { VerifierError } from "./errors.js";
 
 const LICENSE = Buffer.from("GPL\0", "latin1");
+/** Refusals that are no verdict of the verifier: the caller's privileges, or its or the kernel's resources. */
+const NOT_THE_VERIFIER: ReadonlySet<number> = new Set([
+  Errno.EPERM,
+  Errno.EMFILE,
+  Errno.ENFILE,
+  Errno.ENOMEM,
+]);
 const LOG_SIZE = 1 << 20;
 const READ_SIZE = 1 << 16;
 
@@ -27,7 +34,10 @@ export interface IteratorProgram {
   readonly attachBtfId: number;
 }
 
-/** Loads `program` as a BPF_TRACE_ITER tracing program: its descriptor, owned by the caller. */
+/**
+ * Loads `program` as a BPF_TRACE_ITER tracing program: its descriptor, owned by the caller. A
+ * refusal is a VerifierError, but for EPERM, EMFILE, ENFILE and ENOMEM: a SysError.
+ */
 export function loadIteratorProgram(program: IteratorProgram): number {
   const load: ProgLoad = {
     type: BPF_PROG_TYPE_TRACING,
@@ -40,7 +50,7 @@ export function loadIteratorProgram(program: IteratorProgram): number {
   try {
     return bpfProgLoad(load);
   } catch (err) {
-    if (!(err instanceof SysError)) throw err;
+    if (!(err instanceof SysError) || NOT_THE_VERIFIER.has(err.errno)) throw err;
     // Again with the verifier's log: a second load only on failure, as libbpf does.
     const log = Buffer.alloc(LOG_SIZE);
     try {

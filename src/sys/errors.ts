@@ -32,6 +32,9 @@ export const Errno = {
   EPROTONOSUPPORT: constants.errno.EPROTONOSUPPORT,
   EAFNOSUPPORT: constants.errno.EAFNOSUPPORT,
   ENOSYS: constants.errno.ENOSYS,
+  EMFILE: constants.errno.EMFILE,
+  ENFILE: constants.errno.ENFILE,
+  ENOMEM: constants.errno.ENOMEM,
 } as const;
 
 /**

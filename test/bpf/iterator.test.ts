@@ -1,9 +1,11 @@
 /**
  * Loading, attaching and reading an iterator program on the real kernel: a program the verifier
- * refuses is a VerifierError carrying the verifier's log; nothing stays loaded or open after a
- * pass or a refusal (this process's descriptors, and bpftool's lists).
+ * refuses is a VerifierError carrying the verifier's log, a load that fails for want of a
+ * descriptor a SysError; nothing stays loaded or open after a pass or a refusal (this process's
+ * descriptors, and bpftool's lists).
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { Assembler } from "../../src/bpf/asm.js";
 import { Btf, Kind } from "../../src/bpf/btf.js";
@@ -95,5 +97,33 @@ describeAsRoot("iterator programs", () => {
     );
     assert.deepEqual(bpfFds(), before);
     assert.deepEqual(await loadedBpfSettled(), []);
+  });
+
+  test("a load with no descriptor left is a SysError EMFILE, not a verifier's refusal", () => {
+    // In a child that fills its descriptor table first: the verifier accepts, the new descriptor fails.
+    const iterator = new URL("../../src/bpf/iterator.js", import.meta.url).href;
+    const btf = new URL("../../src/bpf/btf.js", import.meta.url).href;
+    const asm = new URL("../../src/bpf/asm.js", import.meta.url).href;
+    const child = `
+      import { openSync } from "node:fs";
+      const { loadIteratorProgram } = await import(${JSON.stringify(iterator)});
+      const { Btf, Kind } = await import(${JSON.stringify(btf)});
+      const { Assembler } = await import(${JSON.stringify(asm)});
+      const attachBtfId = Btf.vmlinux().find(Kind.FUNC, "bpf_iter_task_file");
+      const insns = new Assembler().movImm(0, 0).exit().build();
+      let filled = 0;
+      try { for (;;) { openSync("/dev/null"); filled++; } } catch (err) { if (err.code !== "EMFILE") throw err; }
+      try {
+        loadIteratorProgram({ name: "sockdiag_nofd", insns, attachBtfId });
+        console.log(JSON.stringify({ loaded: true }));
+      } catch (err) {
+        console.log(JSON.stringify({ name: err.name, code: err.code, filled }));
+      }`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", child], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { name?: string; code?: string; filled?: number };
+    assert.equal(out.name, "SysError", r.stdout);
+    assert.equal(out.code, "EMFILE");
+    assert.ok((out.filled ?? 0) > 0);
   });
 });
