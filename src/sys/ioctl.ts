@@ -1,6 +1,7 @@
 /**
  * ioctl(2), for the few requests sockdiag makes: nsfs's NS_GET_NSTYPE, which tells what kind of
- * namespace a descriptor is, and SIOCGIFNAME, the name of an interface in a socket's namespace.
+ * namespace a descriptor is, SIOCGIFNAME, the name of an interface in a socket's namespace, and
+ * isatty(3)'s TCGETS, whether a descriptor is a terminal.
  */
 import { Errno, SysError } from "./errors.js";
 import { errno, native } from "./libc.js";
@@ -36,4 +37,12 @@ export function interfaceName(fd: number, ifindex: number): string | undefined {
   }
   const nul = ifreq.indexOf(0);
   return ifreq.toString("latin1", 0, nul >= 0 && nul < 16 ? nul : 16);
+}
+
+/**
+ * Whether `fd` is a terminal: isatty(3), the test libuv makes for process.stderr.isTTY, without
+ * building that stream (its first read loads node:net and node:stream, ~5 ms of a CLI's start).
+ */
+export function isTerminal(fd: number): boolean {
+  return native.isatty(fd) === 1;
 }

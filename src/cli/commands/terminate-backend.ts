@@ -7,6 +7,7 @@
 import type { ConntrackEntry } from "../../ctnl/index.js";
 import { current, DEFAULT_NETNS_DIRS, fromLabel } from "../../netns/index.js";
 import type { Tally } from "../../run/index.js";
+import { isTerminal } from "../../sys/index.js";
 import {
   type BackendProtocol,
   type BackendResult,
@@ -81,7 +82,7 @@ export function runTerminateBackend(argv: readonly string[]): number {
   const backends = positionals.map(parseBackend);
   const protocol = (values.protocol as BackendProtocol | undefined) ?? "udp";
   const chosen = namespaceFromArgs(values, true);
-  const progress = process.stderr.isTTY;
+  const progress = isTerminal(2);
   const dryRun = Boolean(values["dry-run"]);
   const plan = dryRun ? new PlanCollector() : undefined;
   // One namespace named on the command line is opened first: a bad name is a usage error (exit 2).
