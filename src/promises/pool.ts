@@ -53,8 +53,7 @@ export async function terminateShared(
   const walk = await client.call("sharedPlan", [config, backends], control);
   const count = walk.refs.length;
   const { onNamespace } = config;
-  const kept: number[] = [];
-  const ruled = ruledOutPart(config, backends, walk, kept);
+  const { ruled, kept } = planParts(config, backends, walk);
   // As one thread does: the pass's line before any namespace, the ruled-out told before they are entered.
   const { summary } = walk;
   const logged = summary ? await logOnePass(config, summary) : [];
@@ -142,20 +141,18 @@ function verdictOf(part: PlanPart) {
 }
 
 /**
- * The part of the report the one pass's plan gives on its own — the namespaces it ruled out, in
- * walk order, nothing counted — or undefined without a plan. `kept` gets every other place.
+ * The places of the walk to share out (`kept`), and the part of the report the one pass's plan
+ * gives on its own (`ruled`): the namespaces it ruled out, in walk order, nothing counted —
+ * absent without a plan.
  */
-function ruledOutPart(
+function planParts(
   config: SentConfig,
   backends: readonly Backend[],
   plan: SharedPlan,
-  kept: number[],
-): ReportPart | undefined {
+): { ruled?: ReportPart; kept: number[] } {
   const { parts } = plan;
-  if (!parts) {
-    kept.push(...plan.refs.keys());
-    return undefined;
-  }
+  if (!parts) return { kept: [...plan.refs.keys()] };
+  const kept: number[] = [];
   const set = new BackendSet(backends, config.protocol ?? "udp");
   const conntrack = set.conntrackWanted(config.conntrack);
   const report = emptyBatchReport(set.backends, conntrack);
@@ -166,7 +163,7 @@ function ruledOutPart(
       report.namespaces.push(ruledOutResult(part.ruledOut, set.size, Boolean(config.dryRun)));
     } else kept.push(i);
   });
-  return { report, places };
+  return { ruled: { report, places }, kept };
 }
 
 /** The caller's logger told which path the run takes; what it throws, for the report. */
