@@ -29,7 +29,7 @@ const LAYOUTS = [
 ] as const;
 
 /** The kernel's own walk: a task_file program that returns at once, loaded, read and closed. */
-function emptyPass(): void {
+export function emptyPass(): void {
   const insns = new Assembler().movImm(0, 0).exit().build();
   const progFd = loadIteratorProgram({
     name: "sockdiag_empty",
