@@ -7,7 +7,7 @@ import { BtfError } from "./errors.js";
 import { readBtfFile, vmlinuxBtf } from "./vmlinux.js";
 
 const BTF_MAGIC = 0xeb9f;
-const TYPE_HEADER = 12;
+const NUL = Buffer.alloc(1);
 
 /** BTF kinds (BTF_KIND_*). */
 export const Kind = {
@@ -44,30 +44,35 @@ export interface Member {
 
 export class Btf {
   readonly #data: Buffer;
-  readonly #types: number;
   readonly #strings: number;
   readonly #stringsEnd: number;
-  /** Where each type's record starts, by id (index 0 unused: void). */
+  /** The type section as 32-bit words: every record is whole words (btf.h). */
+  readonly #words: Uint32Array;
+  /** Where each type's record starts, in words of the type section, by id (index 0 unused: void). */
   readonly #at: Uint32Array;
-  /** Each type's kind and name offset, by id, for finding by name. */
-  readonly #kinds: Uint8Array;
-  readonly #names: Uint32Array;
+  /** What find answered, by kind and name: a layout asks for the same struct many times. */
+  readonly #found = new Map<string, number>();
 
   private constructor(data: Buffer) {
     if (data.length < 24 || data.readUInt16LE(0) !== BTF_MAGIC) {
       throw new BtfError("not BTF data (bad magic)");
     }
     const headerLength = data.readUInt32LE(4);
-    this.#types = headerLength + data.readUInt32LE(8);
-    const typesEnd = this.#types + data.readUInt32LE(12);
+    const types = headerLength + data.readUInt32LE(8);
+    const typesEnd = types + data.readUInt32LE(12);
     this.#strings = headerLength + data.readUInt32LE(16);
     this.#stringsEnd = this.#strings + data.readUInt32LE(20);
     if (typesEnd > data.length || this.#stringsEnd > data.length) throw new BtfError("truncated BTF data");
     this.#data = data;
-    const { at, kinds, names } = this.#index(typesEnd);
-    this.#at = at;
-    this.#kinds = kinds;
-    this.#names = names;
+    // Read in the host's order: the data's, as the magic's check found.
+    const base = data.byteOffset + types;
+    const length = (typesEnd - types) >>> 2;
+    this.#words =
+      base % 4 === 0
+        ? new Uint32Array(data.buffer, base, length)
+        : new Uint32Array(Uint8Array.prototype.slice.call(data, types, typesEnd).buffer, 0, length);
+    if (4 * length !== typesEnd - types) throw new BtfError("a type record runs past the type section");
+    this.#at = walk(this.#words, types);
   }
 
   /** The BTF of the running kernel, or of `data` (a test's). */
@@ -88,34 +93,7 @@ export class Btf {
     return this.#at.length - 1;
   }
 
-  /** Each type's record offset, kind and name offset, by id: one walk of the type section. */
-  #index(end: number): { at: Uint32Array; kinds: Uint8Array; names: Uint32Array } {
-    // Every record is at least a header long: room for the most there can be.
-    const most = 1 + Math.floor((end - this.#types) / TYPE_HEADER);
-    const at = new Uint32Array(most);
-    const kinds = new Uint8Array(most);
-    const names = new Uint32Array(most);
-    // Records are whole 32-bit words from the section's start, read as such (in the host's
-    // order: the data's, as the magic's check found).
-    const base = this.#data.byteOffset + this.#types;
-    const length = (end - this.#types) >>> 2;
-    const words =
-      base % 4 === 0
-        ? new Uint32Array(this.#data.buffer, base, length)
-        : new Uint32Array(Uint8Array.prototype.slice.call(this.#data, this.#types, end).buffer, 0, length);
-    let count = 1;
-    let word = 0;
-    while (word < length) {
-      const info = words[word + 1] ?? 0;
-      at[count] = this.#types + 4 * word;
-      kinds[count] = (info >>> 24) & 0x1f;
-      names[count++] = words[word] as number;
-      word += (TYPE_HEADER + extraBytes(info, this.#types + 4 * word)) >>> 2;
-    }
-    if (4 * word !== end - this.#types) throw new BtfError("a type record runs past the type section");
-    return { at: at.subarray(0, count), kinds: kinds.subarray(0, count), names: names.subarray(0, count) };
-  }
-
+  /** The word of the type section where type `id`'s record starts. */
   #record(id: number): number {
     const at = this.#at[id];
     if (id <= 0 || at === undefined) throw new BtfError(`no BTF type ${id}`);
@@ -123,11 +101,11 @@ export class Btf {
   }
 
   kind(id: number): number {
-    return (this.#data.readUInt32LE(this.#record(id) + 4) >>> 24) & 0x1f;
+    return ((this.#words[this.#record(id) + 1] as number) >>> 24) & 0x1f;
   }
 
   name(id: number): string {
-    return this.#string(this.#data.readUInt32LE(this.#record(id)));
+    return this.#string(this.#words[this.#record(id)] as number);
   }
 
   #string(offset: number): string {
@@ -138,13 +116,59 @@ export class Btf {
     return this.#data.toString("latin1", start, end);
   }
 
-  /** The id of the type of `kind` named `name` (the first in file order); BtfError when the kernel has none. */
+  /**
+   * The id of the type of `kind` named `name` (the first in file order); BtfError when the kernel
+   * has none. Found without reading every type's name: the name's offset is that of its text in
+   * the string section, found natively (BTF writers, pahole and libbpf, store each string once,
+   * and every name points at the start of one), then the first record starting with that offset
+   * among the type section's words, also found natively.
+   */
   find(kind: number, name: string): number {
-    const wanted = Buffer.from(name, "latin1");
-    for (let id = 1; id < this.#kinds.length; id++) {
-      if (this.#kinds[id] === kind && this.#nameIs(this.#names[id] as number, wanted)) return id;
+    const key = `${kind} ${name}`;
+    let id = this.#found.get(key);
+    if (id === undefined) {
+      const offset = this.#offsetOf(Buffer.from(name, "latin1"));
+      id = offset === undefined ? 0 : this.#named(kind, offset);
+      if (id === 0) throw new BtfError(`the kernel's BTF has no ${kindName(kind)} ${name}`);
+      this.#found.set(key, id);
     }
-    throw new BtfError(`the kernel's BTF has no ${kindName(kind)} ${name}`);
+    return id;
+  }
+
+  /** The offset in the string section of the first whole string `wanted`, if there is one. */
+  #offsetOf(wanted: Buffer): number | undefined {
+    if (this.#nameIs(0, wanted)) return 0;
+    // Bounded by NULs: a whole string, not the tail of a longer one.
+    const needle = Buffer.concat([NUL, wanted, NUL]);
+    const at = this.#data.indexOf(needle, this.#strings);
+    return at < 0 || at + needle.length > this.#stringsEnd ? undefined : at + 1 - this.#strings;
+  }
+
+  /** The first id of `kind` whose name is at `offset` of the string section, or 0. */
+  #named(kind: number, offset: number): number {
+    const words = this.#words;
+    // Every record starts with its name's offset; the same word elsewhere (a member's name, a
+    // size) is passed over: it starts no record.
+    for (let word = words.indexOf(offset); word >= 0; word = words.indexOf(offset, word + 1)) {
+      const id = this.#idAt(word);
+      if (id !== 0 && (((words[word + 1] as number) >>> 24) & 0x1f) === kind) return id;
+    }
+    return 0;
+  }
+
+  /** The id of the record starting at `word` of the type section, or 0 when none starts there. */
+  #idAt(word: number): number {
+    const at = this.#at;
+    let low = 1;
+    let high = at.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const start = at[middle] as number;
+      if (start === word) return middle;
+      if (start < word) low = middle + 1;
+      else high = middle - 1;
+    }
+    return 0;
   }
 
   /** Whether the string at `offset` of the string section is `wanted`, whole. */
@@ -171,39 +195,44 @@ export class Btf {
       ) {
         return current;
       }
-      current = this.#data.readUInt32LE(this.#record(current) + 8);
+      current = this.#words[this.#record(current) + 2] as number;
     }
     throw new BtfError(`type ${id}: a typedef chain too long`);
   }
 
-  /** Bytes of a type: ints, structs, unions, enums, pointers (8), arrays. */
+  /** Bytes of a type: ints, structs, unions, enums, pointers (8), arrays (of arrays). */
   size(id: number): number {
-    const resolved = this.resolve(id);
-    const at = this.#record(resolved);
-    switch (this.kind(resolved)) {
-      case Kind.PTR:
-        return 8;
-      case Kind.ARRAY: {
-        const element = this.#data.readUInt32LE(at + TYPE_HEADER);
-        return this.size(element) * this.#data.readUInt32LE(at + TYPE_HEADER + 8);
+    let elements = 1;
+    let current = id;
+    for (let hops = 0; hops < 64; hops++) {
+      const resolved = this.resolve(current);
+      const at = this.#record(resolved);
+      switch (this.kind(resolved)) {
+        case Kind.PTR:
+          return 8 * elements;
+        case Kind.ARRAY:
+          elements *= this.#words[at + 5] as number;
+          current = this.#words[at + 3] as number;
+          continue;
+        case Kind.INT:
+        case Kind.STRUCT:
+        case Kind.UNION:
+        case Kind.ENUM:
+        case Kind.ENUM64:
+        case Kind.FLOAT:
+          return (this.#words[at + 2] as number) * elements;
+        default:
+          throw new BtfError(`type ${id} (${kindName(this.kind(resolved))}) has no size`);
       }
-      case Kind.INT:
-      case Kind.STRUCT:
-      case Kind.UNION:
-      case Kind.ENUM:
-      case Kind.ENUM64:
-      case Kind.FLOAT:
-        return this.#data.readUInt32LE(at + 8);
-      default:
-        throw new BtfError(`type ${id} (${kindName(this.kind(resolved))}) has no size`);
     }
+    throw new BtfError(`type ${id}: arrays nested too deep`);
   }
 
   /** For a PTR type (after typedefs), the type it points to, resolved. */
   pointee(id: number): number {
     const resolved = this.resolve(id);
     if (this.kind(resolved) !== Kind.PTR) throw new BtfError(`type ${id} is not a pointer`);
-    return this.resolve(this.#data.readUInt32LE(this.#record(resolved) + 8));
+    return this.resolve(this.#words[this.#record(resolved) + 2] as number);
   }
 
   /**
@@ -234,23 +263,30 @@ export class Btf {
   }
 
   /** Member `name` of composite `id`, searched through anonymous members; offsets in bytes. */
-  #memberIn(id: number, name: string, wanted: Buffer): { offset: number; type: number } | undefined {
+  #memberIn(
+    id: number,
+    name: string,
+    wanted: Buffer,
+    depth = 0,
+  ): { offset: number; type: number } | undefined {
+    if (depth > 64) throw new BtfError(`type ${id}: anonymous members nested too deep`);
     const resolved = this.resolve(id);
     const kind = this.kind(resolved);
     if (kind !== Kind.STRUCT && kind !== Kind.UNION) return undefined;
+    const words = this.#words;
     const at = this.#record(resolved);
-    const info = this.#data.readUInt32LE(at + 4);
+    const info = words[at + 1] as number;
     const bitfields = info >>> 31 === 1;
     const vlen = info & 0xffff;
     for (let i = 0; i < vlen; i++) {
-      const m = at + TYPE_HEADER + 12 * i;
-      const memberName = this.#data.readUInt32LE(m);
-      const type = this.#data.readUInt32LE(m + 4);
-      const raw = this.#data.readUInt32LE(m + 8);
+      const m = at + 3 + 3 * i;
+      const memberName = words[m] as number;
+      const type = words[m + 1] as number;
+      const raw = words[m + 2] as number;
       const bitOffset = bitfields ? raw & 0xffffff : raw;
       const bitSize = bitfields ? raw >>> 24 : 0;
       if (memberName === 0) {
-        const inner = this.#memberIn(type, name, wanted);
+        const inner = this.#memberIn(type, name, wanted, depth + 1);
         if (inner) return { offset: bitOffset / 8 + inner.offset, type: inner.type };
         continue;
       }
@@ -265,22 +301,22 @@ export class Btf {
 }
 
 /**
- * Bytes after a type's 12-byte header, by kind (btf.h: what follows each kind): FIXED bytes plus
- * PER_VLEN bytes for each of its vlen entries; a kind absent from FIXED is unknown. Tables, not a
- * switch over Kind's properties: the index walks ~126,000 records in a just-started process, and a
- * case first met after V8 optimized the walk (a rare kind) would throw the optimized code away.
+ * Words after a type's 3-word header, by kind (btf.h: what follows each kind): FIXED words plus
+ * PER_VLEN words for each of its vlen entries; a kind absent from FIXED is unknown. Tables, not a
+ * switch over Kind's properties: the walk runs over ~126,000 records in a just-started process,
+ * and a case first met after V8 optimized it (a rare kind) would throw the optimized code away.
  */
 const FIXED = new Int8Array(32).fill(-1);
 const PER_VLEN = new Uint8Array(32);
-for (const kind of [Kind.INT, Kind.VAR, Kind.DECL_TAG]) FIXED[kind] = 4;
-FIXED[Kind.ARRAY] = 12;
+for (const kind of [Kind.INT, Kind.VAR, Kind.DECL_TAG]) FIXED[kind] = 1;
+FIXED[Kind.ARRAY] = 3;
 for (const kind of [Kind.STRUCT, Kind.UNION, Kind.DATASEC, Kind.ENUM64]) {
   FIXED[kind] = 0;
-  PER_VLEN[kind] = 12;
+  PER_VLEN[kind] = 3;
 }
 for (const kind of [Kind.ENUM, Kind.FUNC_PROTO]) {
   FIXED[kind] = 0;
-  PER_VLEN[kind] = 8;
+  PER_VLEN[kind] = 2;
 }
 for (const kind of [
   Kind.PTR,
@@ -296,12 +332,28 @@ for (const kind of [
   FIXED[kind] = 0;
 }
 
-/** Bytes after a type's 12-byte header, from its info word; BtfError for an unknown kind. */
-function extraBytes(info: number, at: number): number {
-  const kind = (info >>> 24) & 0x1f;
-  const fixed = FIXED[kind] as number;
-  if (fixed < 0) throw new BtfError(`unknown BTF kind ${kind} at byte ${at}`);
-  return fixed + (PER_VLEN[kind] as number) * (info & 0xffff);
+/**
+ * Where each record of the type section `words` starts (in words), by id: one walk
+ * that reads only each record's info word, for its length. `types` (the section's byte offset)
+ * only names where a bad record is. BtfError for an unknown kind or a record past the end.
+ */
+function walk(words: Uint32Array, types: number): Uint32Array {
+  // Every record is at least a header long: room for the most there can be.
+  const most = 1 + Math.floor(words.length / 3);
+  const at = new Uint32Array(most);
+  const length = words.length;
+  let count = 1;
+  let word = 0;
+  while (word + 3 <= length) {
+    const info = words[word + 1] as number;
+    const kind = (info >>> 24) & 0x1f;
+    const fixed = FIXED[kind] as number;
+    if (fixed < 0) throw new BtfError(`unknown BTF kind ${kind} at byte ${types + 4 * word}`);
+    at[count++] = word;
+    word += 3 + fixed + (PER_VLEN[kind] as number) * (info & 0xffff);
+  }
+  if (word !== length) throw new BtfError("a type record runs past the type section");
+  return at.subarray(0, count);
 }
 
 function kindName(kind: number): string {

@@ -12,6 +12,7 @@ import { describe, test } from "node:test";
 import { Btf, Kind } from "../../src/bpf/btf.js";
 import { BtfError } from "../../src/bpf/errors.js";
 import { FIELDS, taskFileLayout } from "../../src/bpf/layout.js";
+import { vmlinuxBtf } from "../../src/bpf/vmlinux.js";
 
 /** offsetof and sizeof of each (struct, path), as gcc computes them from bpftool's vmlinux.h. */
 function compiledLayout(fields: readonly (readonly [string, string])[]): Map<string, [number, number]> {
@@ -49,6 +50,102 @@ function bpftoolId(kind: string, name: string): number {
   return Number(m[1]);
 }
 
+/** A type as a straightforward parse decodes it: every record read whole, by id. */
+interface FullType {
+  readonly kind: number;
+  readonly name: string;
+  /** The header's third word: a size or a type id. */
+  readonly sizeOrType: number;
+  readonly bitfields: boolean;
+  /** A struct's or union's members: name, type, offset word. */
+  readonly members: readonly (readonly [string, number, number])[];
+  /** An array's element type and count. */
+  readonly array?: readonly [number, number];
+}
+
+/**
+ * An independent oracle for the reader: every type of `data` decoded in file order with
+ * readUInt32LE and its name as text, found by comparing names; members by path as btf.h says.
+ */
+function fullParse(data: Buffer) {
+  const hdr = data.readUInt32LE(4);
+  const typeStart = hdr + data.readUInt32LE(8);
+  const typeEnd = typeStart + data.readUInt32LE(12);
+  const strStart = hdr + data.readUInt32LE(16);
+  const str = (off: number): string =>
+    data.toString("latin1", strStart + off, data.indexOf(0, strStart + off));
+  const types: FullType[] = [{ kind: 0, name: "", sizeOrType: 0, bitfields: false, members: [] }];
+  for (let at = typeStart; at < typeEnd; ) {
+    const info = data.readUInt32LE(at + 4);
+    const kind = (info >>> 24) & 0x1f;
+    const vlen = info & 0xffff;
+    const members: [string, number, number][] = [];
+    let array: [number, number] | undefined;
+    let extra = 0;
+    if (kind === Kind.STRUCT || kind === Kind.UNION) {
+      for (let i = 0; i < vlen; i++) {
+        const m = at + 12 + 12 * i;
+        members.push([str(data.readUInt32LE(m)), data.readUInt32LE(m + 4), data.readUInt32LE(m + 8)]);
+      }
+      extra = 12 * vlen;
+    } else if (kind === Kind.ARRAY) {
+      array = [data.readUInt32LE(at + 12), data.readUInt32LE(at + 20)];
+      extra = 12;
+    } else if (kind === Kind.INT || kind === Kind.VAR || kind === Kind.DECL_TAG) extra = 4;
+    else if (kind === Kind.ENUM || kind === Kind.FUNC_PROTO) extra = 8 * vlen;
+    else if (kind === Kind.DATASEC || kind === Kind.ENUM64) extra = 12 * vlen;
+    types.push({
+      kind,
+      name: str(data.readUInt32LE(at)),
+      sizeOrType: data.readUInt32LE(at + 8),
+      bitfields: info >>> 31 === 1,
+      members,
+      ...(array ? { array } : {}),
+    });
+    at += 12 + extra;
+  }
+  const find = (kind: number, name: string): number =>
+    types.findIndex((t) => t.kind === kind && t.name === name);
+  const resolve = (id: number): number => {
+    const qualifiers: number[] = [Kind.TYPEDEF, Kind.VOLATILE, Kind.CONST, Kind.RESTRICT, Kind.TYPE_TAG];
+    let current = id;
+    while (qualifiers.includes((types[current] as FullType).kind))
+      current = (types[current] as FullType).sizeOrType;
+    return current;
+  };
+  const size = (id: number): number => {
+    const t = types[resolve(id)] as FullType;
+    if (t.kind === Kind.PTR) return 8;
+    if (t.array) return size(t.array[0]) * t.array[1];
+    return t.sizeOrType;
+  };
+  /** [bit offset, type] of member `name` in composite `id`, through anonymous members. */
+  const memberIn = (id: number, name: string): [number, number] | undefined => {
+    const t = types[resolve(id)] as FullType;
+    for (const [memberName, type, raw] of t.members) {
+      const bits = t.bitfields ? raw & 0xffffff : raw;
+      if (memberName === "") {
+        const inner = memberIn(type, name);
+        if (inner) return [bits + inner[0], inner[1]];
+      } else if (memberName === name) return [bits, resolve(type)];
+    }
+    return undefined;
+  };
+  const member = (struct: string, path: string): { offset: number; size: number; type: number } => {
+    let type = find(Kind.STRUCT, struct);
+    if (type < 0) type = find(Kind.UNION, struct);
+    let bits = 0;
+    for (const step of path.split(".")) {
+      const found = memberIn(type, step);
+      assert.ok(found, `${struct}.${path}`);
+      bits += found[0];
+      type = found[1];
+    }
+    return { offset: bits / 8, size: size(type), type };
+  };
+  return { types, find, member };
+}
+
 describe("the kernel's BTF", () => {
   test("every field the program reads is where gcc puts it in bpftool's vmlinux.h, of its width", () => {
     const btf = Btf.vmlinux();
@@ -60,6 +157,38 @@ describe("the kernel's BTF", () => {
     }
     const layout = taskFileLayout(btf);
     assert.deepEqual(layout.fields.netInum, { offset: btf.member("net", "ns.inum").offset, size: 4 });
+  });
+
+  test("it reads what a straightforward full parse reads: the layout, ids, names, members", () => {
+    const data = vmlinuxBtf().data;
+    const btf = Btf.parse(data);
+    const full = fullParse(data);
+    assert.equal(btf.count, full.types.length - 1);
+    for (const [struct, path] of Object.values(FIELDS)) {
+      assert.deepEqual(btf.member(struct, path), full.member(struct, path), `${struct}.${path}`);
+    }
+    assert.equal(taskFileLayout(btf).attachBtfId, full.find(Kind.FUNC, "bpf_iter_task_file"));
+    // A sample of named types of every kind across the whole file: found by name, the first of
+    // their kind and name; kind and name read back by id.
+    let compared = 0;
+    for (let id = 1; id < full.types.length; id += 97) {
+      const t = full.types[id] as FullType;
+      assert.equal(btf.kind(id), t.kind, `kind of ${id}`);
+      assert.equal(btf.name(id), t.name, `name of ${id}`);
+      if (t.name === "") continue;
+      assert.equal(btf.find(t.kind, t.name), full.find(t.kind, t.name), `${t.name} (kind ${t.kind})`);
+      compared++;
+    }
+    assert.ok(compared > 500, `${compared} names compared`);
+    // Every whole-byte named member of the structs the program reads, at any depth of anonymity.
+    for (const struct of new Set(Object.values(FIELDS).map(([s]) => s))) {
+      const t = full.types[full.find(Kind.STRUCT, struct)] as FullType;
+      for (const [name, , raw] of t.members) {
+        const bits = t.bitfields ? raw & 0xffffff : raw;
+        if (name === "" || (t.bitfields && raw >>> 24 !== 0) || bits % 8 !== 0) continue;
+        assert.deepEqual(btf.member(struct, name), full.member(struct, name), `${struct}.${name}`);
+      }
+    }
   });
 
   test("type ids are bpftool's: the iterator target's function, struct sock", () => {
@@ -134,6 +263,81 @@ describe("BTF data", () => {
     assert.equal(btf.find(Kind.STRUCT, "outer"), 2);
     assert.deepEqual(btf.member("outer", "b"), { offset: 8, size: 4, type: 1 });
     assert.deepEqual(btf.member("outer", "a"), { offset: 0, size: 4, type: 1 });
+  });
+
+  /** BTF data of `words` (type records, 32-bit each) and `strings`. */
+  const btfOf = (words: readonly number[], strings: string): Buffer => {
+    const types = Buffer.alloc(4 * words.length);
+    for (const [i, word] of words.entries()) types.writeUInt32LE(word >>> 0, 4 * i);
+    const text = Buffer.from(strings, "latin1");
+    return Buffer.concat([header(types.length, text.length), types, text]);
+  };
+  const info = (kind: number, vlen = 0): number => ((kind << 24) | vlen) >>> 0;
+
+  test("a malformed type section is a BtfError naming what is wrong, never a crash or a hang", () => {
+    // strings: "\0s\0m\0"; [1] struct s { [2] m; } with [2] as given
+    const strings = "\0s\0m\0";
+    const withMember = (...second: number[]): Buffer =>
+      btfOf([1, info(Kind.STRUCT, 1), 8, 3, 2, 0, ...second], strings);
+    // the member's type is past the last id
+    assert.throws(() => Btf.parse(btfOf([1, info(Kind.STRUCT, 1), 8, 3, 7, 0], strings)).member("s", "m"), {
+      name: "BtfError",
+      message: /no BTF type 7/,
+    });
+    // a typedef of itself
+    assert.throws(() => Btf.parse(withMember(0, info(Kind.TYPEDEF), 2)).member("s", "m"), {
+      name: "BtfError",
+      message: /typedef chain too long/,
+    });
+    // an array of itself
+    assert.throws(() => Btf.parse(withMember(0, info(Kind.ARRAY), 0, 2, 2, 4)).member("s", "m"), {
+      name: "BtfError",
+      message: /arrays nested too deep/,
+    });
+    // an anonymous member of its own type: found nowhere, searched no deeper than a bound
+    assert.throws(() => Btf.parse(btfOf([1, info(Kind.STRUCT, 1), 8, 0, 1, 0], strings)).member("s", "m"), {
+      name: "BtfError",
+      message: /anonymous members nested too deep/,
+    });
+    // a struct whose members run past the section
+    assert.throws(() => Btf.parse(btfOf([1, info(Kind.STRUCT, 2), 8, 3, 1, 0], strings)), {
+      name: "BtfError",
+      message: /runs past the type section/,
+    });
+    // a section that is not whole words
+    assert.throws(() => Btf.parse(Buffer.concat([header(13, 1), Buffer.alloc(14)])), {
+      name: "BtfError",
+      message: /runs past the type section/,
+    });
+  });
+
+  test("the kernel's BTF cut short or with bytes changed reads as a BtfError or reads, never anything else", () => {
+    const data = vmlinuxBtf().data;
+    const readAll = (bytes: Buffer): void => {
+      try {
+        taskFileLayout(Btf.parse(bytes));
+      } catch (err) {
+        assert.equal((err as Error).name, "BtfError", String(err));
+      }
+    };
+    for (const length of [0, 23, 24, 4096, data.length >>> 1, data.length - 1]) {
+      assert.throws(() => Btf.parse(data.subarray(0, length)), { name: "BtfError" }, `${length} bytes`);
+    }
+    // Random words of the type section and the header changed (a fixed seed: the same every run).
+    let seed = 42;
+    const random = (below: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % below;
+    };
+    const typesEnd = 24 + data.readUInt32LE(12);
+    for (let round = 0; round < 40; round++) {
+      const bytes = Buffer.from(data);
+      for (let i = 0; i < 8; i++) {
+        const at = round < 10 ? random(24) : 24 + 4 * random((typesEnd - 24) >>> 2);
+        bytes[at + random(4)] = random(256);
+      }
+      readAll(bytes);
+    }
   });
 
   test("bad or truncated data is a BtfError", () => {
