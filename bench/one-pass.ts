@@ -30,12 +30,27 @@ const LAYOUTS = [
 
 /** The kernel's own walk: a task_file program that returns at once, loaded, read and closed. */
 export function emptyPass(): void {
-  const insns = new Assembler().movImm(0, 0).exit().build();
-  const progFd = loadIteratorProgram({
-    name: "sockdiag_empty",
-    insns,
-    attachBtfId: kernelLayout().attachBtfId,
-  });
+  runFloor("sockdiag_empty", new Assembler().movImm(0, 0).exit().build());
+}
+
+/**
+ * The least any pass finding sockets by their destination does: the kernel's walk under a program
+ * that reads each socket file's `socket` and the first line of its `sock` (where the family,
+ * ports, addresses and namespace are), and nothing else.
+ */
+export function sockReadingPass(): void {
+  const f = kernelLayout().fields;
+  const a = new Assembler();
+  a.load(8, 6, 1, f.ctxFile.offset).jumpIf(6, "==", 0, "out");
+  a.mov(1, 6).call("sock_from_file").jumpIf(0, "==", 0, "out");
+  a.load(8, 2, 0, f.socketSk.offset).jumpIf(2, "==", 0, "out");
+  a.load(2, 3, 2, f.family.offset);
+  a.label("out").movImm(0, 0).exit();
+  runFloor("sockdiag_floor", a.build());
+}
+
+function runFloor(name: string, insns: Buffer): void {
+  const progFd = loadIteratorProgram({ name, insns, attachBtfId: kernelLayout().attachBtfId });
   try {
     readIterator(progFd, (_, length) => length);
   } finally {
