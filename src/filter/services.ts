@@ -92,8 +92,19 @@ export function loadServices(path = "/etc/services"): ServiceTable {
 
 let systemTable: ServiceTable | undefined;
 
-/** systemServices is /etc/services (or the built-in table), read on first use and kept. */
+/** /etc/services (or the built-in table), read at its first lookup and kept. */
+const systemTableOnFirstLookup: ServiceTable = {
+  lookup: (name, protocol) => {
+    systemTable ??= loadServices();
+    return systemTable.lookup(name, protocol);
+  },
+};
+
+/**
+ * systemServices is /etc/services (or the built-in table), read at the first lookup of a name and
+ * kept: parsing a filter without one (a port number, an address) never reads the file, which
+ * costs a CLI run ~2 ms of its start (read and parsed, ~600 lines).
+ */
 export function systemServices(): ServiceTable {
-  systemTable ??= loadServices();
-  return systemTable;
+  return systemTableOnFirstLookup;
 }

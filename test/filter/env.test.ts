@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -29,6 +30,31 @@ describe("services", () => {
     assert.equal(t, builtinServices);
     assert.equal(t.lookup("domain", "udp"), 53);
     assert.equal(t.lookup("https", "tcp"), 443);
+  });
+
+  test("/etc/services is read at the first lookup of a name, not by a filter without one", () => {
+    // A fresh process (the table is kept per process) that counts the reads of /etc/services.
+    const filter = JSON.stringify(new URL("../../src/filter/index.js", import.meta.url).href);
+    const code = `
+      import fs from "node:fs";
+      import { syncBuiltinESMExports } from "node:module";
+      const read = fs.readFileSync;
+      let reads = 0;
+      fs.readFileSync = (path, ...rest) => (path === "/etc/services" && reads++, read(path, ...rest));
+      syncBuiltinESMExports();
+      const { parseFilter, filterFromObject } = await import(${filter});
+      const counts = [];
+      parseFilter("dport = 53 and dst 127.0.0.1");
+      filterFromObject({ dport: 53 });
+      counts.push(reads);
+      const port = parseFilter("dport = :domain").port;
+      parseFilter("sport = :https");
+      counts.push(reads);
+      console.log(JSON.stringify({ counts, port }));`;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", code], { encoding: "utf8" });
+    const { counts, port } = JSON.parse(out) as { counts: number[]; port: number };
+    assert.equal(port, 53);
+    assert.deepEqual(counts, [0, existsSync("/etc/services") ? 1 : 0]);
   });
 
   test("a services file is read with node:fs", () => {
