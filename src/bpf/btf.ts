@@ -81,8 +81,9 @@ export class Btf {
   }
 
   /**
-   * The running kernel's BTF (vmlinuxBtf: its object through bpf(), or /sys/kernel/btf/vmlinux),
-   * or the file at `path` when one is given; BtfError ("cannot read") when there is none.
+   * The running kernel's BTF (vmlinuxBtf: /sys/kernel/btf/vmlinux mapped, its object through
+   * bpf(), or that file read), or the file at `path` when one is given; BtfError ("cannot read")
+   * when there is none.
    */
   static vmlinux(path?: string): Btf {
     return new Btf(path === undefined ? vmlinuxBtf().data : readBtfFile(path));

@@ -40,6 +40,7 @@ export const native = {
   pidfdOpen: libc.func("long syscall(long nr, int pid, unsigned int flags)"),
   pidfdGetfd: libc.func("long syscall(long nr, int pidfd, int targetfd, unsigned int flags)"),
   if_nametoindex: libc.func("unsigned int if_nametoindex(const char *name)"),
+  mmap: libc.func("void *mmap(void *addr, size_t len, int prot, int flags, int fd, intptr_t offset)"),
   isatty: libc.func("int isatty(int fd)"),
   // ioctl is variadic; declared with one integer argument, which the x86-64 and arm64 calling
   // conventions pass the same way, because koffi's variadic calls cost ~100 us each.
