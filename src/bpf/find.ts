@@ -221,10 +221,11 @@ function withCookies(
 
 /** The second pass (socketInodesProgram): `held`'s sockets some task holds now, by namespace. */
 function passAgain(held: HeldCount): ReadonlyMap<number, HeldUdp> {
+  const layout = kernelLayout();
   const progFd = loadIteratorProgram({
     name: "sockdiag_again",
-    insns: socketInodesProgram(kernelLayout()),
-    attachBtfId: kernelLayout().attachBtfId,
+    insns: socketInodesProgram(layout),
+    attachBtfId: layout.attachBtfId,
   });
   try {
     let words: Uint32Array = new Uint32Array(0);

@@ -21,11 +21,9 @@ interface Tally {
 }
 
 export class HeldCount {
-  /** By namespace (its inode number); a namespace with none is absent. */
-  readonly byNetns = new Map<number, HeldUdp>();
   /**
-   * The same tallies by their number — the inode set keeps with each socket twice its tally's
-   * number, plus 1 for IPv6 — and of each, the sockets seenAgain met.
+   * Each namespace's tally by its number — the inode set keeps with each socket twice its tally's
+   * number, plus 1 for IPv6 — and of each, the sockets seenAgain met; the numbers by namespace.
    */
   readonly #tallies: Tally[] = [];
   readonly #again: Tally[] = [];
@@ -90,12 +88,21 @@ export class HeldCount {
     }
   }
 
+  /** By namespace (its inode number), the sockets counted; a namespace with none is absent. */
+  get byNetns(): Map<number, HeldUdp> {
+    return this.#byNetns(this.#tallies);
+  }
+
   /** By namespace, the sockets counted that seenAgain met again; a namespace with none is absent. */
   again(): Map<number, HeldUdp> {
+    return this.#byNetns(this.#again);
+  }
+
+  #byNetns(tallies: readonly Tally[]): Map<number, HeldUdp> {
     const out = new Map<number, HeldUdp>();
     for (const [netns, number] of this.#numbers) {
-      const again = this.#again[number] as Tally;
-      if (again.v4 + again.v6 > 0) out.set(netns, again);
+      const tally = tallies[number] as Tally;
+      if (tally.v4 + tally.v6 > 0) out.set(netns, tally);
     }
     return out;
   }
@@ -103,10 +110,8 @@ export class HeldCount {
   #tallyOf(netns: number): number {
     const known = this.#numbers.get(netns);
     if (known !== undefined) return known;
-    const tally: Tally = { v4: 0, v6: 0 };
-    this.byNetns.set(netns, tally);
     this.#again.push({ v4: 0, v6: 0 });
     this.#numbers.set(netns, this.#tallies.length);
-    return this.#tallies.push(tally) - 1;
+    return this.#tallies.push({ v4: 0, v6: 0 }) - 1;
   }
 }

@@ -45,6 +45,12 @@ const MAX_INLINE_PORTS = 64;
 /** A field's load or store, its width checked by the layout. */
 const width = (field: Field): Width => field.size as Width;
 
+/** seq_write(ctx->meta->seq, fp + at, size): a record built on the stack goes out (CTX holds ctx). */
+function seqWrite(a: Assembler, f: TaskFileLayout["fields"], at: number, size: number): void {
+  a.load(8, 1, CTX, f.ctxMeta.offset).load(8, 1, 1, f.metaSeq.offset);
+  a.mov(2, FP).addImm(2, at).movImm(3, size).call("seq_write");
+}
+
 /** The program's instructions. */
 export function socketFinderProgram(options: ProgramOptions): Buffer {
   const { layout, mapFd, protocols, ports } = options;
@@ -54,11 +60,6 @@ export function socketFinderProgram(options: ProgramOptions): Buffer {
   const copy = (src: Reg, field: Field, at: number, extra = 0): void => {
     const w = field.size === 16 ? 4 : width(field);
     a.load(w, 3, src, field.offset + extra).store(w, FP, REC + at + extra, 3);
-  };
-  // seq_write(ctx->meta->seq, rec, size)
-  const write = (size: number): void => {
-    a.load(8, 1, CTX, f.ctxMeta.offset).load(8, 1, 1, f.metaSeq.offset);
-    a.mov(2, FP).addImm(2, REC).movImm(3, size).call("seq_write");
   };
 
   a.mov(CTX, 1);
@@ -81,7 +82,7 @@ export function socketFinderProgram(options: ProgramOptions): Buffer {
   a.jumpIf(TYPE, "!=", SOCK_DGRAM, "held");
   a.load(width(f.num), 3, SK, f.num.offset).jumpIf(3, "==", 0, "held");
   a.storeImm(2, FP, REC + Record.kind, RecordKind.held);
-  write(Record.heldSize);
+  seqWrite(a, f, REC, Record.heldSize);
   a.label("held");
 
   const distinct = [...new Set(ports)];
@@ -134,7 +135,7 @@ export function socketFinderProgram(options: ProgramOptions): Buffer {
   // 0 when nothing asked for it yet (get_socket_cookie, which would make it, refuses the
   // untrusted pointer socket->sk is to the verifier).
   copy(SK, f.cookie, Record.cookie);
-  write(Record.size);
+  seqWrite(a, f, REC, Record.size);
   a.label("out").movImm(0, 0).exit();
   return a.build();
 }
@@ -153,8 +154,7 @@ export function socketInodesProgram(layout: TaskFileLayout): Buffer {
   a.load(8, FILE, CTX, f.ctxFile.offset).jumpIf(FILE, "==", 0, "out");
   a.mov(1, FILE).call("sock_from_file").jumpIf(0, "==", 0, "out");
   a.load(8, 1, FILE, f.fileInode.offset).load(4, 3, 1, f.inodeIno.offset).store(4, FP, -8, 3);
-  a.load(8, 1, CTX, f.ctxMeta.offset).load(8, 1, 1, f.metaSeq.offset);
-  a.mov(2, FP).addImm(2, -8).movImm(3, INODE_RECORD_SIZE).call("seq_write");
+  seqWrite(a, f, -8, INODE_RECORD_SIZE);
   a.label("out").movImm(0, 0).exit();
   return a.build();
 }

@@ -55,7 +55,11 @@ export function vmlinuxBtf(
     return { data: readBtfFile(path), source: "file", unmapped, refused };
   } catch (err) {
     const unread = err as BtfError;
-    throw new BtfError(`${unread.message} (nor through bpf(): ${refused.message})`, undefined, unread.cause);
+    throw new BtfError(
+      `${unread.message} (nor mapped: ${unmapped.message}; nor through bpf(): ${refused.message})`,
+      undefined,
+      unread.cause,
+    );
   }
 }
 

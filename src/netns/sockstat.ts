@@ -24,13 +24,14 @@ export function readSockstat(): SocketCounts {
 }
 
 /**
- * A namespace's counters kept open, to be read now and again later without entering it or opening
- * them again: sockstat and sockstat6 of the calling thread's namespace, or of the one process `pid`
- * is in (read without entering it: a socket counts in its own namespace's, whichever task holds
- * it; "inuse" counts bound sockets, connected ones among them, not a socket never bound), and with
- * `conntrack` its stat/nf_conntrack. Unlike readSockstat, a sockstat that cannot be
- * opened or read throws (SysError: the caller cannot tell a namespace without sockets from one it
- * could not count); sockstat6 absent (no IPv6) counts nothing. The caller closes it.
+ * A namespace's counters kept open, to be read later without entering it or opening them again
+ * (the one pass opens them while listing its namespaces, and reads them after the pass):
+ * sockstat and sockstat6 of the calling thread's namespace, or of the one process `pid` is in
+ * (read without entering it: a socket counts in its own namespace's, whichever task holds it;
+ * "inuse" counts bound sockets, connected ones among them, not a socket never bound), and with
+ * `conntrack` its stat/nf_conntrack. Unlike readSockstat, a sockstat that cannot be opened or read
+ * throws (SysError: the caller cannot tell a namespace without sockets from one it could not
+ * count); sockstat6 absent (no IPv6) counts nothing. The caller closes it.
  */
 export class HeldSockstat implements Disposable {
   readonly #fds: number[] = [];

@@ -27,8 +27,7 @@ export type NamespacedDestroyReport = RunReport<DestroyReport>;
 
 /** A destroy report with nothing counted yet. */
 export function emptyReport(dryRun: boolean): DestroyReport {
-  // Added to the tally, not spread with it into another object: Node 20's V8 takes microseconds
-  // over a spread followed by more properties, and a run makes reports in every namespace.
+  // Added to the tally, not spread with it into another object: see emptyRunReport (run/).
   return Object.assign(emptyTally(), { stops: [], dryRun });
 }
 

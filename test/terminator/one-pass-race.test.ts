@@ -42,58 +42,59 @@ async function runAround(
   });
 }
 
-describeAsRoot("the one pass's counters against sockets opened or closed meanwhile", () => {
-  test("a held socket closed right after the pass: its namespace is walked, the socket in flight destroyed", async () => {
-    const { how, flight } = await runAround((ns) => {
-      const fd = bystander(ns);
+/**
+ * runAround with bystanders around the pass: one opened before the run and closed right after the
+ * pass (`closedAfter`), one opened right before the pass (`openedBefore`, closed after the run).
+ */
+async function withBystanders(around: {
+  closedAfter: boolean;
+  openedBefore: boolean;
+}): Promise<{ how: string; flight: number }> {
+  const open = new Set<number>();
+  const opened = (fd: number) => {
+    open.add(fd);
+    return fd;
+  };
+  try {
+    return await runAround((ns) => {
+      const closing = around.closedAfter ? opened(bystander(ns)) : undefined;
       return (options) => {
+        if (around.openedBefore) opened(bystander(ns));
         try {
           return findConnectedSockets(options);
         } finally {
-          close(fd);
+          if (closing !== undefined) {
+            open.delete(closing);
+            close(closing);
+          }
         }
       };
     });
+  } finally {
+    for (const fd of open) close(fd);
+  }
+}
+
+describeAsRoot("the one pass's counters against sockets opened or closed meanwhile", () => {
+  test("a held socket closed right after the pass: its namespace is walked, the socket in flight destroyed", async () => {
+    const { how, flight } = await withBystanders({ closedAfter: true, openedBefore: false });
     // At the read after the pass only the socket in flight; the pass's second look misses the bystander.
     assert.match(how, /exceed what tasks hold \(UDP 1, UDP6 0; tasks hold 0 and 0/);
     assert.equal(flight, ECONNABORTED);
   });
 
   test("a socket opened right before the pass and held: its namespace is walked all the same", async () => {
-    let fd: number | undefined;
-    try {
-      const { how, flight } = await runAround((ns) => (options) => {
-        fd = bystander(ns);
-        return findConnectedSockets(options);
-      });
-      assert.match(how, /exceed what tasks hold \(UDP 2, UDP6 0; tasks hold 1 and 0/);
-      assert.equal(flight, ECONNABORTED);
-    } finally {
-      if (fd !== undefined) close(fd);
-    }
+    const { how, flight } = await withBystanders({ closedAfter: false, openedBefore: true });
+    assert.match(how, /exceed what tasks hold \(UDP 2, UDP6 0; tasks hold 1 and 0/);
+    assert.equal(flight, ECONNABORTED);
   });
 
   test("a socket closed right after the pass beside one opened right before it: walked all the same", async () => {
-    let opened: number | undefined;
-    try {
-      const { how, flight } = await runAround((ns) => {
-        const closed = bystander(ns);
-        return (options) => {
-          opened = bystander(ns);
-          try {
-            return findConnectedSockets(options);
-          } finally {
-            close(closed);
-          }
-        };
-      });
-      // Any one read counts the socket in flight and one bystander, the pass both bystanders: only
-      // the one its second look sees again counts as held.
-      assert.match(how, /exceed what tasks hold \(UDP 2, UDP6 0; tasks hold 1 and 0/);
-      assert.equal(flight, ECONNABORTED);
-    } finally {
-      if (opened !== undefined) close(opened);
-    }
+    const { how, flight } = await withBystanders({ closedAfter: true, openedBefore: true });
+    // Any one read counts the socket in flight and one bystander, the pass both bystanders: only
+    // the one its second look sees again counts as held.
+    assert.match(how, /exceed what tasks hold \(UDP 2, UDP6 0; tasks hold 1 and 0/);
+    assert.equal(flight, ECONNABORTED);
   });
 
   test("a namespace unpinned while the pass runs is still visited: the run walks what it listed", async () => {
